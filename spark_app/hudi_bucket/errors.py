@@ -1,0 +1,64 @@
+"""Every error this project raises on purpose: one root, each class says what is wrong and what to do.
+
+The message names the offending thing (file, rule, instant); ``hint`` says what the user can do about it.
+The CLI prints both on one line and exits non-zero; the operator maps them onto status conditions.
+"""
+
+from __future__ import annotations
+
+
+class HudiBucketError(Exception):
+    """Root of all errors raised on purpose by hudi-bucket-operator."""
+
+    hint: str = ""
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        if hint is not None:
+            self.hint = hint
+
+    def __str__(self) -> str:
+        message = super().__str__()
+        return f"{message} ({self.hint})" if self.hint else message
+
+
+class InvalidRuleError(HudiBucketError, ValueError):
+    """A bucket rule or expression list that Hudi would reject or misread."""
+
+    hint = "write rules as 'regex,N;regex,N' with no comma inside a pattern"
+
+
+class InvalidBucketCountError(HudiBucketError, ValueError):
+    """A bucket count outside 1..MAX_BUCKETS."""
+
+
+class InvalidHashingConfigError(HudiBucketError):
+    """A hashing_config file that is not what Hudi writes."""
+
+    hint = "restore the file from backup or roll back the instant that wrote it"
+
+
+class NotAHudiTableError(HudiBucketError):
+    """The path holds no Hudi table."""
+
+    hint = "point --table at the folder that holds .hoodie/hoodie.properties"
+
+
+class CorruptTableError(HudiBucketError):
+    """A table file (hoodie.properties, a timeline instant) cannot be read as Hudi writes it."""
+
+    hint = "repair the table with Hudi's own tools before managing its buckets"
+
+
+class UnsupportedTableError(HudiBucketError):
+    """A table we refuse to manage (e.g. MERGE_ON_READ, an unknown table version)."""
+
+
+class TableBusyError(HudiBucketError):
+    """Pending instants or a concurrent writer: acting now could lose data."""
+
+    hint = "stop the writers and let pending instants finish or roll them back, then retry"
+
+
+class StorageError(HudiBucketError):
+    """A storage operation failed (missing file, refused write)."""

@@ -1,0 +1,1 @@
+"""Reading and writing the pieces of a Hudi table through a Storage."""

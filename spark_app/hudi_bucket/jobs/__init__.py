@@ -1,0 +1,1 @@
+"""The PySpark side: what every SparkApplication (and the local mode) runs."""

@@ -1,0 +1,69 @@
+"""The storage contract every backend meets.
+
+A Storage is rooted at one base URI (a table's root); every path it takes is relative to that root and
+uses ``/`` as separator. Hudi's own files are small, so reads and writes move whole byte strings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Protocol
+
+
+@dataclass(frozen=True)
+class FileInfo:
+    path: str  # relative to the storage root
+    size: int
+    is_dir: bool
+
+    @property
+    def name(self) -> str:
+        return self.path.rsplit("/", 1)[-1]
+
+
+class Storage(Protocol):
+    @property
+    def uri(self) -> str:
+        """The absolute base URI this storage is rooted at."""
+        ...
+
+    def exists(self, path: str) -> bool: ...
+
+    def list(self, path: str) -> list[FileInfo]:
+        """Direct children of a folder, sorted by path; empty when the folder does not exist."""
+        ...
+
+    def read(self, path: str) -> bytes:
+        """The whole file; StorageError when it does not exist."""
+        ...
+
+    def write(self, path: str, data: bytes, *, overwrite: bool = False) -> None:
+        """Write a whole file, creating parent folders.
+
+        With ``overwrite=False`` the write fails with StorageError when the file exists; backends say
+        how atomic that check is. Readers never see a partial file where the backend allows it.
+        """
+        ...
+
+    def delete(self, path: str, *, recursive: bool = False) -> None:
+        """Delete a file (or a folder with ``recursive``); deleting what is absent is not an error."""
+        ...
+
+    def rename(self, src: str, dst: str) -> None:
+        """Move a file or folder; fails when ``dst`` exists."""
+        ...
+
+
+def walk(storage: Storage, path: str = "") -> Iterator[FileInfo]:
+    """Every file below ``path``, depth first, folders in sorted order."""
+    for info in storage.list(path):
+        if info.is_dir:
+            yield from walk(storage, info.path)
+        else:
+            yield info
+
+
+def join(*parts: str) -> str:
+    """Join relative storage paths, skipping empty parts."""
+    return "/".join(p.strip("/") for p in parts if p and p.strip("/"))
