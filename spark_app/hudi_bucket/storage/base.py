@@ -55,6 +55,16 @@ class Storage(Protocol):
         ...
 
 
+# Never part of a table: macOS archive noise (real-world tables and the fixture zips carry it) and the
+# ``.<name>.crc`` checksum side files Hadoop's LocalFileSystem writes beside each file it creates.
+_NOISE_NAMES = frozenset({".DS_Store", "__MACOSX"})
+
+
+def is_noise(name: str) -> bool:
+    """Whether a listed name is storage noise that every backend leaves out of listings."""
+    return name in _NOISE_NAMES or name.startswith("._") or (name.startswith(".") and name.endswith(".crc"))
+
+
 def walk(storage: Storage, path: str = "") -> Iterator[FileInfo]:
     """Every file below ``path``, depth first, folders in sorted order."""
     for info in storage.list(path):

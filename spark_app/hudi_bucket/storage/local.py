@@ -13,10 +13,7 @@ import tempfile
 from pathlib import Path
 
 from hudi_bucket.errors import StorageError
-from hudi_bucket.storage.base import FileInfo, join
-
-# macOS archive noise that real-world tables carry (the fixture zips do); never part of a table.
-_IGNORED_NAMES = frozenset({".DS_Store", "__MACOSX"})
+from hudi_bucket.storage.base import FileInfo, is_noise, join
 
 
 class LocalStorage:
@@ -44,7 +41,7 @@ class LocalStorage:
             return []
         infos = []
         for entry in os.scandir(folder):
-            if entry.name in _IGNORED_NAMES or entry.name.startswith("._"):
+            if is_noise(entry.name):
                 continue
             is_dir = entry.is_dir()
             size = 0 if is_dir else entry.stat().st_size

@@ -1,0 +1,137 @@
+"""A Hudi table as found on storage: its configuration, timeline, partitions and live file groups."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from hudi_bucket.core import properties as props
+from hudi_bucket.core.filegroups import PARTITION_METAFILE, FileGroup, PartitionFile, live_file_groups
+from hudi_bucket.core.timeline import REPLACE_ACTIONS, WRITE_ACTIONS, Timeline, TimelineLayout
+from hudi_bucket.errors import NotAHudiTableError, UnsupportedTableError
+from hudi_bucket.hudi.timeline_io import TimelineStore
+from hudi_bucket.storage.base import Storage, join
+
+PROPERTIES_FILE = ".hoodie/hoodie.properties"
+METADATA_TABLE_FOLDER = ".hoodie/metadata"
+SUPPORTED_VERSIONS = (6, 8, 9)
+COPY_ON_WRITE = "COPY_ON_WRITE"
+MERGE_ON_READ = "MERGE_ON_READ"
+
+
+@dataclass(frozen=True)
+class HudiTable:
+    """What we need to know of a table, read once from ``hoodie.properties`` and the timeline."""
+
+    uri: str
+    config: props.TableConfig
+    timeline: Timeline
+    metadata_table_exists: bool
+
+    @property
+    def name(self) -> str:
+        return self.config.table_name
+
+    @property
+    def version(self) -> int:
+        return self.config.table_version
+
+    @property
+    def layout(self) -> TimelineLayout:
+        return TimelineLayout(self.config.timeline_layout_version)
+
+    @property
+    def timeline_folder(self) -> str:
+        if self.layout is TimelineLayout.V1:
+            return ".hoodie"
+        return join(".hoodie", self.config.timeline_path)
+
+    @property
+    def is_merge_on_read(self) -> bool:
+        return self.config.table_type == MERGE_ON_READ
+
+    @property
+    def metadata_table_live(self) -> bool:
+        """Readers list files from the metadata table (not storage) when its `files` partition is on."""
+        return "files" in self.config.metadata_partitions
+
+    @property
+    def is_partitioned(self) -> bool:
+        return bool(self.config.partition_fields)
+
+
+def timeline_store(storage: Storage, table: HudiTable) -> TimelineStore:
+    return TimelineStore(storage, table.layout, table.timeline_folder)
+
+
+def load_table(storage: Storage) -> HudiTable:
+    if not storage.exists(PROPERTIES_FILE):
+        raise NotAHudiTableError(f"{storage.uri} is not a Hudi table: {PROPERTIES_FILE} not found")
+    source = f"{storage.uri}/{PROPERTIES_FILE}"
+    config = props.TableConfig(props.parse_properties(storage.read(PROPERTIES_FILE), source=source))
+    if config.table_version not in SUPPORTED_VERSIONS:
+        raise UnsupportedTableError(
+            f"{storage.uri}: table version {config.table_version} is not supported",
+            hint=f"supported table versions: {', '.join(map(str, SUPPORTED_VERSIONS))}",
+        )
+    table = HudiTable(
+        uri=storage.uri,
+        config=config,
+        timeline=Timeline(()),
+        metadata_table_exists=storage.exists(join(METADATA_TABLE_FOLDER, PROPERTIES_FILE)),
+    )
+    return HudiTable(table.uri, config, timeline_store(storage, table).load(), table.metadata_table_exists)
+
+
+def list_partitions(storage: Storage) -> tuple[str, ...]:
+    """Every partition path, found by its partition metafile as Hudi does ('' for a non-partitioned
+    table). Hidden folders (``.hoodie``, ``.temp``) are never partitions."""
+    return tuple(sorted(_partitions_below(storage, "")))
+
+
+def _partitions_below(storage: Storage, folder: str) -> Iterator[str]:
+    entries = storage.list(folder)
+    if any(not e.is_dir and e.name.startswith(PARTITION_METAFILE) for e in entries):
+        yield folder
+        return
+    for entry in entries:
+        if entry.is_dir and not entry.name.startswith("."):
+            yield from _partitions_below(storage, entry.path)
+
+
+def partition_files(storage: Storage, partition: str) -> list[PartitionFile]:
+    return [PartitionFile(partition, e.name, e.size) for e in storage.list(partition) if not e.is_dir]
+
+
+def replaced_file_ids(storage: Storage, table: HudiTable) -> dict[str, frozenset[str]]:
+    """File groups replaced by completed replacecommits (insert-overwrite and clustering)."""
+    store = timeline_store(storage, table)
+    replaced: dict[str, set[str]] = {}
+    for instant in table.timeline.completed():
+        if instant.action in REPLACE_ACTIONS:
+            for partition, ids in store.read_commit_metadata(instant).replaced_file_ids.items():
+                replaced.setdefault(partition, set()).update(ids)
+    return {p: frozenset(ids) for p, ids in replaced.items()}
+
+
+def load_file_groups(
+    storage: Storage, table: HudiTable, partitions: tuple[str, ...] | None = None
+) -> dict[str, tuple[FileGroup, ...]]:
+    """The live file groups of each partition (all partitions when None), as of the latest completed
+    instant, listed from storage."""
+    chosen = list_partitions(storage) if partitions is None else partitions
+    files = [f for p in chosen for f in partition_files(storage, p)]
+    groups = live_file_groups(files, table.timeline, replaced_file_ids(storage, table))
+    return {p: groups.get(p, ()) for p in chosen}
+
+
+def latest_table_schema(storage: Storage, table: HudiTable) -> str | None:
+    """The writer schema (Avro JSON, without meta fields) of the newest completed write, as Hudi
+    records it in ``extraMetadata.schema``; readers take the table schema from there."""
+    store = timeline_store(storage, table)
+    for instant in reversed(table.timeline.completed()):
+        if instant.action in WRITE_ACTIONS:
+            schema = store.read_commit_metadata(instant).extra_metadata.get("schema")
+            if schema:
+                return schema
+    return table.config.create_schema

@@ -1,0 +1,123 @@
+"""java.util.regex evaluates rules as Hudi's writers do, and Python's stand-in agrees where it accepts."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from hudi_bucket.core.rules import BucketRules, PythonRegexMatcher, Rule, portability_problem
+from hudi_bucket.errors import InvalidRuleError
+from hudi_bucket.jobs.java_regex import JavaRegexMatcher
+
+pytestmark = pytest.mark.spark
+
+PATHS = [
+    "dt=2025-11-11",
+    "dt=2025-06-17",
+    "dt=2024-01-01",
+    "a=1/b=2",
+    "a=10/b=2/c=x",
+    "2025-11-11",
+    "2025/11/11",
+    "region=EU/dt=2025-11-11",
+    "",
+]
+TYPICAL_PATTERNS = [
+    r"dt=2025-11-1[01]",
+    r"\d{4}-(06-(01|17|18)|11-(01|10|11))",
+    r"^2025",
+    r"11$",
+    r"^a=1/",
+    r"b=\d+",
+    r"(?i)REGION=eu",
+    r"[^/]+/dt=2025",
+    r"2025(?=-11)",
+    r"(?<=dt=)2024",
+    r"a=1\b",
+    r"\w+=\w+/\w+",
+    r"x*",
+    r"2025/1[0-2]/\d\d",
+    r"dt=2025-(0[1-9]|1[0-2])-\d{2}",
+]
+
+
+@pytest.fixture(scope="module")
+def java(jvm: object) -> JavaRegexMatcher:
+    return JavaRegexMatcher(jvm)
+
+
+@pytest.mark.parametrize("pattern", TYPICAL_PATTERNS)
+def test_python_and_java_agree_on_typical_patterns(java: JavaRegexMatcher, pattern: str) -> None:
+    python = PythonRegexMatcher()
+    for path in PATHS:
+        assert python.find(pattern, path) == java.find(pattern, path), path
+
+
+def test_java_rules_route_partitions_like_hudi(java: JavaRegexMatcher) -> None:
+    rules = BucketRules.parse(r"dt=2025-11-1[01],64;2025-11,32;b=2,16", 8)
+    rules.validate(java)
+    assert [rules.buckets_for(path, java) for path in PATHS[:6]] == [64, 8, 8, 16, 16, 32]
+
+
+# Each of these means something else to Python's re than to java.util.regex: (pattern, text, Java's answer).
+DIFFERENCES = [
+    (r"[[:alpha:]]", "dt=a", True),  # Java: a union of ':', 'a', 'l', 'p', 'h'; Python: '[' class then ']'
+    (r"[a[b]]", "b", True),  # Java: nested class; Python: class [a[b] followed by a literal ']'
+    (r"dt\Z", "dt\n", True),  # Java: before a final line terminator too; Python: only at the end
+    (r"\v", "\n", True),  # Java: any vertical whitespace; Python: only \x0b
+    (r"\101", "A", False),  # Java: back-reference to group 1; Python: octal 'A'
+    (r"dt={x}", "dt={x}", None),  # None: Java rejects it; Python reads the braces as literals
+    (r"a{,3}", "a", None),  # Java rejects it; Python reads {0,3}
+    (r"(?#note)a", "a", None),  # Java rejects it; Python skips a comment
+    (r"(?x)[a b]", " ", False),  # Java's comments mode drops blanks inside classes; Python keeps them
+]
+
+
+def _java_answer(java: JavaRegexMatcher, pattern: str, text: str) -> bool | None:
+    try:
+        return java.find(pattern, text)
+    except InvalidRuleError:
+        return None
+
+
+def _python_answer(pattern: str, text: str) -> bool:
+    return re.compile(pattern, re.ASCII).search(text) is not None
+
+
+@pytest.mark.filterwarnings("ignore:Possible nested set:FutureWarning")
+@pytest.mark.parametrize(("pattern", "text", "java_answer"), DIFFERENCES)
+def test_listed_differences_really_differ_and_python_refuses_them(
+    java: JavaRegexMatcher, pattern: str, text: str, java_answer: bool | None
+) -> None:
+    assert _java_answer(java, pattern, text) == java_answer
+    assert _python_answer(pattern, text) != java_answer
+    assert portability_problem(pattern) is not None
+    with pytest.raises(InvalidRuleError, match="may not mean the same in Java"):
+        PythonRegexMatcher().compile(pattern)
+
+
+@pytest.mark.parametrize("pattern", [r"\p{Alpha}", r"\Qa.b\E", r"(?<y>\d{4})", r"\h"])
+def test_java_only_constructs_work_in_java_and_python_refuses_them(
+    java: JavaRegexMatcher, pattern: str
+) -> None:
+    java.compile(pattern)
+    with pytest.raises(InvalidRuleError, match="may not mean the same in Java"):
+        PythonRegexMatcher().compile(pattern)
+
+
+def test_java_syntax_errors_become_rule_errors_naming_the_rule(java: JavaRegexMatcher) -> None:
+    rules = BucketRules((Rule("ok", 1), Rule("dt=(2025", 4)), 8)
+    with pytest.raises(
+        InvalidRuleError, match=r"rule 2 \('dt=\(2025' -> 4\): pattern .* does not compile in Java"
+    ):
+        rules.validate(java)
+    with pytest.raises(InvalidRuleError, match=r"rule 2 \('dt=\(2025' -> 4\).*near index"):
+        rules.buckets_for("x", java)
+
+
+def test_compiled_patterns_are_reused(java: JavaRegexMatcher) -> None:
+    java.compile("reuse-me")
+    first = java._compiled["reuse-me"]
+    assert java.find("reuse-me", "xreuse-mex")
+    assert java._compiled["reuse-me"] is first
