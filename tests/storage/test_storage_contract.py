@@ -69,7 +69,8 @@ def test_list_gives_direct_children_sorted_with_sizes_and_folders(storage: Stora
         FileInfo("t/b.parquet", 5, False),
         FileInfo("t/dt=2025-01-01", 0, True),
     ]
-    assert storage.list("")[0] == FileInfo("t", 0, True)
+    # (the root may also hold the hidden scratch folder .hoodie/.temp that writes go through)
+    assert next(i for i in storage.list("") if not i.name.startswith(".")) == FileInfo("t", 0, True)
 
 
 def test_a_missing_folder_lists_empty(storage: Storage) -> None:
@@ -87,7 +88,7 @@ def test_names_hudi_uses_round_trip(storage: Storage) -> None:
     names = ["dt=2025-01-01", "city=S%C3%A3o Paulo", "région=é", "a b"]
     for name in names:
         storage.write(f"{name}/f", name.encode())
-    assert [info.path for info in storage.list("")] == sorted(names)
+    assert [info.path for info in storage.list("") if not info.name.startswith(".")] == sorted(names)
     for name in names:
         assert storage.read(f"{name}/f") == name.encode()
 
@@ -239,3 +240,12 @@ def test_a_real_table_lists_identically_through_both_backends(
     hadoop = [(info.path, info.size) for info in walk(HadoopStorage(root.as_uri(), spark))]
     assert hadoop == local
     assert any(path.endswith("hoodie.properties") for path, _ in local)
+
+
+def test_a_write_leaves_nothing_beside_its_target(storage: Storage) -> None:
+    # Hudi fails on stray files in folders it lists by name (e.g. the hashing_config versions).
+    storage.write("configs/1.hashing_config", b"{}")
+    storage.write("configs/1.hashing_config", b"{ }", overwrite=True)
+    with pytest.raises(StorageError):
+        storage.write("configs/1.hashing_config", b"{}")
+    assert [i.name for i in storage.list("configs")] == ["1.hashing_config"]

@@ -8,11 +8,11 @@ from dataclasses import dataclass
 from hudi_bucket.core import properties as props
 from hudi_bucket.core.filegroups import PARTITION_METAFILE, FileGroup, PartitionFile, live_file_groups
 from hudi_bucket.core.timeline import REPLACE_ACTIONS, WRITE_ACTIONS, Timeline, TimelineLayout
-from hudi_bucket.errors import NotAHudiTableError, UnsupportedTableError
+from hudi_bucket.errors import UnsupportedTableError
+from hudi_bucket.hudi.table_properties import PROPERTIES_FILE, read_table_properties, write_table_properties
 from hudi_bucket.hudi.timeline_io import TimelineStore
 from hudi_bucket.storage.base import Storage, join
 
-PROPERTIES_FILE = ".hoodie/hoodie.properties"
 METADATA_TABLE_FOLDER = ".hoodie/metadata"
 SUPPORTED_VERSIONS = (6, 8, 9)
 COPY_ON_WRITE = "COPY_ON_WRITE"
@@ -65,10 +65,7 @@ def timeline_store(storage: Storage, table: HudiTable) -> TimelineStore:
 
 
 def load_table(storage: Storage) -> HudiTable:
-    if not storage.exists(PROPERTIES_FILE):
-        raise NotAHudiTableError(f"{storage.uri} is not a Hudi table: {PROPERTIES_FILE} not found")
-    source = f"{storage.uri}/{PROPERTIES_FILE}"
-    config = props.TableConfig(props.parse_properties(storage.read(PROPERTIES_FILE), source=source))
+    config = props.TableConfig(read_table_properties(storage))
     if config.table_version not in SUPPORTED_VERSIONS:
         raise UnsupportedTableError(
             f"{storage.uri}: table version {config.table_version} is not supported",
@@ -135,3 +132,17 @@ def latest_table_schema(storage: Storage, table: HudiTable) -> str | None:
             if schema:
                 return schema
     return table.config.create_schema
+
+
+def disable_metadata_table(storage: Storage, table: HudiTable) -> HudiTable:
+    """Turn the metadata table off the way Hudi does, so that readers list files from storage again.
+
+    ``hoodie.properties`` changes first (no metadata partitions), then ``.hoodie/metadata`` goes: a crash
+    in between leaves an unused folder, never readers pointed at a missing one.
+    """
+    updated = table.config.props.set(props.HudiTableConfig.METADATA_PARTITIONS.key, "").set(
+        props.HudiTableConfig.METADATA_PARTITIONS_INFLIGHT.key, ""
+    )
+    write_table_properties(storage, updated)
+    storage.delete(METADATA_TABLE_FOLDER, recursive=True)
+    return load_table(storage)

@@ -1,8 +1,9 @@
 """Local filesystem storage.
 
-Writes go to a temporary file beside the target, then appear under their name in one step:
-``os.link`` when the target must not exist (so two writers cannot both create it), ``os.replace``
-when overwriting. Readers therefore never see a partial file.
+Writes go to a temporary file in the root's scratch folder (Hudi's own ``.hoodie/.temp``), then
+appear under their name in one step: ``os.link`` when the target must not exist (so two writers cannot
+both create it), ``os.replace`` when overwriting. Readers never see a partial file, and a crash never
+leaves a stray file beside the target (Hudi fails on strays in e.g. the hashing_config folder).
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from pathlib import Path
 
 from hudi_bucket.errors import StorageError
 from hudi_bucket.storage.base import FileInfo, is_noise, join
+
+SCRATCH_FOLDER = ".hoodie/.temp"
 
 
 class LocalStorage:
@@ -59,7 +62,9 @@ class LocalStorage:
     def write(self, path: str, data: bytes, *, overwrite: bool = False) -> None:
         target = self._abs(path)
         target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        scratch = self._abs(SCRATCH_FOLDER)
+        scratch.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f"{target.name}.", suffix=".tmp", dir=scratch)
         try:
             with os.fdopen(fd, "wb") as f:
                 f.write(data)
