@@ -51,6 +51,8 @@ def spark() -> Iterator[object]:
     """One local SparkSession for the whole run (starting a JVM is the slowest thing we do)."""
     from pyspark.sql import SparkSession
 
+    from hudi_bucket.jobs.session import configure
+
     session = (
         SparkSession.builder.master("local[2]")
         .appName("hudi-bucket-operator-tests")
@@ -62,7 +64,7 @@ def spark() -> Iterator[object]:
         .getOrCreate()
     )
     session.sparkContext.setLogLevel("ERROR")
-    yield session
+    yield configure(session)
     session.stop()
 
 
