@@ -23,6 +23,8 @@ from hudi_bucket.errors import CorruptTableError, TableBusyError
 from hudi_bucket.storage.base import Storage, join
 
 _AVRO_MAGIC = b"Obj\x01"
+# Marks the replacecommits we request, so that after a crash we know which pending instants are ours.
+OWNER_KEY, OWNER = "hudi.bucket.operator", "hudi-bucket-operator"
 
 
 @cache
@@ -71,6 +73,16 @@ class TimelineStore:
             raise CorruptTableError(f"{self.storage.uri}/{path}: expected a JSON object")
         return decoded
 
+    def is_ours(self, instant: Instant) -> bool:
+        """Whether we requested this replacecommit (its requested file carries our owner mark)."""
+        if instant.action is not Action.REPLACE_COMMIT:
+            return False
+        requested = Instant(instant.timestamp, instant.action, State.REQUESTED)
+        if not self.storage.exists(join(self.folder, requested.file_name(self.layout))):
+            return False
+        content = self.read_content(requested) or {}
+        return (content.get("extraMetadata") or {}).get(OWNER_KEY) == OWNER
+
     def read_commit_metadata(self, instant: Instant) -> CommitMetadata:
         return CommitMetadata.from_record(self.read_content(instant) or {})
 
@@ -83,10 +95,15 @@ class TimelineStore:
     def request(self, timestamp: str, action: Action) -> Instant:
         instant = Instant(timestamp, action, State.REQUESTED)
         if action is Action.REPLACE_COMMIT:
-            # Insert-overwrite's requested file carries no clustering plan (all fields null), as Hudi's.
+            # Insert-overwrite's requested file carries no clustering plan, as Hudi's; ours says whose it is.
             data = _avro_bytes(
                 "HoodieRequestedReplaceMetadata",
-                {"operationType": None, "clusteringPlan": None, "extraMetadata": None, "version": None},
+                {
+                    "operationType": "INSERT_OVERWRITE",
+                    "clusteringPlan": None,
+                    "extraMetadata": {OWNER_KEY: OWNER},
+                    "version": 1,
+                },
             )
         elif action is Action.COMMIT:
             data = b""
