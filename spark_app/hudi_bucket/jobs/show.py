@@ -1,0 +1,120 @@
+"""`show`: a table's facts, its hashing_config history, and each partition's bucket count beside its
+actual layout. Reads only metadata: row counts come from the commits that wrote each base file."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+from hudi_bucket.core.buckets import bucket_id_from_file_id, is_bucket_file_id
+from hudi_bucket.core.filegroups import FileGroup
+from hudi_bucket.core.hashing_config import HashingConfig
+from hudi_bucket.core.rules import BucketRules, Matcher
+from hudi_bucket.core.timeline import WRITE_ACTIONS
+from hudi_bucket.hudi import config_store
+from hudi_bucket.hudi.table import HudiTable, load_file_groups, timeline_store
+from hudi_bucket.jobs.context import TableContext
+from hudi_bucket.storage.base import Storage
+
+
+def show(ctx: TableContext) -> dict[str, Any]:
+    table, storage = ctx.table, ctx.storage
+    in_force = config_store.load_in_force(storage, table.timeline.pending_replace_timestamps())
+    rules = in_force.to_rules() if in_force else None
+    groups = load_file_groups(storage, table)
+    rows = rows_by_base_file(storage, table)
+    return {
+        "table": table_facts(table, ctx),
+        "config": config_doc(in_force),
+        "configHistory": config_history(storage, table),
+        "partitions": [partition_doc(p, gs, rules, ctx.matcher, rows) for p, gs in sorted(groups.items())],
+    }
+
+
+def table_facts(table: HudiTable, ctx: TableContext) -> dict[str, Any]:
+    latest = table.timeline.latest_completed
+    return {
+        "uri": table.uri,
+        "name": table.name,
+        "type": table.config.table_type,
+        "version": table.version,
+        "timelineLayout": int(table.layout),
+        "recordKeyFields": list(table.config.record_key_fields),
+        "partitionFields": list(table.config.partition_fields),
+        "hiveStylePartitioning": table.config.hive_style_partitioning,
+        "hashFields": list(ctx.hash_fields),
+        "keyStyle": ctx.key_style.name,
+        "metadataTable": "live"
+        if table.metadata_table_live
+        else ("present" if table.metadata_table_exists else "off"),
+        "latestInstant": latest.timestamp if latest else None,
+        "pendingInstants": [
+            {"instant": i.timestamp, "action": i.action.value, "state": i.state.name}
+            for i in table.timeline.pending()
+        ],
+    }
+
+
+def config_doc(config: HashingConfig | None) -> dict[str, Any] | None:
+    return asdict(config) if config else None
+
+
+def config_history(storage: Storage, table: HudiTable) -> list[dict[str, Any]]:
+    pending = table.timeline.pending_replace_timestamps()
+    history = []
+    for archived in (True, False):
+        for instant in config_store.list_instants(storage, archived=archived):
+            config = config_store.read_config(storage, instant, archived=archived)
+            history.append({**asdict(config), "archived": archived, "pending": instant in pending})
+    return history
+
+
+def partition_doc(
+    partition: str,
+    groups: tuple[FileGroup, ...],
+    rules: BucketRules | None,
+    matcher: Matcher,
+    rows: dict[str, int],
+) -> dict[str, Any]:
+    bases = [g.latest_base_file for g in groups if g.latest_base_file]
+    known = [rows.get(b.path) for b in bases]
+    buckets = rules.buckets_for(partition, matcher) if rules else None
+    ids = [bucket_id_from_file_id(g.file_id) for g in groups if is_bucket_file_id(g.file_id)]
+    return {
+        "partition": partition,
+        "buckets": buckets,
+        "fileGroups": len(groups),
+        "bucketIds": summarize_ids(ids),
+        "layout": layout_state(len(groups), ids, buckets),
+        "rows": sum(r for r in known if r is not None) if all(r is not None for r in known) else None,
+        "bytes": sum(b.size for b in bases),
+    }
+
+
+def summarize_ids(ids: list[int]) -> dict[str, int] | None:
+    return {"count": len(ids), "min": min(ids), "max": max(ids)} if ids else None
+
+
+def layout_state(file_groups: int, ids: list[int], buckets: int | None) -> str:
+    """``empty``, ``not-bucketed`` (file ids are not bucket ids), ``violates`` (duplicate ids or ids out
+    of range), or ``ok``."""
+    if file_groups == 0:
+        return "empty"
+    if len(ids) < file_groups:
+        return "not-bucketed"
+    if len(set(ids)) < len(ids) or (buckets is not None and max(ids) >= buckets):
+        return "violates"
+    return "ok"
+
+
+def rows_by_base_file(storage: Storage, table: HudiTable) -> dict[str, int]:
+    """Rows of each base file, from the write stats of the completed commits on the active timeline."""
+    store = timeline_store(storage, table)
+    rows: dict[str, int] = {}
+    for instant in table.timeline.completed():
+        if instant.action in WRITE_ACTIONS:
+            for stats in store.read_commit_metadata(instant).write_stats.values():
+                for stat in stats:
+                    if stat.path:
+                        rows[stat.path] = stat.num_writes
+    return rows
