@@ -51,8 +51,9 @@ def spark() -> Iterator[object]:
     """One local SparkSession for the whole run (starting a JVM is the slowest thing we do)."""
     from pyspark.sql import SparkSession
 
-    from hudi_bucket.jobs.session import configure
+    from hudi_bucket.jobs.session import configure, use_this_python_for_workers
 
+    use_this_python_for_workers()
     session = (
         SparkSession.builder.master("local[2]")
         .appName("hudi-bucket-operator-tests")

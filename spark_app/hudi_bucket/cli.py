@@ -15,7 +15,7 @@ from typing import Any
 
 from hudi_bucket.core.recordkeys import KeyStyle
 from hudi_bucket.core.report import JobReport, Outcome, error_doc, now_iso
-from hudi_bucket.errors import HudiBucketError
+from hudi_bucket.errors import HudiBucketError, LayoutViolationError, NotBucketIndexedError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -154,4 +154,90 @@ def _show(spark: Any, args: argparse.Namespace) -> CommandResult:
     return Outcome.SUCCEEDED, f"{len(result['partitions'])} partition(s)", result
 
 
-COMMANDS: dict[str, Callable[[Any, argparse.Namespace], CommandResult]] = {"show": _show}
+def _request(args: argparse.Namespace) -> Any:
+    from hudi_bucket.core.rules import BucketRules
+    from hudi_bucket.jobs.apply import RescaleRequest
+
+    return RescaleRequest(
+        desired=BucketRules.parse(args.expressions, args.default, args.rule),
+        current_buckets=args.current_buckets,
+        convert=args.convert,
+        disable_metadata_table=args.disable_metadata_table,
+        approved_plan=getattr(args, "approved_plan", None),
+        full_shuffle=getattr(args, "full_shuffle", False),
+    )
+
+
+def _plan(spark: Any, args: argparse.Namespace) -> CommandResult:
+    from hudi_bucket.jobs.apply import plan
+
+    the_plan, checks = plan(_context(spark, args), _request(args))
+    totals = the_plan.totals()
+    message = (
+        "already converged: nothing to do"
+        if the_plan.is_noop
+        else f"plan {the_plan.plan_id}: rewrite {totals['partitions']} partition(s), {totals['rows']} row(s)"
+        + (", new config version" if the_plan.config_changes else "")
+    )
+    return Outcome.SUCCEEDED, message, {"plan": the_plan.to_dict(), "preflight": checks.to_dict()}
+
+
+def _apply(spark: Any, args: argparse.Namespace) -> CommandResult:
+    from hudi_bucket.jobs.apply import apply
+
+    result = apply(_context(spark, args), _request(args))
+    if result.instant is None:
+        return Outcome.NO_CHANGE, "already converged: nothing written", result.to_dict()
+    message = (
+        f"committed {result.instant}: {len(result.plan.changes)} partition(s) rewritten, "
+        f"{result.rows_written} row(s) in {result.files_written} file(s)"
+    )
+    return Outcome.SUCCEEDED, message, result.to_dict()
+
+
+def _rollback(spark: Any, args: argparse.Namespace) -> CommandResult:
+    from hudi_bucket.hudi.rollback import rollback
+
+    ctx = _context(spark, args)
+    result = rollback(ctx.storage, ctx.table, args.instant)
+    return Outcome.SUCCEEDED, f"rolled back {args.instant}", result.to_dict()
+
+
+def _verify(spark: Any, args: argparse.Namespace) -> CommandResult:
+    from hudi_bucket.hudi import config_store
+    from hudi_bucket.jobs.verify import verify_table
+
+    ctx = _context(spark, args)
+    in_force = config_store.load_in_force(ctx.storage, ctx.table.timeline.pending_replace_timestamps())
+    if in_force is None:
+        raise NotBucketIndexedError(
+            f"{ctx.table.uri} has no hashing_config: there is no bucket count to verify against",
+            hint="apply rules first (hudi-bucket-job apply ... --convert for a table that is not bucket-indexed)",
+        )
+    rules, matcher = in_force.to_rules(), ctx.matcher
+    result = verify_table(
+        spark,
+        ctx.storage,
+        ctx.table,
+        rules_for_partition=lambda partition: rules.buckets_for(partition, matcher),
+        hash_fields=ctx.hash_fields,
+        key_style=ctx.key_style,
+    )
+    if not result.ok:
+        raise LayoutViolationError(
+            f"{len(result.violations)} bucket layout violation(s)", result=result.to_dict()
+        )
+    return (
+        Outcome.SUCCEEDED,
+        f"{result.checked_rows} row(s) in {result.checked_file_groups} file group(s) ok",
+        result.to_dict(),
+    )
+
+
+COMMANDS: dict[str, Callable[[Any, argparse.Namespace], CommandResult]] = {
+    "show": _show,
+    "plan": _plan,
+    "apply": _apply,
+    "rollback": _rollback,
+    "verify": _verify,
+}

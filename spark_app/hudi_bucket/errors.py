@@ -62,3 +62,33 @@ class TableBusyError(HudiBucketError):
 
 class StorageError(HudiBucketError):
     """A storage operation failed (missing file, refused write)."""
+
+
+class PlanError(HudiBucketError):
+    """A plan that cannot be made from the options given, or a plan report that cannot be trusted."""
+
+
+class NotBucketIndexedError(PlanError):
+    """Partitions whose file groups are not bucket file groups, while no conversion was asked for."""
+
+    hint = "pass --convert to lay every partition out in buckets (each non-empty partition is rewritten)"
+
+
+class PreflightError(HudiBucketError):
+    """Table state that makes a rewrite unsafe; ``problems`` lists each one with its fix."""
+
+    hint = "nothing was written; fix each problem listed, then retry"
+
+    def __init__(self, message: str, *, hint: str | None = None, problems: tuple[str, ...] = ()) -> None:
+        super().__init__(message, hint=hint)
+        self.problems = problems
+
+
+class LayoutViolationError(HudiBucketError):
+    """`verify` found records or file groups that break the bucket layout."""
+
+    hint = "apply the rules again (partitions that violate their layout are repaired), or roll back the last rescale"
+
+    def __init__(self, message: str, *, result: dict[str, object]) -> None:
+        super().__init__(message)
+        self.result = result

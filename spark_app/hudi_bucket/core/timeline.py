@@ -154,10 +154,6 @@ class Timeline:
     def pending_replace_timestamps(self) -> frozenset[str]:
         return frozenset(i.timestamp for i in self.pending() if i.action in REPLACE_ACTIONS)
 
-    def completed_since(self, timestamp: str) -> tuple[Instant, ...]:
-        """Completed instants that a writer started after ``timestamp``."""
-        return tuple(i for i in self.completed() if i.timestamp > timestamp)
-
     @property
     def last_time(self) -> str | None:
         """The greatest time the timeline mentions, requested or completion: new instants go after it."""

@@ -6,6 +6,8 @@ Tests and callers that already have a session pass it through ``configure`` inst
 
 from __future__ import annotations
 
+import os
+import sys
 from typing import Any
 
 # Parquet as Hudi's Spark writer lays it out, so Hudi readers and hudi-rs read our files unchanged.
@@ -33,10 +35,17 @@ def configure(spark: Any) -> Any:
     return spark
 
 
+def use_this_python_for_workers() -> None:
+    """Python workers must import hudi_bucket: unless told otherwise (a job image sets PYSPARK_PYTHON),
+    start them with this interpreter rather than whatever ``python3`` is first on PATH."""
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+
+
 def build_session(app_name: str, master: str | None = None) -> Any:
     """A SparkSession for one job run: local[*] when no master is given and none is configured."""
     from pyspark.sql import SparkSession
 
+    use_this_python_for_workers()
     builder = SparkSession.builder.appName(app_name)
     if master:
         builder = builder.master(master)

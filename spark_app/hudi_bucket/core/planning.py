@@ -1,0 +1,299 @@
+"""The plan: which partitions ``apply`` rewrites and why, from the observed layout and the rules.
+
+Like Hudi's rescale, we rewrite a partition when its bucket count changes; also when its layout already
+breaks the bucket index (a bucket id past N, or two live file groups with one bucket id: what failed
+writes leave behind), and every partition when converting a table with no bucket layout yet. The plan
+id hashes only what ``apply`` would do, so an approval holds as long as the rewrite would be the same.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass
+from enum import StrEnum
+from itertools import pairwise
+from typing import Any
+
+from hudi_bucket.core.buckets import bucket_id_from_file_id, is_bucket_file_id
+from hudi_bucket.core.filegroups import FileGroup
+from hudi_bucket.core.rules import MAX_BUCKETS, BucketRules, Matcher
+from hudi_bucket.errors import InvalidBucketCountError, InvalidRuleError, NotBucketIndexedError, PlanError
+
+PLAN_ID_PREFIX = "sha256:"
+_NAMED = 5  # offending partitions an error names; the rest are counted
+_REPLAN = "plan again; do not edit plan reports"
+
+
+class ChangeReason(StrEnum):
+    RESCALE = "rescale"  # the partition's bucket count changes
+    CONVERT = "convert"  # the table has no bucket layout yet
+    REPAIR = "repair"  # the count stays, but the layout breaks the bucket index
+
+
+@dataclass(frozen=True)
+class PartitionLayout:
+    """One partition's live file groups as observed; ``rows`` and ``bytes`` are 0 when unknown."""
+
+    partition: str
+    file_ids: tuple[str, ...]
+    rows: int = 0
+    bytes: int = 0
+
+    @property
+    def is_bucket_layout(self) -> bool:
+        return all(is_bucket_file_id(file_id) for file_id in self.file_ids)
+
+    def is_clean(self, buckets: int) -> bool:
+        """Whether a bucket index of ``buckets`` buckets can use this layout as it is: every file
+        group a bucket below N, and no bucket held by two file groups."""
+        if not self.is_bucket_layout:
+            return False
+        ids = [bucket_id_from_file_id(file_id) for file_id in self.file_ids]
+        return all(bucket < buckets for bucket in ids) and len(set(ids)) == len(ids)
+
+
+def layout_from_file_groups(
+    partition: str, groups: Iterable[FileGroup], rows_by_file_id: Mapping[str, int] | None = None
+) -> PartitionLayout:
+    """The layout of ``partition`` from its live file groups; bytes are the latest base files' sizes."""
+    groups = tuple(groups)
+    strays = sorted({group.partition for group in groups} - {partition})
+    if strays:
+        raise ValueError(f"file groups of partition(s) {strays} given as partition {partition!r}")
+    rows = rows_by_file_id or {}
+    return PartitionLayout(
+        partition,
+        tuple(group.file_id for group in groups),
+        sum(rows.get(group.file_id, 0) for group in groups),
+        sum(base.size for group in groups if (base := group.latest_base_file) is not None),
+    )
+
+
+def is_shuffle_free(layout: PartitionLayout, old_buckets: int, new_buckets: int) -> bool:
+    """Whether records can move to their new buckets file group by file group, with no shuffle: when
+    one count divides the other, each new bucket draws from fixed old buckets (8 -> 16: b splits into
+    b and b+8; 16 -> 8: b and b+8 merge into b), if each old file group holds exactly one old bucket."""
+    divides = old_buckets >= 1 and (new_buckets % old_buckets == 0 or old_buckets % new_buckets == 0)
+    return divides and layout.is_clean(old_buckets)
+
+
+@dataclass(frozen=True)
+class PartitionChange:
+    partition: str
+    old_buckets: int | None  # None when converting: the partition has no bucket count yet
+    new_buckets: int
+    file_groups: int
+    rows: int
+    bytes: int
+    reason: ChangeReason
+    shuffle_free: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "reason": self.reason.value}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> PartitionChange:
+        return cls(**{**data, "reason": ChangeReason(data["reason"])})
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What ``apply`` would do: write ``desired`` as the config and rewrite ``changes`` (kept sorted by
+    partition, so equal plans compare equal whatever order their inputs came in)."""
+
+    desired: BucketRules
+    current: BucketRules | None
+    changes: tuple[PartitionChange, ...]
+    base_instant: str | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "changes", tuple(sorted(self.changes, key=lambda c: c.partition)))
+
+    @property
+    def config_changes(self) -> bool:
+        """Whether a new config version must be written (always when none is in force)."""
+        return self.current is None or _config_dict(self.current) != _config_dict(self.desired)
+
+    @property
+    def is_noop(self) -> bool:
+        """Already converged: apply would write nothing."""
+        return not self.config_changes and not self.changes
+
+    @property
+    def plan_id(self) -> str:
+        """A digest of what apply would do against which table state; rows and bytes are left out,
+        being informational (and estimates) that must not invalidate an approval."""
+        canonical = {
+            "base_instant": self.base_instant,
+            **self._configs(),
+            "changes": [[c.partition, c.old_buckets, c.new_buckets, c.reason.value] for c in self.changes],
+        }
+        text = json.dumps(canonical, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        return PLAN_ID_PREFIX + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+    def _configs(self) -> dict[str, Any]:
+        current = None if self.current is None else _config_dict(self.current)
+        return {"desired": _config_dict(self.desired), "current": current}
+
+    def totals(self) -> dict[str, int]:
+        return {
+            "partitions": len(self.changes),
+            "rows": sum(c.rows for c in self.changes),
+            "bytes": sum(c.bytes for c in self.changes),
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe, for the job report; ``from_dict`` reads it back and checks its id."""
+        return {
+            "id": self.plan_id,
+            "base_instant": self.base_instant,
+            **self._configs(),
+            "config_changes": self.config_changes,
+            "noop": self.is_noop,
+            **self.totals(),
+            "changes": [c.to_dict() for c in self.changes],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Plan:
+        try:
+            claimed, current = data["id"], data["current"]
+            plan = cls(
+                desired=_rules_from_dict(data["desired"]),
+                current=None if current is None else _rules_from_dict(current),
+                changes=tuple(PartitionChange.from_dict(c) for c in data["changes"]),
+                base_instant=data["base_instant"],
+            )
+        except (KeyError, TypeError, ValueError) as error:
+            raise PlanError(f"malformed plan report: {error!r}", hint=_REPLAN) from None
+        if claimed != plan.plan_id:
+            raise PlanError(
+                f"plan report claims id {claimed}, its content hashes to {plan.plan_id}", hint=_REPLAN
+            )
+        return plan
+
+    def summary(self, max_items: int = 50) -> dict[str, Any]:
+        """A bounded view for a status field: totals, the ``max_items`` largest changes by bytes, and
+        how many were left out."""
+        if max_items < 0:
+            raise ValueError(f"max_items must be >= 0, not {max_items}")
+        largest = sorted(self.changes, key=lambda c: (-c.bytes, c.partition))[:max_items]
+        return {
+            "id": self.plan_id,
+            "config_changes": self.config_changes,
+            "noop": self.is_noop,
+            **self.totals(),
+            "items": [c.to_dict() for c in largest],
+            "omitted": len(self.changes) - len(largest),
+        }
+
+
+def make_plan(
+    layouts: Iterable[PartitionLayout],
+    current: BucketRules | None,
+    desired: BucketRules,
+    matcher: Matcher,
+    *,
+    current_buckets: int | None = None,
+    convert: bool = False,
+    base_instant: str | None = None,
+) -> Plan:
+    """Plan the move from ``current`` (None: no config in force) to ``desired``.
+
+    Without a config in force, every partition's current count is ``current_buckets`` (a plain
+    bucket-index table's N), else ``desired.default``. With ``convert``, every non-empty partition is
+    rewritten: its file ids are not bucket ids, whatever digits they may happen to start with.
+    """
+    desired.validate(matcher)
+    _check_options(current, current_buckets, convert)
+    ordered = _by_partition(layouts)
+    if not convert:
+        _refuse_non_bucket_layouts(ordered)
+    fallback = desired.default if current_buckets is None else current_buckets
+    changes = []
+    for layout in ordered:
+        if not layout.file_ids:
+            continue  # an empty partition fits any count
+        new = desired.buckets_for(layout.partition, matcher)
+        if convert:
+            changes.append(_change(layout, None, new, ChangeReason.CONVERT))
+            continue
+        old = fallback if current is None else _buckets_in_force(current, layout.partition, matcher)
+        if old != new:
+            changes.append(_change(layout, old, new, ChangeReason.RESCALE, is_shuffle_free(layout, old, new)))
+        elif not layout.is_clean(old):
+            changes.append(_change(layout, old, new, ChangeReason.REPAIR))
+    return Plan(desired, current, tuple(changes), base_instant)
+
+
+def _check_options(current: BucketRules | None, current_buckets: int | None, convert: bool) -> None:
+    if current_buckets is not None and (
+        isinstance(current_buckets, bool) or not 1 <= current_buckets <= MAX_BUCKETS
+    ):
+        raise InvalidBucketCountError(
+            f"current bucket count {current_buckets!r} is outside 1..{MAX_BUCKETS}",
+            hint="give the bucket count the table was written with (hoodie.bucket.index.num.buckets)",
+        )
+    if current is not None and (convert or current_buckets is not None):
+        option = "--convert" if convert else "--current-buckets"
+        raise PlanError(
+            f"{option} given, but a bucket config is in force: the table is bucket-indexed and the config "
+            "gives each partition's current count",
+            hint=f"drop {option}",
+        )
+    if convert and current_buckets is not None:
+        raise PlanError(
+            "--convert and --current-buckets given, but a table without a bucket layout has no bucket count",
+            hint="drop --current-buckets",
+        )
+
+
+def _by_partition(layouts: Iterable[PartitionLayout]) -> list[PartitionLayout]:
+    ordered = sorted(layouts, key=lambda layout: layout.partition)
+    for before, after in pairwise(ordered):
+        if before.partition == after.partition:
+            raise PlanError(f"partition {before.partition!r} is listed twice", hint="list each once")
+    return ordered
+
+
+def _refuse_non_bucket_layouts(layouts: list[PartitionLayout]) -> None:
+    offending = [layout.partition for layout in layouts if not layout.is_bucket_layout]
+    if not offending:
+        return
+    named = ", ".join(repr(partition) for partition in offending[:_NAMED])
+    rest = f" and {len(offending) - _NAMED} more" if len(offending) > _NAMED else ""
+    raise NotBucketIndexedError(
+        f"the table is not bucket-indexed: file ids in partition(s) {named}{rest} are not bucket ids"
+    )
+
+
+def _buckets_in_force(current: BucketRules, partition: str, matcher: Matcher) -> int:
+    try:
+        return current.buckets_for(partition, matcher)
+    except InvalidRuleError as error:
+        raise InvalidRuleError(
+            f"the bucket config in force: {error.args[0]}",
+            hint="plan with the Java regex engine (the Spark plan job), which evaluates every rule Hudi does",
+        ) from None
+
+
+def _change(
+    layout: PartitionLayout, old: int | None, new: int, reason: ChangeReason, shuffle_free: bool = False
+) -> PartitionChange:
+    return PartitionChange(
+        layout.partition, old, new, len(layout.file_ids), layout.rows, layout.bytes, reason, shuffle_free
+    )
+
+
+def _config_dict(rules: BucketRules) -> dict[str, Any]:
+    """A config as Hudi stores it: what decides whether two configs are the same."""
+    return {"expressions": rules.render(), "default": rules.default, "rule": rules.rule_type}
+
+
+def _rules_from_dict(data: Mapping[str, Any]) -> BucketRules:
+    expressions = data["expressions"]
+    if not expressions:  # Hudi's ';' (no rules) renders as '', which its parser would reject
+        return BucketRules((), data["default"], data["rule"])
+    return BucketRules.parse(expressions, data["default"], data["rule"])

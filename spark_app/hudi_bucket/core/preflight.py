@@ -1,0 +1,224 @@
+"""Refuse a rewrite that could lose data before anything is written, saying what to do instead.
+
+Every check looks at facts already read (table config, timeline); the result lists every problem at
+once, so a user fixes them in one round. Two moments matter: before the rewrite (``preflight``), and
+just before our replacecommit completes (``concurrent_writes``), when a writer that ignored the "stop
+writers" rule may have changed the partitions we rewrote.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any
+
+from hudi_bucket.core.timeline import Action, Instant, Timeline
+from hudi_bucket.errors import PreflightError
+
+if TYPE_CHECKING:
+    from hudi_bucket.hudi.table import HudiTable
+
+PARQUET = "PARQUET"
+METADATA_TABLE_NOTE = (
+    "metadata table will be disabled (removed the way Hudi does); re-enable it with Hudi after the rescale"
+)
+_NAMED = 10  # foreign pending instants a finding names; the rest are counted
+# Completed actions that change no live rows; any other completing beside our rewrite may have.
+_HARMLESS_ACTIONS = frozenset({Action.CLEAN, Action.SAVEPOINT})
+
+
+class Check(StrEnum):
+    MERGE_ON_READ = "merge-on-read"
+    BASE_FILE_FORMAT = "base-file-format"
+    DROPPED_PARTITION_COLUMNS = "dropped-partition-columns"
+    METADATA_TABLE = "metadata-table"
+    PENDING_INSTANTS = "pending-instants"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One reason to refuse: what is wrong, and what the user can do about it."""
+
+    check: Check
+    message: str
+    fix: str
+
+    def __str__(self) -> str:
+        return f"{self.message} ({self.fix})"
+
+
+@dataclass(frozen=True)
+class TableFacts:
+    """What the checks need to know of a table, and nothing that needs storage to find out."""
+
+    is_merge_on_read: bool
+    table_version: int
+    metadata_table_live: bool
+    drop_partition_columns: bool
+    pending: tuple[Instant, ...] = ()
+    base_file_format: str = PARQUET
+
+    @classmethod
+    def from_table(cls, table: HudiTable) -> TableFacts:
+        return cls(
+            is_merge_on_read=table.is_merge_on_read,
+            table_version=table.version,
+            metadata_table_live=table.metadata_table_live,
+            drop_partition_columns=table.config.drop_partition_columns,
+            pending=table.timeline.pending(),
+            base_file_format=table.config.base_file_format,
+        )
+
+
+@dataclass(frozen=True)
+class PreflightResult:
+    """Refusals, plus what the rewrite must do first: roll back ``to_clean_up`` (our own pending
+    instants, left by an earlier attempt) and, if asked, disable the metadata table."""
+
+    refusals: tuple[Finding, ...]
+    to_clean_up: tuple[Instant, ...] = ()
+    disable_metadata_table: bool = False
+    notes: tuple[str, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return not self.refusals
+
+    def raise_if_refused(self) -> None:
+        if self.refusals:
+            problems = tuple(str(finding) for finding in self.refusals)
+            raise PreflightError("refusing to rewrite the table: " + "; ".join(problems), problems=problems)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe, for the job report."""
+        return {
+            "ok": self.ok,
+            "refusals": [{"check": f.check.value, "message": f.message, "fix": f.fix} for f in self.refusals],
+            "to_clean_up": [_describe(instant) for instant in self.to_clean_up],
+            "disable_metadata_table": self.disable_metadata_table,
+            "notes": list(self.notes),
+        }
+
+
+def preflight(
+    facts: TableFacts, *, our_pending: frozenset[str], disable_metadata_table: bool
+) -> PreflightResult:
+    """Check a table before rewriting it. ``our_pending`` holds the timestamps of instants we started;
+    ``disable_metadata_table`` is the user's consent to turn a live metadata table off."""
+    refusals = [
+        finding
+        for finding in (
+            _merge_on_read(facts),
+            _base_file_format(facts),
+            _dropped_partition_columns(facts),
+            None if disable_metadata_table else _metadata_table(facts),
+            _foreign_pending(facts, our_pending),
+        )
+        if finding is not None
+    ]
+    ours = tuple(instant for instant in facts.pending if instant.timestamp in our_pending)
+    disabling = disable_metadata_table and facts.metadata_table_live
+    notes = [f"our pending instant {_describe(i)} will be rolled back first" for i in ours]
+    notes += [METADATA_TABLE_NOTE] if disabling else []
+    return PreflightResult(tuple(refusals), ours, disabling, tuple(notes))
+
+
+def completed_after(before: Timeline, now: Timeline, our_instant: str) -> tuple[Instant, ...]:
+    """Instants other than ours that completed after ``before`` was read.
+
+    ``before`` is the timeline read just before our instant was requested (after rolling back our own
+    leftovers). Comparing states across the two readings works in both layouts (completion times
+    exist only in layout 2); an instant that completed before ``before`` was read is not listed.
+    """
+    done_before = {instant.timestamp for instant in before.completed()}
+    return tuple(
+        instant
+        for instant in now.completed()
+        if instant.timestamp != our_instant and instant.timestamp not in done_before
+    )
+
+
+def concurrent_writes(
+    before: Timeline,
+    now: Timeline,
+    our_instant: str,
+    partitions: Collection[str],
+    touched: Mapping[str, Collection[str]],
+) -> tuple[Instant, ...]:
+    """Instants that completed beside our rewrite and may have changed rows of ``partitions``: the
+    apply job rolls back instead of completing when any is found.
+
+    ``touched`` maps an instant's timestamp to the partitions it wrote (read by the caller from its
+    commit metadata); an instant missing from it is taken to touch every partition, since unknown is
+    unsafe. Cleans and savepoints change no live rows and never count.
+    """
+    ours = frozenset(partitions)
+    return tuple(
+        instant
+        for instant in completed_after(before, now, our_instant)
+        if instant.action not in _HARMLESS_ACTIONS
+        and (instant.timestamp not in touched or not ours.isdisjoint(touched[instant.timestamp]))
+    )
+
+
+def _merge_on_read(facts: TableFacts) -> Finding | None:
+    if not facts.is_merge_on_read:
+        return None
+    return Finding(
+        Check.MERGE_ON_READ,
+        "the table is MERGE_ON_READ, which this tool does not rescale",
+        "compact it and convert it to COPY_ON_WRITE, or rescale it with Hudi's own "
+        "partition_bucket_index_manager procedure",
+    )
+
+
+def _base_file_format(facts: TableFacts) -> Finding | None:
+    if facts.base_file_format.upper() == PARQUET:
+        return None
+    return Finding(
+        Check.BASE_FILE_FORMAT,
+        f"the table's base files are {facts.base_file_format}; only {PARQUET} base files can be rewritten",
+        "rescale it with Hudi's own partition_bucket_index_manager procedure",
+    )
+
+
+def _dropped_partition_columns(facts: TableFacts) -> Finding | None:
+    if not facts.drop_partition_columns:
+        return None
+    return Finding(
+        Check.DROPPED_PARTITION_COLUMNS,
+        "the table drops partition columns from its data files "
+        "(hoodie.datasource.write.drop.partition.columns=true), so a rewrite cannot be verified "
+        "(neither this tool nor hudi-rs reads such tables)",
+        "rescale it with Hudi's own partition_bucket_index_manager procedure",
+    )
+
+
+def _metadata_table(facts: TableFacts) -> Finding | None:
+    if not facts.metadata_table_live:
+        return None
+    return Finding(
+        Check.METADATA_TABLE,
+        "the metadata table is live (hoodie.table.metadata.partitions lists 'files'): readers list files "
+        "from it, so rows of rewritten partitions would vanish from reads",
+        "allow it to be disabled (metadataTable: Disable, or --disable-metadata-table) and re-enable it "
+        "with Hudi after the rescale",
+    )
+
+
+def _foreign_pending(facts: TableFacts, our_pending: frozenset[str]) -> Finding | None:
+    foreign = [instant for instant in facts.pending if instant.timestamp not in our_pending]
+    if not foreign:
+        return None
+    named = ", ".join(_describe(instant) for instant in foreign[:_NAMED])
+    rest = f" and {len(foreign) - _NAMED} more" if len(foreign) > _NAMED else ""
+    return Finding(
+        Check.PENDING_INSTANTS,
+        f"{len(foreign)} pending instant(s) not started by this tool: {named}{rest}",
+        "let their writers finish, or roll them back with Hudi; stop every writer during a rescale",
+    )
+
+
+def _describe(instant: Instant) -> str:
+    return f"{instant.timestamp} {instant.action.value} ({instant.state.name.lower()})"

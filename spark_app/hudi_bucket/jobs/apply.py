@@ -1,0 +1,231 @@
+"""`plan` and `apply`: Hudi 1.1's overwrite rescale, made safe to repeat.
+
+``apply`` runs one replacecommit T: requested (marked ours) -> the new hashing_config saved as T while T
+is pending -> inflight -> every partition whose bucket count changes rewritten into new file groups ->
+a check that no writer committed to those partitions meanwhile -> T completes, listing the old file
+groups as replaced. Any failure before completion rolls T back (config, data, instant), so readers
+never see a half-done rescale and the next run starts clean. Our own leftovers from a crash are rolled
+back first.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from hudi_bucket.core.commits import INSERT_OVERWRITE, CommitMetadata
+from hudi_bucket.core.hashing_config import HashingConfig
+from hudi_bucket.core.planning import Plan, layout_from_file_groups, make_plan
+from hudi_bucket.core.preflight import (
+    PreflightResult,
+    TableFacts,
+    completed_after,
+    concurrent_writes,
+    preflight,
+)
+from hudi_bucket.core.rules import BucketRules
+from hudi_bucket.core.timeline import WRITE_ACTIONS, Action, Timeline
+from hudi_bucket.errors import HudiBucketError, PlanError
+from hudi_bucket.hudi import config_store
+from hudi_bucket.hudi.rollback import rollback
+from hudi_bucket.hudi.table import (
+    disable_metadata_table,
+    latest_table_schema,
+    load_file_groups,
+    timeline_store,
+)
+from hudi_bucket.jobs.context import TableContext
+from hudi_bucket.jobs.rescale import PartitionRewrite, rewrite_partitions
+from hudi_bucket.jobs.show import rows_by_base_file
+
+
+class ConcurrentWriterError(HudiBucketError):
+    """Another writer committed to the partitions being rescaled; the rescale was rolled back."""
+
+    hint = (
+        "nothing was lost and nothing changed; stop the writers (Hudi requires it during a rescale) and retry"
+    )
+
+
+class PlanNotApprovedError(PlanError):
+    """The plan that would run is not the one approved."""
+
+
+@dataclass(frozen=True)
+class RescaleRequest:
+    desired: BucketRules
+    current_buckets: int | None = None
+    convert: bool = False
+    disable_metadata_table: bool = False
+    approved_plan: str | None = None
+    full_shuffle: bool = False
+
+
+def plan(ctx: TableContext, request: RescaleRequest) -> tuple[Plan, PreflightResult]:
+    """What ``apply`` would do now; writes nothing. Refuses what ``apply`` would refuse."""
+    table, storage = ctx.table, ctx.storage
+    store = timeline_store(storage, table)
+    ours = frozenset(i.timestamp for i in table.timeline.pending() if store.is_ours(i))
+    checks = preflight(
+        TableFacts.from_table(table), our_pending=ours, disable_metadata_table=request.disable_metadata_table
+    )
+    checks.raise_if_refused()
+    request.desired.validate(ctx.matcher)
+    in_force = config_store.load_in_force(storage, table.timeline.pending_replace_timestamps())
+    rows = rows_by_base_file(storage, table)
+    layouts = [
+        layout_from_file_groups(
+            partition,
+            groups,
+            {
+                g.file_id: rows[g.latest_base_file.path]
+                for g in groups
+                if g.latest_base_file and g.latest_base_file.path in rows
+            },
+        )
+        for partition, groups in load_file_groups(storage, table).items()
+    ]
+    latest = table.timeline.latest_completed
+    result = make_plan(
+        layouts,
+        in_force.to_rules() if in_force else None,
+        request.desired,
+        ctx.matcher,
+        current_buckets=request.current_buckets,
+        convert=request.convert,
+        base_instant=latest.timestamp if latest else None,
+    )
+    return result, checks
+
+
+@dataclass(frozen=True)
+class ApplyResult:
+    plan: Plan
+    instant: str | None
+    files_written: int
+    rows_written: int
+    bytes_written: int
+    seconds: float
+    shuffle_free: bool
+    notes: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "instant": self.instant,
+            "plan": self.plan.to_dict(),
+            "filesWritten": self.files_written,
+            "rowsWritten": self.rows_written,
+            "bytesWritten": self.bytes_written,
+            "seconds": round(self.seconds, 3),
+            "shuffleFree": self.shuffle_free,
+            "notes": list(self.notes),
+        }
+
+
+def apply(ctx: TableContext, request: RescaleRequest) -> ApplyResult:
+    started = time.monotonic()
+    ctx, cleaned = _roll_back_our_leftovers(ctx)
+    the_plan, checks = plan(ctx, request)
+    notes = [f"rolled back our unfinished rescale {t}" for t in cleaned]
+    if request.approved_plan and request.approved_plan != the_plan.plan_id:
+        raise PlanNotApprovedError(
+            f"the plan is {the_plan.plan_id}, but {request.approved_plan} was approved",
+            hint="the table or the rules changed since approval; review the new plan and approve its id",
+        )
+    if the_plan.is_noop:
+        return ApplyResult(the_plan, None, 0, 0, 0, time.monotonic() - started, False, tuple(notes))
+    if checks.disable_metadata_table:
+        ctx = ctx.reload()
+        disable_metadata_table(ctx.storage, ctx.table)
+        ctx = ctx.reload()
+        notes += checks.notes
+    shuffle_free = not request.full_shuffle and all(c.shuffle_free for c in the_plan.changes)
+    instant, stats = _rescale(ctx, the_plan, request.desired, shuffle_free)
+    config_store.archive_old_versions(ctx.storage, _first_active_commit(ctx.reload().table.timeline))
+    return ApplyResult(
+        the_plan,
+        instant,
+        len(stats),
+        sum(s.num_writes for s in stats),
+        sum(s.file_size_in_bytes for s in stats),
+        time.monotonic() - started,
+        shuffle_free,
+        tuple(notes),
+    )
+
+
+def _roll_back_our_leftovers(ctx: TableContext) -> tuple[TableContext, list[str]]:
+    store = timeline_store(ctx.storage, ctx.table)
+    leftovers = [i.timestamp for i in ctx.table.timeline.pending() if store.is_ours(i)]
+    for timestamp in leftovers:
+        rollback(ctx.storage, ctx.reload().table, timestamp)
+    return (ctx.reload() if leftovers else ctx), leftovers
+
+
+def _rescale(
+    ctx: TableContext, the_plan: Plan, desired: BucketRules, shuffle_free: bool
+) -> tuple[str, tuple]:
+    storage, table = ctx.storage, ctx.table
+    store = timeline_store(storage, table)
+    partitions = tuple(c.partition for c in the_plan.changes)
+    before = table.timeline
+    instant = store.new_instant_time()
+    requested = store.request(instant, Action.REPLACE_COMMIT)
+    try:
+        config_store.write_config(storage, HashingConfig.from_rules(desired, instant))
+        inflight = store.start(requested, CommitMetadata(INSERT_OVERWRITE, dict.fromkeys(partitions, ())))
+        groups = load_file_groups(storage, table, partitions)
+        rewrites = [
+            PartitionRewrite(
+                c.partition, c.new_buckets, groups[c.partition], c.old_buckets if c.shuffle_free else None
+            )
+            for c in the_plan.changes
+        ]
+        stats = rewrite_partitions(
+            ctx.spark,
+            storage,
+            rewrites,
+            instant=instant,
+            hash_fields=ctx.hash_fields,
+            key_style=ctx.key_style,
+            shuffle_free=shuffle_free,
+        )
+        _refuse_concurrent_writes(ctx, before, instant, partitions)
+        by_partition: dict[str, tuple] = dict.fromkeys(partitions, ())
+        for stat in stats:
+            by_partition[stat.partition_path] += (stat,)
+        store.complete(
+            inflight,
+            CommitMetadata(
+                INSERT_OVERWRITE,
+                write_stats=by_partition,
+                replaced_file_ids={p: tuple(g.file_id for g in groups[p]) for p in partitions},
+                extra_metadata={"schema": latest_table_schema(storage, table) or ""},
+            ),
+        )
+    except BaseException:
+        rollback(storage, ctx.reload().table, instant)
+        raise
+    return instant, stats
+
+
+def _refuse_concurrent_writes(
+    ctx: TableContext, before: Timeline, instant: str, partitions: tuple[str, ...]
+) -> None:
+    now = ctx.reload().table
+    store = timeline_store(ctx.storage, now)
+    touched = {
+        i.timestamp: store.read_commit_metadata(i).partitions
+        for i in completed_after(before, now.timeline, instant)
+        if i.action in WRITE_ACTIONS
+    }
+    conflicts = concurrent_writes(before, now.timeline, instant, partitions, touched)
+    if conflicts:
+        named = ", ".join(f"{i.timestamp} ({i.action.value})" for i in conflicts[:5])
+        raise ConcurrentWriterError(f"writers committed during the rescale: {named}; rescale rolled back")
+
+
+def _first_active_commit(timeline: Timeline) -> str | None:
+    commits = [i for i in timeline.completed() if i.action in WRITE_ACTIONS]
+    return commits[0].timestamp if commits else None
