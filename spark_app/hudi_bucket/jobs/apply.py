@@ -1,9 +1,9 @@
 """`plan` and `apply`: Hudi 1.1's overwrite rescale, made safe to repeat.
 
-``apply`` runs one replacecommit T: requested (marked ours) -> the new hashing_config saved as T while T
-is pending -> inflight -> every partition whose bucket count changes rewritten into new file groups ->
-a check that no writer committed to those partitions meanwhile -> T completes, listing the old file
-groups as replaced. Any failure before completion rolls T back (config, data, instant), so readers
+``apply`` runs one replacecommit T: requested (marked ours) -> inflight -> every partition whose bucket
+count changes rewritten into new file groups -> a check that no writer committed to those partitions
+meanwhile -> the new hashing_config saved as T while T is still pending -> T completes, listing the old
+file groups as replaced. Any failure before completion rolls T back (config, data, instant), so readers
 never see a half-done rescale and the next run starts clean. Our own leftovers from a crash are rolled
 back first.
 """
@@ -173,7 +173,6 @@ def _rescale(
     instant = store.new_instant_time()
     requested = store.request(instant, Action.REPLACE_COMMIT)
     try:
-        config_store.write_config(storage, HashingConfig.from_rules(desired, instant))
         inflight = store.start(requested, CommitMetadata(INSERT_OVERWRITE, dict.fromkeys(partitions, ())))
         groups = load_file_groups(storage, table, partitions)
         rewrites = [
@@ -192,6 +191,9 @@ def _rescale(
             shuffle_free=shuffle_free,
         )
         _refuse_concurrent_writes(ctx, before, instant, partitions)
+        # Saved while T is pending, as Hudi does, but last: a table's first version makes the configs
+        # folder, and a crash must not leave that folder without a committed version for long.
+        config_store.write_config(storage, HashingConfig.from_rules(desired, instant))
         by_partition: dict[str, tuple] = dict.fromkeys(partitions, ())
         for stat in stats:
             by_partition[stat.partition_path] += (stat,)

@@ -1,0 +1,252 @@
+"""`apply` rescales real Hudi tables: hudi-rs reads the same rows, the layout verifies, and a failure or
+a crash at any point leaves the table as it was and converges on the next run."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+from hudi import HudiTableBuilder
+
+from hudi_bucket.core.rules import BucketRules
+from hudi_bucket.core.timeline import Action
+from hudi_bucket.errors import NotBucketIndexedError, PlanError, PreflightError
+from hudi_bucket.hudi import config_store
+from hudi_bucket.hudi.rollback import rollback
+from hudi_bucket.hudi.timeline_io import TimelineStore
+from hudi_bucket.jobs import apply as apply_module
+from hudi_bucket.jobs.apply import ConcurrentWriterError, RescaleRequest, apply, plan
+from hudi_bucket.jobs.context import TableContext
+from hudi_bucket.jobs.verify import verify_table
+
+pytestmark = pytest.mark.spark
+
+META = ["_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_file_name"]
+
+
+def rows(root: Path) -> list[dict]:
+    """Every full record hudi-rs reads (the meta columns we rewrite left out), in a stable order."""
+    table = pa.Table.from_batches(HudiTableBuilder.from_base_uri(str(root)).build().read())
+    data = table.drop_columns([c for c in META if c in table.column_names])
+    return sorted(data.to_pylist(), key=lambda r: r["_hoodie_record_key"])
+
+
+def request(expressions: str, default: int, **options: object) -> RescaleRequest:
+    return RescaleRequest(BucketRules.parse(expressions, default), **options)  # type: ignore[arg-type]
+
+
+def verified(ctx: TableContext) -> bool:
+    ctx = ctx.reload()
+    in_force = config_store.load_in_force(ctx.storage, ctx.table.timeline.pending_replace_timestamps())
+    assert in_force is not None
+    rules, matcher = in_force.to_rules(), ctx.matcher
+    result = verify_table(
+        ctx.spark,
+        ctx.storage,
+        ctx.table,
+        rules_for_partition=lambda p: rules.buckets_for(p, matcher),
+        hash_fields=ctx.hash_fields,
+        key_style=ctx.key_style,
+    )
+    assert result.ok, result.to_dict()
+    return True
+
+
+@pytest.mark.parametrize(
+    ("name", "expressions", "disable_mdt"),
+    [
+        ("cow_v6_simplekeygen_nonhivestyle", "^10$,4", False),
+        ("cow_v6_complexkeygen_hivestyle", "byteField=10,3", False),
+        ("cow_v8_simplekeygen_nonhivestyle", "^(10|20)$,5", False),
+        ("cow_v8_nonpartitioned", "x,7", False),
+        ("cow_v9_txns_simple_meta", "region=(eu|us),4", True),
+    ],
+)
+def test_convert_then_rescale_keeps_every_row(spark, fixture_table, name, expressions, disable_mdt) -> None:
+    root = fixture_table(name)
+    before = rows(root)
+    ctx = TableContext.open(spark, str(root))
+
+    converted = apply(ctx, request(expressions, 2, convert=True, disable_metadata_table=disable_mdt))
+    assert converted.instant is not None
+    assert rows(root) == before
+    assert verified(ctx)
+
+    # Doubling every bucket count: each new bucket draws from one old bucket, so no shuffle is needed.
+    doubled = ";".join(f"{r.pattern},{r.buckets * 2}" for r in BucketRules.parse(expressions, 2).rules)
+    rescaled = apply(ctx.reload(), request(doubled, 4))
+    assert rescaled.shuffle_free
+    assert rows(root) == before
+    assert verified(ctx)
+
+    # Halving back merges pairs of buckets, again task-locally.
+    merged = apply(ctx.reload(), request(expressions, 2))
+    assert merged.shuffle_free
+    assert rows(root) == before
+    assert verified(ctx)
+
+
+def test_a_table_that_is_not_bucket_indexed_needs_convert(spark, fixture_table) -> None:
+    ctx = TableContext.open(spark, str(fixture_table("cow_v8_simplekeygen_nonhivestyle")))
+    with pytest.raises(NotBucketIndexedError, match="--convert"):
+        plan(ctx, request("10,4", 2))
+
+
+def test_converged_tables_are_left_alone(spark, fixture_table) -> None:
+    root = fixture_table("cow_v8_simplekeygen_nonhivestyle")
+    ctx = TableContext.open(spark, str(root))
+    apply(ctx, request("^10$,4", 2, convert=True))
+    timeline = ctx.reload().table.timeline
+    again = apply(ctx.reload(), request("^10$,4", 2))
+    assert again.instant is None
+    assert again.plan.is_noop
+    assert ctx.reload().table.timeline == timeline
+
+
+def test_a_rule_for_future_partitions_is_still_committed(spark, fixture_table) -> None:
+    root = fixture_table("cow_v8_simplekeygen_nonhivestyle")
+    ctx = TableContext.open(spark, str(root))
+    apply(ctx, request("^10$,4", 2, convert=True))
+    before = rows(root)
+    result = apply(ctx.reload(), request("^99$,16;^10$,4", 2))
+    assert result.plan.changes == ()
+    assert result.instant is not None  # an empty replacecommit carries the new config, as Hudi's does
+    table = ctx.reload().table
+    assert table.timeline.latest_completed.action is Action.REPLACE_COMMIT
+    assert config_store.load_in_force(ctx.storage, frozenset()).expressions == "^99$,16;^10$,4"
+    assert rows(root) == before
+
+
+def test_an_approved_plan_must_be_the_plan_that_runs(spark, fixture_table) -> None:
+    root = fixture_table("cow_v8_simplekeygen_nonhivestyle")
+    ctx = TableContext.open(spark, str(root))
+    the_plan, _ = plan(ctx, request("^10$,4", 2, convert=True))
+    with pytest.raises(PlanError, match="was approved"):
+        apply(ctx, request("^10$,8", 2, convert=True, approved_plan=the_plan.plan_id))
+    assert apply(ctx, request("^10$,4", 2, convert=True, approved_plan=the_plan.plan_id)).instant
+
+
+def test_a_live_metadata_table_is_refused_unless_disabled(spark, fixture_table) -> None:
+    root = fixture_table("cow_v9_txns_simple_meta")
+    timeline_files = sorted((root / ".hoodie" / "timeline").iterdir())
+    with pytest.raises(PreflightError, match="metadata table"):
+        apply(TableContext.open(spark, str(root)), request("eu,4", 2, convert=True))
+    assert sorted((root / ".hoodie" / "timeline").iterdir()) == timeline_files
+
+
+def test_a_merge_on_read_table_is_refused(spark, fixture_table) -> None:
+    root = fixture_table("mor_v9_txns_simple_meta")
+    with pytest.raises(PreflightError, match="MERGE_ON_READ"):
+        apply(
+            TableContext.open(spark, str(root)), request("eu,4", 2, convert=True, disable_metadata_table=True)
+        )
+    assert (root / ".hoodie" / "metadata").exists()
+
+
+class Crash(BaseException):
+    """Stands for the process dying: nothing after it runs (our rollback handler is disabled too)."""
+
+
+CRASH_POINTS: dict[str, Callable[[pytest.MonkeyPatch], None]] = {}
+
+
+def crash_point(name: str) -> Callable:
+    def register(fn: Callable[[pytest.MonkeyPatch], None]) -> Callable[[pytest.MonkeyPatch], None]:
+        CRASH_POINTS[name] = fn
+        return fn
+
+    return register
+
+
+def _raise(*_: object, **__: object) -> None:
+    raise Crash
+
+
+@crash_point("after the instant was requested")
+def _after_request(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(TimelineStore, "start", _raise)
+
+
+@crash_point("mid-data, after some files moved into place")
+def _mid_data(monkeypatch: pytest.MonkeyPatch) -> None:
+    from hudi_bucket.storage.local import LocalStorage
+
+    real_rename, moved = LocalStorage.rename, []
+
+    def rename_then_crash(self: LocalStorage, src: str, dst: str) -> None:
+        if moved:
+            raise Crash
+        real_rename(self, src, dst)
+        moved.append(dst)
+
+    monkeypatch.setattr(LocalStorage, "rename", rename_then_crash)
+
+
+@crash_point("after the config was saved, before completion")
+def _before_completion(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(TimelineStore, "complete", _raise)
+
+
+@pytest.mark.parametrize("point", list(CRASH_POINTS))
+def test_a_crash_leaves_readers_on_the_old_layout_and_the_next_apply_converges(
+    spark, fixture_table, monkeypatch, point
+) -> None:
+    root = fixture_table("cow_v6_simplekeygen_nonhivestyle")
+    before = rows(root)
+    ctx = TableContext.open(spark, str(root))
+    with monkeypatch.context() as crashing:
+        crashing.setattr(apply_module, "rollback", lambda *_: None)  # a dead process cleans nothing up
+        CRASH_POINTS[point](crashing)
+        with pytest.raises(Crash):
+            apply(ctx, request("^10$,4", 2, convert=True))
+
+    pending = ctx.reload().table.timeline.pending()
+    assert len(pending) == 1
+    assert rows(root) == before  # readers never see a half-done rescale
+
+    result = apply(ctx.reload(), request("^10$,4", 2, convert=True))
+    assert f"rolled back our unfinished rescale {pending[0].timestamp}" in result.notes
+    assert ctx.reload().table.timeline.pending() == ()
+    assert rows(root) == before
+    assert verified(ctx)
+
+
+def test_a_writer_committing_during_the_rescale_rolls_it_back(spark, fixture_table, monkeypatch) -> None:
+    root = fixture_table("cow_v8_simplekeygen_nonhivestyle")
+    before = rows(root)
+    ctx = TableContext.open(spark, str(root))
+    real_rewrite = apply_module.rewrite_partitions
+
+    def rewrite_while_someone_commits(*args: object, **kwargs: object) -> object:
+        stats = real_rewrite(*args, **kwargs)
+        # Another writer completes a commit to partition 10 while we rewrite it.
+        timeline = root / ".hoodie" / "timeline"
+        source = next(timeline.glob("*_*.commit"))
+        (timeline / "20990101000000000.commit.requested").write_bytes(b"")
+        (timeline / "20990101000000000_20990101000000001.commit").write_bytes(source.read_bytes())
+        return stats
+
+    monkeypatch.setattr(apply_module, "rewrite_partitions", rewrite_while_someone_commits)
+    with pytest.raises(ConcurrentWriterError, match="20990101000000000"):
+        apply(ctx, request("^10$,4", 2, convert=True))
+    table = ctx.reload().table
+    assert [i.action for i in table.timeline.pending()] == []
+    assert not config_store.list_instants(ctx.storage)
+    assert rows(root) == before
+
+
+def test_rollback_of_a_completed_rescale_restores_the_old_layout(spark, fixture_table) -> None:
+    root = fixture_table("cow_v8_simplekeygen_nonhivestyle")
+    ctx = TableContext.open(spark, str(root))
+    before_files = sorted(p.name for p in root.rglob("*.parquet"))
+    before = rows(root)
+    result = apply(ctx, request("^10$,4", 2, convert=True))
+
+    undone = rollback(ctx.storage, ctx.reload().table, result.instant)
+    assert undone.was_completed
+    assert undone.config_removed
+    assert sorted(p.name for p in root.rglob("*.parquet")) == before_files
+    assert rows(root) == before
+    assert ctx.reload().table.timeline.get(result.instant) is None
