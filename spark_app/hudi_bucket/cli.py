@@ -234,7 +234,33 @@ def _verify(spark: Any, args: argparse.Namespace) -> CommandResult:
     )
 
 
+def _write(spark: Any, args: argparse.Namespace) -> CommandResult:
+    from hudi_bucket.jobs.write import WriteRequest, write
+
+    def fields(text: str) -> tuple[str, ...]:
+        return tuple(f.strip() for f in text.split(",") if f.strip())
+
+    request = WriteRequest(
+        source=args.source,
+        format=args.format,
+        operation=args.operation,
+        record_key=fields(args.record_key),
+        partition_fields=fields(args.partition_field),
+        ordering_field=args.ordering_field,
+        create=args.create,
+        table_name=args.table_name,
+        table_version=args.table_version,
+        hive_style=args.hive_style,
+        expressions=args.expressions,
+        default_buckets=args.default,
+    )
+    result = write(spark, args.table, request)
+    message = f"committed {result.instant}: {result.rows_written} row(s) in {result.files_written} file(s)"
+    return Outcome.SUCCEEDED, message, result.to_dict()
+
+
 COMMANDS: dict[str, Callable[[Any, argparse.Namespace], CommandResult]] = {
+    "write": _write,
     "show": _show,
     "plan": _plan,
     "apply": _apply,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import json
+from dataclasses import replace
 from datetime import UTC, datetime
 from functools import cache
 from importlib import resources
@@ -74,14 +75,19 @@ class TimelineStore:
         return decoded
 
     def is_ours(self, instant: Instant) -> bool:
-        """Whether we requested this replacecommit (its requested file carries our owner mark)."""
-        if instant.action is not Action.REPLACE_COMMIT:
+        """Whether we wrote this instant: our owner mark is in its requested file (replacecommit) or in
+        its inflight file (commit, whose requested file is empty in Hudi)."""
+        if instant.action not in (Action.REPLACE_COMMIT, Action.COMMIT):
             return False
-        requested = Instant(instant.timestamp, instant.action, State.REQUESTED)
-        if not self.storage.exists(join(self.folder, requested.file_name(self.layout))):
-            return False
-        content = self.read_content(requested) or {}
-        return (content.get("extraMetadata") or {}).get(OWNER_KEY) == OWNER
+        for state in (State.REQUESTED, State.INFLIGHT):
+            marked = Instant(instant.timestamp, instant.action, state)
+            if instant.state >= state and self.storage.exists(
+                join(self.folder, marked.file_name(self.layout))
+            ):
+                content = self.read_content(marked) or {}
+                if (content.get("extraMetadata") or {}).get(OWNER_KEY) == OWNER:
+                    return True
+        return False
 
     def read_commit_metadata(self, instant: Instant) -> CommitMetadata:
         return CommitMetadata.from_record(self.read_content(instant) or {})
@@ -115,6 +121,7 @@ class TimelineStore:
     def start(self, requested: Instant, plan: CommitMetadata) -> Instant:
         """Mark the instant inflight; ``plan`` says which partitions it writes (no file stats yet)."""
         instant = Instant(requested.timestamp, requested.action, State.INFLIGHT)
+        plan = replace(plan, extra_metadata={**plan.extra_metadata, OWNER_KEY: OWNER})
         if self.layout is TimelineLayout.V1:
             data = plan.to_json(replace=False)
         else:

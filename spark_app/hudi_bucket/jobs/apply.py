@@ -19,10 +19,8 @@ from hudi_bucket.core.hashing_config import HashingConfig
 from hudi_bucket.core.planning import Plan, layout_from_file_groups, make_plan
 from hudi_bucket.core.preflight import (
     PreflightResult,
-    TableFacts,
     completed_after,
     concurrent_writes,
-    preflight,
 )
 from hudi_bucket.core.rules import BucketRules
 from hudi_bucket.core.timeline import WRITE_ACTIONS, Action, Timeline
@@ -36,6 +34,7 @@ from hudi_bucket.hudi.table import (
     timeline_store,
 )
 from hudi_bucket.jobs.context import TableContext
+from hudi_bucket.jobs.preconditions import check_table, roll_back_our_leftovers
 from hudi_bucket.jobs.rescale import PartitionRewrite, rewrite_partitions
 from hudi_bucket.jobs.show import rows_by_base_file
 
@@ -65,12 +64,7 @@ class RescaleRequest:
 def plan(ctx: TableContext, request: RescaleRequest) -> tuple[Plan, PreflightResult]:
     """What ``apply`` would do now; writes nothing. Refuses what ``apply`` would refuse."""
     table, storage = ctx.table, ctx.storage
-    store = timeline_store(storage, table)
-    ours = frozenset(i.timestamp for i in table.timeline.pending() if store.is_ours(i))
-    checks = preflight(
-        TableFacts.from_table(table), our_pending=ours, disable_metadata_table=request.disable_metadata_table
-    )
-    checks.raise_if_refused()
+    checks = check_table(ctx, disable_metadata_table=request.disable_metadata_table)
     request.desired.validate(ctx.matcher)
     in_force = config_store.load_in_force(storage, table.timeline.pending_replace_timestamps())
     rows = rows_by_base_file(storage, table)
@@ -125,7 +119,7 @@ class ApplyResult:
 
 def apply(ctx: TableContext, request: RescaleRequest) -> ApplyResult:
     started = time.monotonic()
-    ctx, cleaned = _roll_back_our_leftovers(ctx)
+    ctx, cleaned = roll_back_our_leftovers(ctx)
     the_plan, checks = plan(ctx, request)
     notes = [f"rolled back our unfinished rescale {t}" for t in cleaned]
     if request.approved_plan and request.approved_plan != the_plan.plan_id:
@@ -153,14 +147,6 @@ def apply(ctx: TableContext, request: RescaleRequest) -> ApplyResult:
         shuffle_free,
         tuple(notes),
     )
-
-
-def _roll_back_our_leftovers(ctx: TableContext) -> tuple[TableContext, list[str]]:
-    store = timeline_store(ctx.storage, ctx.table)
-    leftovers = [i.timestamp for i in ctx.table.timeline.pending() if store.is_ours(i)]
-    for timestamp in leftovers:
-        rollback(ctx.storage, ctx.reload().table, timestamp)
-    return (ctx.reload() if leftovers else ctx), leftovers
 
 
 def _rescale(
