@@ -1,0 +1,97 @@
+"""Status conditions in the shape kstatus reads (so Flux and Argo CD health checks work unchanged).
+
+Three conditions, always all present: ``Ready`` (the table matches the spec), ``Reconciling`` (work is in
+flight), ``Stalled`` (stuck until someone changes something). ``phase`` is a one-word summary for people.
+A condition keeps its lastTransitionTime while its status does not change.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+READY, RECONCILING, STALLED = "Ready", "Reconciling", "Stalled"
+
+
+def _set(status: dict[str, Any], now: datetime, kind: str, value: bool, reason: str, message: str) -> None:
+    stamp = now.isoformat(timespec="seconds").replace("+00:00", "Z")
+    wanted = "True" if value else "False"
+    existing = {c["type"]: c for c in status.get("conditions") or []}
+    old = existing.get(kind)
+    existing[kind] = {
+        "type": kind,
+        "status": wanted,
+        "reason": reason,
+        "message": message,
+        "observedGeneration": status.get("observedGeneration"),
+        "lastTransitionTime": old["lastTransitionTime"] if old and old.get("status") == wanted else stamp,
+    }
+    status["conditions"] = [existing[k] for k in (READY, RECONCILING, STALLED) if k in existing]
+
+
+def _apply(
+    status: dict[str, Any],
+    now: datetime,
+    phase: str,
+    *,
+    ready: bool,
+    reconciling: bool,
+    stalled: bool,
+    reason: str,
+    message: str,
+) -> dict[str, Any]:
+    status = dict(status)
+    status["phase"] = phase
+    _set(status, now, READY, ready, reason, message)
+    _set(
+        status,
+        now,
+        RECONCILING,
+        reconciling,
+        reason if reconciling else "Idle",
+        message if reconciling else "",
+    )
+    _set(status, now, STALLED, stalled, reason if stalled else "None", message if stalled else "")
+    return status
+
+
+def progressing(status: dict[str, Any], now: datetime, reason: str, message: str) -> dict[str, Any]:
+    return _apply(
+        status, now, reason, ready=False, reconciling=True, stalled=False, reason=reason, message=message
+    )
+
+
+def ready(status: dict[str, Any], now: datetime, reason: str, message: str) -> dict[str, Any]:
+    return _apply(
+        status, now, "Ready", ready=True, reconciling=False, stalled=False, reason=reason, message=message
+    )
+
+
+def awaiting(status: dict[str, Any], now: datetime, message: str) -> dict[str, Any]:
+    return _apply(
+        status,
+        now,
+        "AwaitingApproval",
+        ready=False,
+        reconciling=False,
+        stalled=False,
+        reason="AwaitingApproval",
+        message=message,
+    )
+
+
+def stalled(status: dict[str, Any], now: datetime, reason: str, message: str) -> dict[str, Any]:
+    return _apply(
+        status, now, "Stalled", ready=False, reconciling=False, stalled=True, reason=reason, message=message
+    )
+
+
+def paused(status: dict[str, Any], now: datetime) -> dict[str, Any]:
+    message = "paused by annotation: no new job starts until it is removed"
+    return _apply(
+        status, now, "Paused", ready=False, reconciling=False, stalled=False, reason="Paused", message=message
+    )
+
+
+def condition(status: dict[str, Any], kind: str) -> dict[str, Any] | None:
+    return next((c for c in status.get("conditions") or [] if c.get("type") == kind), None)

@@ -1,0 +1,286 @@
+"""What to do next for one HudiBucketTable: a pure function of what was observed.
+
+``decide`` sees the spec, generation and annotations, the status written last time, and the jobs found
+(SparkApplications or local processes, with their reports). Jobs are the memory of work in flight;
+the status is the memory of work done, since finished jobs are deleted after their TTL. After an
+operator restart the same inputs give the same decision, so tracking resumes where it was.
+
+Flow per generation: plan job -> (policy or approval) -> apply job -> Ready. A failed job leaves the
+resource Stalled until the spec or the retry annotation changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from hudi_bucket.core.report import JobReport, Outcome
+from hudi_bucket_operator import conditions
+from hudi_bucket_operator.spec import PAUSED, RETRY, ApplyPolicy, InvalidSpecError, TableSpec, parse_spec
+
+HISTORY_LIMIT = 10
+
+
+class JobKind(StrEnum):
+    PLAN = "plan"
+    APPLY = "apply"
+
+
+class JobPhase(StrEnum):
+    PENDING = "Pending"
+    RUNNING = "Running"
+    COMPLETED = "Completed"
+    FAILED = "Failed"
+
+    @property
+    def terminal(self) -> bool:
+        return self in (JobPhase.COMPLETED, JobPhase.FAILED)
+
+
+@dataclass(frozen=True)
+class ObservedJob:
+    name: str
+    kind: JobKind
+    generation: int
+    retry_token: str
+    phase: JobPhase
+    created: str  # ISO timestamp: orders jobs of one generation
+    sequence: int = 0  # position in its generation's chain: plan 0, apply 1
+    error: str = ""  # the job system's own message (SparkApplication errorMessage)
+    report: JobReport | None = None
+
+
+@dataclass(frozen=True)
+class Observed:
+    spec: Mapping[str, Any]
+    generation: int
+    annotations: Mapping[str, str]
+    status: Mapping[str, Any]
+    jobs: Sequence[ObservedJob] = ()
+
+
+@dataclass(frozen=True)
+class SubmitJob:
+    kind: JobKind
+    generation: int
+    retry_token: str
+    sequence: int
+    approved_plan: str = ""
+
+
+@dataclass(frozen=True)
+class Decision:
+    status: dict[str, Any]
+    submit: SubmitJob | None = None
+    recorded: str | None = None  # a job whose result this decision records (its report can go)
+    events: tuple[tuple[str, str, str], ...] = ()  # (type, reason, message)
+    requeue: bool = False  # look again soon: a job is in flight
+    spec: TableSpec | None = field(default=None, compare=False)
+
+
+def decide(observed: Observed, now: datetime) -> Decision:
+    status = dict(observed.status)
+    status["observedGeneration"] = observed.generation
+    token = observed.annotations.get(RETRY, "")
+    paused = observed.annotations.get(PAUSED, "").lower() == "true"
+    try:
+        spec = parse_spec(observed.spec)
+    except InvalidSpecError as err:
+        return _stalled(status, now, "InvalidSpec", str(err))
+
+    chain = sorted(
+        (j for j in observed.jobs if j.generation == observed.generation and j.retry_token == token),
+        key=lambda j: (j.sequence, j.created),
+    )
+    in_flight = [j for j in observed.jobs if not j.phase.terminal]
+    if in_flight:
+        job = in_flight[-1]
+        reason = "Planning" if job.kind is JobKind.PLAN else "Applying"
+        status = _with_last_job(status, job)
+        return Decision(
+            conditions.progressing(status, now, reason, f"job {job.name} is {job.phase.value.lower()}"),
+            requeue=True,
+            spec=spec,
+        )
+
+    latest = chain[-1] if chain else None
+    last = status.get("lastJob") or {}
+    if latest is None:
+        if last.get("generation") == observed.generation and last.get("retryToken", "") == token:
+            return Decision(status, spec=spec)  # this generation's jobs finished and were cleaned up
+        if paused:
+            return Decision(conditions.paused(status, now), spec=spec)
+        submit = SubmitJob(JobKind.PLAN, observed.generation, token, 0)
+        return Decision(
+            conditions.progressing(status, now, "Planning", "planning which partitions change"),
+            submit=submit,
+            requeue=True,
+            events=(("Normal", "Planning", f"generation {observed.generation}: planning"),),
+            spec=spec,
+        )
+    return _after_job(status, spec, latest, paused, now, recorded=last.get("name") == latest.name)
+
+
+def _after_job(
+    status: dict[str, Any], spec: TableSpec, job: ObservedJob, paused: bool, now: datetime, *, recorded: bool
+) -> Decision:
+    status = _with_last_job(status, job)
+    report = job.report
+    failed = job.phase is JobPhase.FAILED or report is None or report.outcome is Outcome.FAILED
+    if failed:
+        message = _failure_message(job)
+        decision = _stalled(status, now, "JobFailed", message, spec)
+        if recorded:
+            return decision
+        return Decision(
+            decision.status, recorded=job.name, spec=spec, events=(("Warning", "JobFailed", message),)
+        )
+    assert report is not None
+    if job.kind is JobKind.PLAN:
+        return _after_plan(status, spec, job, report, paused, now, recorded)
+    return _after_apply(status, spec, job, report, now, recorded)
+
+
+def _after_plan(
+    status: dict[str, Any],
+    spec: TableSpec,
+    job: ObservedJob,
+    report: JobReport,
+    paused: bool,
+    now: datetime,
+    recorded: bool,
+) -> Decision:
+    plan = report.result.get("plan") or {}
+    status["plan"] = plan_summary(plan)
+    if report.result.get("config") is not None:
+        status["config"] = report.result["config"]
+    if report.result.get("partitions") is not None:
+        status["partitions"] = report.result["partitions"]
+    plan_id = plan.get("id", "")
+    events: tuple[tuple[str, str, str], ...] = ()
+    if plan.get("noop"):
+        message = "the table already matches the rules"
+        return Decision(
+            conditions.ready(status, now, "Converged", message),
+            recorded=job.name,
+            spec=spec,
+            events=() if recorded else (("Normal", "Converged", message),),
+        )
+    approved = spec.policy is ApplyPolicy.AUTOMATIC or spec.approved_plan == plan_id
+    described = (
+        f"plan {plan_id} rewrites {plan.get('partitions', 0)} partition(s), {plan.get('rows', 0)} row(s)"
+    )
+    if not approved:
+        message = f"{described}: set spec.apply.approvedPlan to {plan_id} to apply it"
+        if not recorded:
+            events = (("Normal", "AwaitingApproval", message),)
+        return Decision(
+            conditions.awaiting(status, now, message), recorded=job.name, events=events, spec=spec
+        )
+    if paused:
+        return Decision(conditions.paused(status, now), recorded=job.name, spec=spec)
+    submit = SubmitJob(
+        JobKind.APPLY, job.generation, job.retry_token, job.sequence + 1, approved_plan=plan_id
+    )
+    return Decision(
+        conditions.progressing(status, now, "Applying", described),
+        submit=submit,
+        recorded=job.name,
+        requeue=True,
+        events=(("Normal", "Applying", described),),
+        spec=spec,
+    )
+
+
+def _after_apply(
+    status: dict[str, Any],
+    spec: TableSpec,
+    job: ObservedJob,
+    report: JobReport,
+    now: datetime,
+    recorded: bool,
+) -> Decision:
+    result = report.result
+    if result.get("plan"):
+        status["plan"] = plan_summary(result["plan"])
+    if result.get("config") is not None:
+        status["config"] = result["config"]
+    if result.get("partitions") is not None:
+        status["partitions"] = result["partitions"]
+    if report.outcome is Outcome.NO_CHANGE:
+        return Decision(
+            conditions.ready(status, now, "Converged", report.message), recorded=job.name, spec=spec
+        )
+    if not recorded:
+        entry = {
+            "job": job.name,
+            "instant": result.get("instant"),
+            "planId": (result.get("plan") or {}).get("id"),
+            "partitions": len((result.get("plan") or {}).get("changes") or []),
+            "rows": result.get("rowsWritten", 0),
+            "seconds": result.get("seconds"),
+            "outcome": report.outcome.value,
+            "finished": report.finished,
+        }
+        status["history"] = [entry, *(status.get("history") or [])][:HISTORY_LIMIT]
+    events = () if recorded else (("Normal", "Applied", report.message),)
+    return Decision(
+        conditions.ready(status, now, "Applied", report.message), recorded=job.name, events=events, spec=spec
+    )
+
+
+def _stalled(
+    status: dict[str, Any], now: datetime, reason: str, message: str, spec: TableSpec | None = None
+) -> Decision:
+    return Decision(conditions.stalled(status, now, reason, message), spec=spec)
+
+
+def _failure_message(job: ObservedJob) -> str:
+    if job.report is not None and job.report.error:
+        error = job.report.error
+        hint = f" ({error['hint']})" if error.get("hint") else ""
+        return f"{job.kind.value} job {job.name} failed: {error.get('message', '')}{hint}"
+    if job.report is not None and job.report.outcome is Outcome.FAILED:
+        return f"{job.kind.value} job {job.name} failed: {job.report.message}"
+    return f"{job.kind.value} job {job.name} failed: {job.error or 'no report (see the driver log)'}"
+
+
+def _with_last_job(status: dict[str, Any], job: ObservedJob) -> dict[str, Any]:
+    return {
+        **status,
+        "lastJob": {
+            "name": job.name,
+            "kind": job.kind.value,
+            "generation": job.generation,
+            "retryToken": job.retry_token,
+            "phase": job.phase.value,
+        },
+    }
+
+
+def plan_summary(plan: Mapping[str, Any], max_items: int = 20) -> dict[str, Any]:
+    """The plan as status shows it: id, totals and the biggest changes (bounded)."""
+    changes = sorted(plan.get("changes") or [], key=lambda c: -(c.get("bytes") or 0))
+    return {
+        "id": plan.get("id", ""),
+        "noop": bool(plan.get("noop")),
+        "configChanges": bool(plan.get("config_changes")),
+        "partitions": plan.get("partitions", len(changes)),
+        "rows": plan.get("rows", 0),
+        "bytes": plan.get("bytes", 0),
+        "items": [
+            {
+                "partition": c.get("partition"),
+                "from": c.get("old_buckets"),
+                "to": c.get("new_buckets"),
+                "reason": c.get("reason"),
+                "rows": c.get("rows"),
+                "bytes": c.get("bytes"),
+            }
+            for c in changes[:max_items]
+        ],
+        "omitted": max(0, len(changes) - max_items),
+    }
