@@ -12,7 +12,7 @@ resource Stalled until the spec or the retry annotation changes.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
@@ -108,6 +108,8 @@ def decide(observed: Observed, now: datetime) -> Decision:
 
     latest = chain[-1] if chain else None
     last = status.get("lastJob") or {}
+    if latest is not None and last.get("name") == latest.name and last.get("recorded"):
+        return Decision(status, spec=spec)  # its result is in the status already; its report may be gone
     if latest is None:
         if last.get("generation") == observed.generation and last.get("retryToken", "") == token:
             return Decision(status, spec=spec)  # this generation's jobs finished and were cleaned up
@@ -121,67 +123,54 @@ def decide(observed: Observed, now: datetime) -> Decision:
             events=(("Normal", "Planning", f"generation {observed.generation}: planning"),),
             spec=spec,
         )
-    return _after_job(status, spec, latest, paused, now, recorded=last.get("name") == latest.name)
+    return _recorded(_after_job(_with_last_job(status, latest), spec, latest, paused, now))
+
+
+def _recorded(decision: Decision) -> Decision:
+    """Mark in the status that the job's result is recorded, so it is never evaluated again."""
+    if decision.recorded is None:
+        return decision
+    status = {**decision.status, "lastJob": {**decision.status["lastJob"], "recorded": True}}
+    return replace(decision, status=status)
 
 
 def _after_job(
-    status: dict[str, Any], spec: TableSpec, job: ObservedJob, paused: bool, now: datetime, *, recorded: bool
+    status: dict[str, Any], spec: TableSpec, job: ObservedJob, paused: bool, now: datetime
 ) -> Decision:
-    status = _with_last_job(status, job)
     report = job.report
-    failed = job.phase is JobPhase.FAILED or report is None or report.outcome is Outcome.FAILED
-    if failed:
+    if job.phase is JobPhase.FAILED or report is None or report.outcome is Outcome.FAILED:
         message = _failure_message(job)
-        decision = _stalled(status, now, "JobFailed", message, spec)
-        if recorded:
-            return decision
-        return Decision(
-            decision.status, recorded=job.name, spec=spec, events=(("Warning", "JobFailed", message),)
-        )
-    assert report is not None
+        stalled = conditions.stalled(status, now, "JobFailed", message)
+        return Decision(stalled, recorded=job.name, events=(("Warning", "JobFailed", message),), spec=spec)
     if job.kind is JobKind.PLAN:
-        return _after_plan(status, spec, job, report, paused, now, recorded)
-    return _after_apply(status, spec, job, report, now, recorded)
+        return _after_plan(status, spec, job, report, paused, now)
+    return _after_apply(status, spec, job, report, now)
 
 
 def _after_plan(
-    status: dict[str, Any],
-    spec: TableSpec,
-    job: ObservedJob,
-    report: JobReport,
-    paused: bool,
-    now: datetime,
-    recorded: bool,
+    status: dict[str, Any], spec: TableSpec, job: ObservedJob, report: JobReport, paused: bool, now: datetime
 ) -> Decision:
     plan = report.result.get("plan") or {}
     status["plan"] = plan_summary(plan)
-    if report.result.get("config") is not None:
-        status["config"] = report.result["config"]
-    if report.result.get("partitions") is not None:
-        status["partitions"] = report.result["partitions"]
+    _copy_table_facts(status, report)
     plan_id = plan.get("id", "")
-    events: tuple[tuple[str, str, str], ...] = ()
     if plan.get("noop"):
         message = "the table already matches the rules"
-        return Decision(
-            conditions.ready(status, now, "Converged", message),
-            recorded=job.name,
-            spec=spec,
-            events=() if recorded else (("Normal", "Converged", message),),
-        )
+        ready = conditions.ready(status, now, "Converged", message)
+        return Decision(ready, recorded=job.name, events=(("Normal", "Converged", message),), spec=spec)
     approved = spec.policy is ApplyPolicy.AUTOMATIC or spec.approved_plan == plan_id
     described = (
         f"plan {plan_id} rewrites {plan.get('partitions', 0)} partition(s), {plan.get('rows', 0)} row(s)"
     )
     if not approved:
         message = f"{described}: set spec.apply.approvedPlan to {plan_id} to apply it"
-        if not recorded:
-            events = (("Normal", "AwaitingApproval", message),)
+        awaiting = conditions.awaiting(status, now, message)
         return Decision(
-            conditions.awaiting(status, now, message), recorded=job.name, events=events, spec=spec
+            awaiting, recorded=job.name, events=(("Normal", "AwaitingApproval", message),), spec=spec
         )
     if paused:
-        return Decision(conditions.paused(status, now), recorded=job.name, spec=spec)
+        # Not recorded: once the annotation goes, this plan is looked at again and applied.
+        return Decision(conditions.paused(status, now), spec=spec)
     submit = SubmitJob(
         JobKind.APPLY, job.generation, job.retry_token, job.sequence + 1, approved_plan=plan_id
     )
@@ -196,40 +185,35 @@ def _after_plan(
 
 
 def _after_apply(
-    status: dict[str, Any],
-    spec: TableSpec,
-    job: ObservedJob,
-    report: JobReport,
-    now: datetime,
-    recorded: bool,
+    status: dict[str, Any], spec: TableSpec, job: ObservedJob, report: JobReport, now: datetime
 ) -> Decision:
     result = report.result
     if result.get("plan"):
         status["plan"] = plan_summary(result["plan"])
-    if result.get("config") is not None:
-        status["config"] = result["config"]
-    if result.get("partitions") is not None:
-        status["partitions"] = result["partitions"]
+    _copy_table_facts(status, report)
     if report.outcome is Outcome.NO_CHANGE:
-        return Decision(
-            conditions.ready(status, now, "Converged", report.message), recorded=job.name, spec=spec
-        )
-    if not recorded:
-        entry = {
-            "job": job.name,
-            "instant": result.get("instant"),
-            "planId": (result.get("plan") or {}).get("id"),
-            "partitions": len((result.get("plan") or {}).get("changes") or []),
-            "rows": result.get("rowsWritten", 0),
-            "seconds": result.get("seconds"),
-            "outcome": report.outcome.value,
-            "finished": report.finished,
-        }
-        status["history"] = [entry, *(status.get("history") or [])][:HISTORY_LIMIT]
-    events = () if recorded else (("Normal", "Applied", report.message),)
-    return Decision(
-        conditions.ready(status, now, "Applied", report.message), recorded=job.name, events=events, spec=spec
-    )
+        ready = conditions.ready(status, now, "Converged", report.message)
+        return Decision(ready, recorded=job.name, spec=spec)
+    entry = {
+        "job": job.name,
+        "instant": result.get("instant"),
+        "planId": (result.get("plan") or {}).get("id"),
+        "partitions": len((result.get("plan") or {}).get("changes") or []),
+        "rows": result.get("rowsWritten", 0),
+        "seconds": result.get("seconds"),
+        "outcome": report.outcome.value,
+        "finished": report.finished,
+    }
+    status["history"] = [entry, *(status.get("history") or [])][:HISTORY_LIMIT]
+    ready = conditions.ready(status, now, "Applied", report.message)
+    return Decision(ready, recorded=job.name, events=(("Normal", "Applied", report.message),), spec=spec)
+
+
+def _copy_table_facts(status: dict[str, Any], report: JobReport) -> None:
+    """The config in force and per-partition bucket counts, as the job last saw the table."""
+    for key in ("config", "partitions"):
+        if report.result.get(key) is not None:
+            status[key] = report.result[key]
 
 
 def _stalled(

@@ -170,8 +170,10 @@ def _request(args: argparse.Namespace) -> Any:
 
 def _plan(spark: Any, args: argparse.Namespace) -> CommandResult:
     from hudi_bucket.jobs.apply import plan
+    from hudi_bucket.jobs.show import table_buckets
 
-    the_plan, checks = plan(_context(spark, args), _request(args))
+    ctx = _context(spark, args)
+    the_plan, checks = plan(ctx, _request(args))
     totals = the_plan.totals()
     message = (
         "already converged: nothing to do"
@@ -179,20 +181,27 @@ def _plan(spark: Any, args: argparse.Namespace) -> CommandResult:
         else f"plan {the_plan.plan_id}: rewrite {totals['partitions']} partition(s), {totals['rows']} row(s)"
         + (", new config version" if the_plan.config_changes else "")
     )
-    return Outcome.SUCCEEDED, message, {"plan": the_plan.to_dict(), "preflight": checks.to_dict()}
+    return (
+        Outcome.SUCCEEDED,
+        message,
+        {"plan": the_plan.to_dict(), "preflight": checks.to_dict(), **table_buckets(ctx)},
+    )
 
 
 def _apply(spark: Any, args: argparse.Namespace) -> CommandResult:
     from hudi_bucket.jobs.apply import apply
+    from hudi_bucket.jobs.show import table_buckets
 
-    result = apply(_context(spark, args), _request(args))
+    ctx = _context(spark, args)
+    result = apply(ctx, _request(args))
+    facts = table_buckets(ctx.reload())
     if result.instant is None:
-        return Outcome.NO_CHANGE, "already converged: nothing written", result.to_dict()
+        return Outcome.NO_CHANGE, "already converged: nothing written", {**result.to_dict(), **facts}
     message = (
         f"committed {result.instant}: {len(result.plan.changes)} partition(s) rewritten, "
         f"{result.rows_written} row(s) in {result.files_written} file(s)"
     )
-    return Outcome.SUCCEEDED, message, result.to_dict()
+    return Outcome.SUCCEEDED, message, {**result.to_dict(), **facts}
 
 
 def _rollback(spark: Any, args: argparse.Namespace) -> CommandResult:

@@ -1,0 +1,240 @@
+"""Where jobs run. ``sparkoperator`` creates SparkApplications; ``local`` runs the same `hudi-bucket-job`
+command as a local PySpark process. Both report the same way, so ``decide`` cannot tell them apart."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import sys
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Protocol
+
+from hudi_bucket.core.report import JobReport
+from hudi_bucket_operator import naming
+from hudi_bucket_operator.kube import (
+    CONFIG_MAPS,
+    SPARK_APPLICATIONS,
+    KubeClient,
+    KubeConflictError,
+    KubeNotFoundError,
+)
+from hudi_bucket_operator.reconcile import JobKind, JobPhase, ObservedJob, SubmitJob
+from hudi_bucket_operator.render import JobDefaults, render_spark_application
+from hudi_bucket_operator.spec import TableSpec
+
+REPORT_KEY = "report.json"
+
+
+@dataclass(frozen=True)
+class TableRef:
+    """The HudiBucketTable a job belongs to: what naming and owner references need."""
+
+    name: str
+    namespace: str
+    uid: str
+    body: dict[str, Any] = field(compare=False, repr=False)
+
+
+class JobBackend(Protocol):
+    async def observe(self, table: TableRef) -> list[ObservedJob]:
+        """Every job of this table that still exists, with its phase and (once done) its report."""
+        ...
+
+    async def submit(self, table: TableRef, spec: TableSpec, job: SubmitJob) -> str:
+        """Start the job (idempotent: an existing job of the same name is adopted); returns its name."""
+        ...
+
+    async def forget(self, table: TableRef, name: str) -> None:
+        """Drop what is only needed until a job's result is recorded (its report)."""
+        ...
+
+
+def job_name_for(table: TableRef, job: SubmitJob) -> str:
+    return naming.job_name(
+        table.name,
+        table.uid,
+        job.kind.value,
+        job.generation,
+        retry_token=job.retry_token,
+        plan_id=job.approved_plan,
+    )
+
+
+_SPARK_PHASES = {"COMPLETED": JobPhase.COMPLETED, "FAILED": JobPhase.FAILED, "RUNNING": JobPhase.RUNNING}
+
+
+class SparkOperatorBackend:
+    """Jobs as SparkApplications; each reports into a ConfigMap of the same name, owned by the table."""
+
+    def __init__(self, client: KubeClient, defaults: JobDefaults) -> None:
+        self.client = client
+        self.defaults = defaults
+
+    async def observe(self, table: TableRef) -> list[ObservedJob]:
+        apps = await self.client.list(
+            SPARK_APPLICATIONS, table.namespace, {naming.TABLE_UID_LABEL: table.uid}
+        )
+        return [await self._observed(table, app) for app in apps]
+
+    async def _observed(self, table: TableRef, app: dict[str, Any]) -> ObservedJob:
+        meta = app.get("metadata") or {}
+        labels, annotations = meta.get("labels") or {}, meta.get("annotations") or {}
+        state = (app.get("status") or {}).get("applicationState") or {}
+        # Only COMPLETED and FAILED are final; everything else (SUBMITTED, PENDING_RERUN, ...) is in flight.
+        phase = _SPARK_PHASES.get(state.get("state", ""), JobPhase.PENDING)
+        report = await self._report(table, meta["name"]) if phase.terminal else None
+        kind = JobKind(labels[naming.JOB_KIND_LABEL])
+        return ObservedJob(
+            name=meta["name"],
+            kind=kind,
+            generation=int(labels[naming.GENERATION_LABEL]),
+            retry_token=annotations.get(naming.RETRY_ANNOTATION, ""),
+            phase=phase,
+            created=meta.get("creationTimestamp", ""),
+            sequence=0 if kind is JobKind.PLAN else 1,
+            error=state.get("errorMessage", ""),
+            report=report,
+        )
+
+    async def _report(self, table: TableRef, name: str) -> JobReport | None:
+        try:
+            config_map = await self.client.get(CONFIG_MAPS, table.namespace, name)
+        except KubeNotFoundError:
+            return None
+        text = (config_map.get("data") or {}).get(REPORT_KEY)
+        return JobReport.from_dict(json.loads(text)) if text else None
+
+    async def submit(self, table: TableRef, spec: TableSpec, job: SubmitJob) -> str:
+        name = job_name_for(table, job)
+        manifest = render_spark_application(
+            table=table.body,
+            spec=spec,
+            kind=job.kind.value,
+            job_name=name,
+            defaults=self.defaults,
+            approved_plan=job.approved_plan,
+            retry_token=job.retry_token,
+        )
+        report = {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {
+                "name": name,
+                "namespace": table.namespace,
+                "labels": manifest["metadata"]["labels"],
+                "ownerReferences": manifest["metadata"]["ownerReferences"],
+            },
+            "data": {},
+        }
+        for resource, body in ((CONFIG_MAPS, report), (SPARK_APPLICATIONS, manifest)):
+            # Created before (a retry, an operator restart): adopt it, never edit it.
+            with contextlib.suppress(KubeConflictError):
+                await self.client.create(resource, body)
+        return name
+
+    async def forget(self, table: TableRef, name: str) -> None:
+        await self.client.delete(CONFIG_MAPS, table.namespace, name)
+
+
+@dataclass
+class _LocalJob:
+    observed: ObservedJob
+    process: asyncio.subprocess.Process
+    report_path: Path
+
+
+class LocalBackend:
+    """Jobs as local `hudi-bucket-job` processes (local Spark): the embedded default, no cluster needed."""
+
+    def __init__(self, state_dir: Path, master: str = "local[2]", echo: Any = None) -> None:
+        self.state_dir = state_dir
+        self.master = master
+        self.echo = echo or (lambda _line: None)
+        self.jobs: dict[str, _LocalJob] = {}
+
+    async def observe(self, table: TableRef) -> list[ObservedJob]:
+        observed = []
+        for job in self.jobs.values():
+            if job.observed.name.startswith(
+                naming.job_prefix(table.name)
+            ) and job.report_path.parent == self._dir(table):
+                observed.append(await self._refresh(job))
+        return observed
+
+    async def _refresh(self, job: _LocalJob) -> ObservedJob:
+        if job.observed.phase.terminal or job.process.returncode is None:
+            return job.observed
+        report = None
+        if job.report_path.exists():
+            report = JobReport.from_dict(json.loads(job.report_path.read_text()))
+        phase = JobPhase.COMPLETED if job.process.returncode == 0 else JobPhase.FAILED
+        log = job.report_path.with_suffix(".log")
+        job.observed = ObservedJob(
+            **{
+                **job.observed.__dict__,
+                "phase": phase,
+                "report": report,
+                "error": f"see {log}" if phase is JobPhase.FAILED else "",
+            }
+        )
+        self.echo(
+            f"job {job.observed.name}: {phase.value.lower()}" + (f" ({report.message})" if report else "")
+        )
+        return job.observed
+
+    def _dir(self, table: TableRef) -> Path:
+        return self.state_dir / table.namespace / table.name
+
+    async def submit(self, table: TableRef, spec: TableSpec, job: SubmitJob) -> str:
+        name = job_name_for(table, job)
+        if name in self.jobs:
+            return name
+        folder = self._dir(table)
+        folder.mkdir(parents=True, exist_ok=True)
+        report = folder / f"{name}.json"
+        report.unlink(missing_ok=True)
+        args = [
+            job.kind.value,
+            "--table",
+            spec.uri,
+            *spec.job_args(),
+            "--report",
+            str(report),
+            "--master",
+            self.master,
+        ]
+        if job.kind is JobKind.APPLY:
+            args += ["--approved-plan", job.approved_plan]
+        log = report.with_suffix(".log").open("wb")
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "hudi_bucket", *args, stdout=log, stderr=log, env={**os.environ}
+        )
+        log.close()
+        self.echo(f"job {name}: {job.kind.value} started (log: {report.with_suffix('.log')})")
+        self.jobs[name] = _LocalJob(
+            ObservedJob(
+                name=name,
+                kind=job.kind,
+                generation=job.generation,
+                retry_token=job.retry_token,
+                phase=JobPhase.RUNNING,
+                created=datetime.now(UTC).isoformat(),
+                sequence=job.sequence,
+            ),
+            process,
+            report,
+        )
+        return name
+
+    async def forget(self, table: TableRef, name: str) -> None:
+        job = self.jobs.pop(name, None)
+        if job is not None and job.process.returncode is None:
+            job.process.kill()
+
+    async def wait(self) -> None:
+        """Until every running job has exited (the local mode's pace)."""
+        await asyncio.gather(*(j.process.wait() for j in self.jobs.values() if j.process.returncode is None))
