@@ -92,7 +92,7 @@ class SparkOperatorBackend:
             name=meta["name"],
             kind=kind,
             generation=int(labels[naming.GENERATION_LABEL]),
-            retry_token=annotations.get(naming.RETRY_ANNOTATION, ""),
+            retry_token=annotations.get(naming.RETRY_TOKEN_ANNOTATION, ""),
             phase=phase,
             created=meta.get("creationTimestamp", ""),
             sequence=0 if kind is JobKind.PLAN else 1,

@@ -20,7 +20,9 @@ from hudi_bucket_operator.spec import GROUP
 
 MAX_NAME_LENGTH = 49  # the name plus Spark's suffixes (-driver, -ui-svc, -exec-N) must fit in 63
 HASH_LENGTH = 10
-MAX_KIND_LENGTH = 16  # leaves the table name prefix at least 21 characters
+MAX_KIND_LENGTH = 8  # plan, apply, verify
+# One budget for every kind, so that all of a table's children share one prefix (job_prefix).
+PREFIX_LENGTH = MAX_NAME_LENGTH - MAX_KIND_LENGTH - HASH_LENGTH - 2
 MAX_LABEL_VALUE = 63
 
 MANAGED_BY = "app.kubernetes.io/managed-by"
@@ -51,14 +53,21 @@ def job_name(
     The hash covers everything that makes a run distinct, so a new generation, a retry or another
     approved plan gets a new child; the prefix is only there for people reading ``kubectl get``.
     """
-    suffix_kind = _NOT_DNS.sub("-", kind.lower()).strip("-")[:MAX_KIND_LENGTH].strip("-") or "job"
+    short_kind = _NOT_DNS.sub("-", kind.lower()).strip("-")[:MAX_KIND_LENGTH].strip("-") or "job"
     digest = _digest(table_uid, str(generation), kind, retry_token, plan_id)[:HASH_LENGTH]
-    suffix = f"-{suffix_kind}-{digest}"
+    return f"{job_prefix(table_name)}{short_kind}-{digest}"
+
+
+def job_prefix(table_name: str) -> str:
+    """How every child name of this table starts (ending in ``-``).
+
+    Only a hint for people and listings: a longer table name can share it, so find a table's
+    children by the table-uid label (children_selector), not by prefix.
+    """
     prefix = _NOT_DNS.sub("-", table_name.lower()).strip("-")
     if not prefix[:1].isalpha():  # a Service name must start with a letter
         prefix = f"t-{prefix}".rstrip("-")
-    prefix = prefix[: MAX_NAME_LENGTH - len(suffix)].rstrip("-")
-    return f"{prefix}{suffix}"
+    return prefix[:PREFIX_LENGTH].rstrip("-") + "-"
 
 
 def label_value(value: str) -> str:

@@ -111,7 +111,8 @@ def decide(observed: Observed, now: datetime) -> Decision:
     if latest is not None and last.get("name") == latest.name and last.get("recorded"):
         return Decision(status, spec=spec)  # its result is in the status already; its report may be gone
     if latest is None:
-        if last.get("generation") == observed.generation and last.get("retryToken", "") == token:
+        done = last.get("generation") == observed.generation and last.get("retryToken", "") == token
+        if done and last.get("recorded"):
             return Decision(status, spec=spec)  # this generation's jobs finished and were cleaned up
         if paused:
             return Decision(conditions.paused(status, now), spec=spec)

@@ -1,6 +1,6 @@
 """Local filesystem storage.
 
-Writes go to a temporary file in the root's scratch folder (Hudi's own ``.hoodie/.temp``), then
+Writes go to a temporary file in the table's scratch folder (Hudi's own ``.hoodie/.temp``), then
 appear under their name in one step: ``os.link`` when the target must not exist (so two writers cannot
 both create it), ``os.replace`` when overwriting. Readers never see a partial file, and a crash never
 leaves a stray file beside the target (Hudi fails on strays in e.g. the hashing_config folder).
@@ -59,12 +59,18 @@ class LocalStorage:
         except IsADirectoryError:
             raise StorageError(f"{self.uri}/{path} is a folder, not a file") from None
 
+    def _scratch(self, target: Path) -> Path:
+        """The table's scratch folder when the root is a table, else the target's own folder."""
+        if not self._abs(".hoodie").is_dir():
+            return target.parent
+        scratch = self._abs(SCRATCH_FOLDER)
+        scratch.mkdir(exist_ok=True)
+        return scratch
+
     def write(self, path: str, data: bytes, *, overwrite: bool = False) -> None:
         target = self._abs(path)
         target.parent.mkdir(parents=True, exist_ok=True)
-        scratch = self._abs(SCRATCH_FOLDER)
-        scratch.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f"{target.name}.", suffix=".tmp", dir=scratch)
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=self._scratch(target))
         try:
             with os.fdopen(fd, "wb") as f:
                 f.write(data)

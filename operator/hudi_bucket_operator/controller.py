@@ -1,0 +1,51 @@
+"""One reconcile pass for one table: observe its jobs, decide, act. Shared by the Kopf handlers and the
+local mode; the caller writes the returned status and posts the returned events."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from hudi_bucket.errors import HudiBucketError
+from hudi_bucket_operator import conditions, metrics
+from hudi_bucket_operator.backends import JobBackend, TableRef
+from hudi_bucket_operator.reconcile import Decision, Observed, decide
+
+
+def table_ref(body: dict[str, Any]) -> TableRef:
+    meta = body["metadata"]
+    return TableRef(meta["name"], meta.get("namespace") or "default", meta.get("uid", ""), body)
+
+
+async def reconcile_once(backend: JobBackend, body: dict[str, Any], now: datetime | None = None) -> Decision:
+    now = now or datetime.now(UTC)
+    table = table_ref(body)
+    meta = body["metadata"]
+    observed = Observed(
+        spec=body.get("spec") or {},
+        generation=int(meta.get("generation") or 1),
+        annotations=meta.get("annotations") or {},
+        status=body.get("status") or {},
+        jobs=tuple(await backend.observe(table)),
+    )
+    decision = decide(observed, now)
+    if decision.submit is not None and decision.spec is not None:
+        try:
+            name = await backend.submit(table, decision.spec, decision.submit)
+        except HudiBucketError as err:  # e.g. an image the operator does not allow
+            reason = type(err).__name__.removesuffix("Error")
+            stalled = conditions.stalled(decision.status, now, reason, str(err))
+            return Decision(stalled, events=(("Warning", reason, str(err)),))
+        metrics.JOBS_SUBMITTED.labels(kind=decision.submit.kind.value).inc()
+        decision.status["lastJob"] = {
+            "name": name,
+            "kind": decision.submit.kind.value,
+            "generation": decision.submit.generation,
+            "retryToken": decision.submit.retry_token,
+            "phase": "Pending",
+        }
+    if decision.recorded is not None:
+        metrics.record_job(decision.status)
+        await backend.forget(table, decision.recorded)
+    metrics.RECONCILES.labels(phase=decision.status.get("phase", "")).inc()
+    return decision

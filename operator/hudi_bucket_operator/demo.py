@@ -1,0 +1,118 @@
+"""`hudi-bucket-operator demo`: the embedded default, end to end on this machine.
+
+1. Generate an orders dataset whose days are skewed (11-11 holds far more rows than other days).
+2. Create a Hudi table from it with the `write` job: a plain bucket index, 4 buckets everywhere.
+3. Reconcile examples/skewed-days.yaml with the local mode: plan, then apply, giving busy days more
+   buckets (Automatic policy here, so the plan applies without approval).
+4. Show each partition before and after.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from hudi_bucket_operator.local import Echo, apply_locally, load_manifests
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "skewed-days.yaml"
+DAYS = [f"2025-11-{d:02d}" for d in range(1, 15)]
+BUSY = {"2025-11-11": 12, "2025-11-10": 3}  # weight of a busy day; others weigh 1
+
+
+def generate_orders(path: Path, rows: int) -> None:
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    weights = np.array([BUSY.get(day, 1) for day in DAYS], dtype=float)
+    rng = np.random.default_rng(1111)
+    day = rng.choice(len(DAYS), size=rows, p=weights / weights.sum())
+    table = pa.table(
+        {
+            "order_id": [f"ORD-{i:08d}" for i in range(rows)],
+            "customer_id": rng.integers(1, 50_000, size=rows),
+            "amount": np.round(rng.gamma(2.0, 30.0, size=rows), 2),
+            "day": pa.array(np.array(DAYS)[day]),
+            "updated_at": rng.integers(1_700_000_000_000, 1_760_000_000_000, size=rows),
+        }
+    )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(table, path)
+
+
+def run_job(args: list[str], log: Path) -> dict[str, Any]:
+    """Run `hudi-bucket-job` as the local backend does; the report comes back as a dict."""
+    report = log.with_suffix(".json")
+    with log.open("wb") as out:
+        code = subprocess.call(
+            [sys.executable, "-m", "hudi_bucket", *args, "--report", str(report)], stdout=out, stderr=out
+        )
+    result = json.loads(report.read_text())
+    if code != 0:
+        raise SystemExit(f"{args[0]} failed: {result.get('message')} (log: {log})")
+    return result
+
+
+def partition_rows(show: dict[str, Any]) -> dict[str, tuple[int | None, int, int]]:
+    return {
+        p["partition"]: (p["buckets"], p["fileGroups"], p["rows"] or 0) for p in show["result"]["partitions"]
+    }
+
+
+def run_demo(folder: Path, rows: int, echo: Echo) -> int:
+    if folder.exists():
+        shutil.rmtree(folder)
+    logs = folder / "logs"
+    logs.mkdir(parents=True)
+    table = (folder / "orders").resolve()
+    source = folder / "source" / "orders.parquet"
+
+    echo(f"1. generating {rows:,} orders over {len(DAYS)} days (11-11 is the busy one) -> {source}")
+    generate_orders(source, rows)
+    echo(f"2. creating the Hudi table {table} (bucket index, 4 buckets in every partition)")
+    created = run_job(
+        [
+            "write",
+            "--table",
+            str(table),
+            "--source",
+            str(source),
+            "--record-key",
+            "order_id",
+            "--partition-field",
+            "day",
+            "--ordering-field",
+            "updated_at",
+            "--create",
+            "--hive-style",
+            "--default",
+            "4",
+        ],
+        logs / "write.log",
+    )
+    echo(f"   {created['message']}")
+    before = partition_rows(run_job(["show", "--table", str(table)], logs / "show-before.log"))
+
+    manifest = load_manifests([EXAMPLE])[0]
+    manifest["spec"]["table"]["uri"] = str(table)
+    manifest["spec"].setdefault("apply", {})["policy"] = "Automatic"
+    echo(f"3. reconciling {EXAMPLE.name} locally (plan, then apply)")
+    [body] = asyncio.run(apply_locally([manifest], folder / "state", lambda line: echo(f"   {line}")))
+    after = partition_rows(run_job(["show", "--table", str(table)], logs / "show-after.log"))
+
+    echo("4. partitions before -> after")
+    echo(f"   {'partition':<16} {'rows':>9}  {'buckets':>13}  {'file groups':>13}")
+    for partition in sorted(after):
+        (b0, f0, r), (b1, f1, _) = before.get(partition, (None, 0, 0)), after[partition]
+        echo(f"   {partition:<16} {r:>9,}  {b0 or 4:>5} -> {b1:<5}  {f0:>5} -> {f1:<5}")
+    echo("final status:")
+    echo(yaml.safe_dump({"status": body["status"]}, sort_keys=False))
+    ready = next(c for c in body["status"]["conditions"] if c["type"] == "Ready")
+    return 0 if ready["status"] == "True" else 1

@@ -1,0 +1,94 @@
+"""Kopf handlers: thin. They fetch, call the controller, and hand back status and events.
+
+Reconciling is level-based: a timer per HudiBucketTable polls its jobs, and every change to the resource
+reconciles at once. Both run the same pass under one lock per table, so they never act twice. No
+finalizer: deleting a HudiBucketTable never touches table data, and its children go by owner reference.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import logging
+from typing import Any
+
+import kopf
+
+from hudi_bucket_operator import metrics
+from hudi_bucket_operator.backends import LocalBackend, SparkOperatorBackend
+from hudi_bucket_operator.controller import reconcile_once
+from hudi_bucket_operator.kube import KubeClient
+from hudi_bucket_operator.settings import OperatorConfig
+from hudi_bucket_operator.spec import GROUP, PLURAL, UNMANAGED, VERSION
+
+CONFIG = OperatorConfig.from_env()
+
+
+def managed(annotations: kopf.Annotations, **_: Any) -> bool:
+    return annotations.get(UNMANAGED, "").lower() != "true"
+
+
+@kopf.on.startup()
+async def startup(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) -> None:
+    settings.posting.level = logging.INFO
+    settings.persistence.progress_storage = kopf.AnnotationsProgressStorage(prefix=GROUP)
+    settings.persistence.diffbase_storage = kopf.AnnotationsDiffBaseStorage(prefix=GROUP)
+    memo.locks = collections.defaultdict(asyncio.Lock)
+    metrics.serve(CONFIG.metrics_port)
+
+
+@kopf.on.login()
+def login(memo: kopf.Memo, logger: kopf.Logger, **_: Any) -> kopf.ConnectionInfo | None:
+    """One identity for Kopf and for our client: the service account in a pod, else the kubeconfig."""
+    if CONFIG.kube_server:
+        info = kopf.ConnectionInfo(server=CONFIG.kube_server)
+    else:
+        info = kopf.login_with_service_account(logger=logger) or kopf.login_with_kubeconfig(logger=logger)
+    if info is not None:
+        memo.backend = _backend(info)
+    return info
+
+
+def _backend(info: kopf.ConnectionInfo) -> Any:
+    if CONFIG.backend == "local":
+        return LocalBackend(CONFIG.local_state_dir)
+    return SparkOperatorBackend(KubeClient(info), CONFIG.job_defaults)
+
+
+@kopf.on.cleanup()
+async def cleanup(memo: kopf.Memo, **_: Any) -> None:
+    client = getattr(getattr(memo, "backend", None), "client", None)
+    if client is not None:
+        await client.close()
+
+
+@kopf.timer(GROUP, VERSION, PLURAL, interval=CONFIG.poll_seconds, when=managed)
+async def poll(body: kopf.Body, patch: kopf.Patch, memo: kopf.Memo, **_: Any) -> None:
+    await _reconcile(body, patch, memo)
+
+
+@kopf.on.event(GROUP, VERSION, PLURAL, when=managed)
+async def changed(
+    event: kopf.RawEvent, body: kopf.Body, patch: kopf.Patch, memo: kopf.Memo, **_: Any
+) -> None:
+    if event.get("type") == "DELETED":
+        return
+    await _reconcile(body, patch, memo)
+
+
+async def _reconcile(body: kopf.Body, patch: kopf.Patch, memo: kopf.Memo) -> None:
+    uid = body.get("metadata", {}).get("uid", "")
+    async with memo.locks[uid]:
+        decision = await reconcile_once(memo.backend, _plain(body))
+    if decision.status != dict(body.get("status") or {}):
+        patch.status.update(decision.status)
+    for kind, reason, message in decision.events:
+        kopf.event(body, type=kind, reason=reason, message=message)
+
+
+def _plain(body: kopf.Body) -> dict[str, Any]:
+    return {
+        "metadata": dict(body.get("metadata", {})),
+        "spec": dict(body.get("spec", {})),
+        "status": dict(body.get("status", {})),
+    }

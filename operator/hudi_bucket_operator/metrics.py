@@ -1,0 +1,37 @@
+"""Prometheus metrics: reconciles, jobs by kind and outcome, rescale durations and rows rewritten."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from prometheus_client import Counter, Histogram, start_http_server
+
+RECONCILES = Counter(
+    "hbo_reconciles_total", "Reconcile passes, by the phase they left the table in", ["phase"]
+)
+JOBS_SUBMITTED = Counter("hbo_jobs_submitted_total", "Jobs started", ["kind"])
+JOBS_FINISHED = Counter("hbo_jobs_finished_total", "Jobs whose result was recorded", ["kind", "outcome"])
+RESCALE_SECONDS = Histogram(
+    "hbo_rescale_duration_seconds",
+    "Wall time of successful apply jobs",
+    buckets=(10, 30, 60, 120, 300, 600, 1800, 3600, 7200, 21600),
+)
+ROWS_REWRITTEN = Counter("hbo_rows_rewritten_total", "Rows rewritten by apply jobs")
+
+
+def record_job(status: dict[str, Any]) -> None:
+    """Count the job the status just recorded (its last job), with what it did."""
+    job = status.get("lastJob") or {}
+    outcome = "Failed" if status.get("phase") == "Stalled" else "Succeeded"
+    JOBS_FINISHED.labels(kind=job.get("kind", ""), outcome=outcome).inc()
+    latest = (status.get("history") or [{}])[0]
+    if job.get("kind") == "apply" and latest.get("job") == job.get("name") and outcome == "Succeeded":
+        if latest.get("seconds") is not None:
+            RESCALE_SECONDS.observe(float(latest["seconds"]))
+        ROWS_REWRITTEN.inc(int(latest.get("rows") or 0))
+
+
+def serve(port: int) -> None:
+    """Expose /metrics on ``port`` (0 disables it)."""
+    if port:
+        start_http_server(port)

@@ -1,0 +1,58 @@
+"""The operator's settings, from the environment (the Helm chart sets them)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from hudi_bucket_operator.render import JobDefaults
+from hudi_bucket_operator.spec import Resources
+
+
+def _words(value: str) -> tuple[str, ...]:
+    return tuple(w.strip() for w in value.split(",") if w.strip())
+
+
+@dataclass(frozen=True)
+class OperatorConfig:
+    backend: str = "sparkoperator"  # or "local"
+    namespaces: tuple[str, ...] = ()  # empty: every namespace (cluster-wide)
+    poll_seconds: float = 10.0
+    metrics_port: int = 8080
+    kube_server: str = ""  # an API server URL without credentials (tests, kubectl proxy)
+    local_state_dir: Path = Path(".hudi-bucket-operator")
+    job_defaults: JobDefaults = field(
+        default_factory=lambda: JobDefaults(image="hudi-bucket-operator-job:latest", spark_version="4.0.1")
+    )
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> OperatorConfig:
+        env = os.environ if env is None else env
+        base = JobDefaults(image="hudi-bucket-operator-job:latest", spark_version="4.0.1")
+        defaults = JobDefaults(
+            image=env.get("HBO_JOB_IMAGE", base.image),
+            spark_version=env.get("HBO_SPARK_VERSION", base.spark_version),
+            service_account=env.get("HBO_JOB_SERVICE_ACCOUNT", base.service_account),
+            main_application_file=env.get("HBO_MAIN_APPLICATION_FILE", base.main_application_file),
+            ttl_seconds=int(env.get("HBO_JOB_TTL_SECONDS", base.ttl_seconds)),
+            driver=Resources(
+                cores=int(env.get("HBO_DRIVER_CORES", "1")), memory=env.get("HBO_DRIVER_MEMORY", "2g")
+            ),
+            executor=Resources(
+                cores=int(env.get("HBO_EXECUTOR_CORES", "1")),
+                memory=env.get("HBO_EXECUTOR_MEMORY", "2g"),
+                instances=int(env.get("HBO_EXECUTOR_INSTANCES", "1")),
+            ),
+            allowed_images=_words(env.get("HBO_ALLOWED_IMAGES", "")),
+        )
+        return cls(
+            backend=env.get("HBO_JOB_BACKEND", "sparkoperator"),
+            namespaces=_words(env.get("HBO_NAMESPACES", "")),
+            poll_seconds=float(env.get("HBO_POLL_SECONDS", "10")),
+            metrics_port=int(env.get("HBO_METRICS_PORT", "8080")),
+            kube_server=env.get("HBO_KUBE_SERVER", ""),
+            local_state_dir=Path(env.get("HBO_LOCAL_STATE_DIR", ".hudi-bucket-operator")),
+            job_defaults=defaults,
+        )
