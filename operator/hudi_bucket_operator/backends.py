@@ -23,7 +23,7 @@ from hudi_bucket_operator.kube import (
     KubeNotFoundError,
 )
 from hudi_bucket_operator.reconcile import JobKind, JobPhase, ObservedJob, SubmitJob
-from hudi_bucket_operator.render import JobDefaults, render_spark_application
+from hudi_bucket_operator.render import JobDefaults, render_report_configmap, render_spark_application
 from hudi_bucket_operator.spec import TableSpec
 
 REPORT_KEY = "report.json"
@@ -119,17 +119,13 @@ class SparkOperatorBackend:
             approved_plan=job.approved_plan,
             retry_token=job.retry_token,
         )
-        report = {
-            "apiVersion": "v1",
-            "kind": "ConfigMap",
-            "metadata": {
-                "name": name,
-                "namespace": table.namespace,
-                "labels": manifest["metadata"]["labels"],
-                "ownerReferences": manifest["metadata"]["ownerReferences"],
-            },
-            "data": {},
-        }
+        report = render_report_configmap(
+            table=table.body,
+            kind=job.kind.value,
+            job_name=name,
+            approved_plan=job.approved_plan,
+            retry_token=job.retry_token,
+        )
         for resource, body in ((CONFIG_MAPS, report), (SPARK_APPLICATIONS, manifest)):
             # Created before (a retry, an operator restart): adopt it, never edit it.
             with contextlib.suppress(KubeConflictError):

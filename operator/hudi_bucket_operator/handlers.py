@@ -34,6 +34,7 @@ async def startup(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) ->
     settings.persistence.progress_storage = kopf.AnnotationsProgressStorage(prefix=GROUP)
     settings.persistence.diffbase_storage = kopf.AnnotationsDiffBaseStorage(prefix=GROUP)
     memo.locks = collections.defaultdict(asyncio.Lock)
+    memo.statuses = {}
     metrics.serve(CONFIG.metrics_port)
 
 
@@ -79,7 +80,13 @@ async def changed(
 async def _reconcile(body: kopf.Body, patch: kopf.Patch, memo: kopf.Memo) -> None:
     uid = body.get("metadata", {}).get("uid", "")
     async with memo.locks[uid]:
-        decision = await reconcile_once(memo.backend, _plain(body))
+        plain = _plain(body)
+        # Each handler gets a snapshot of the body, possibly older than the status we wrote last: while
+        # this process lives, its own last status is the truth (after a restart, the stored one is).
+        if uid in memo.statuses:
+            plain["status"] = memo.statuses[uid]
+        decision = await reconcile_once(memo.backend, plain)
+        memo.statuses[uid] = decision.status
     if decision.status != dict(body.get("status") or {}):
         patch.status.update(decision.status)
     for kind, reason, message in decision.events:

@@ -73,8 +73,8 @@ class JobDefaults:
     service_account: str = "hudi-bucket-jobs"
     main_application_file: str = "local:///opt/hudi-bucket-operator/main.py"
     ttl_seconds: int = 86400
-    driver: Resources = field(default_factory=Resources)
-    executor: Resources = field(default_factory=Resources)
+    driver: Resources = field(default_factory=lambda: Resources(cores=1, memory="2g"))
+    executor: Resources = field(default_factory=lambda: Resources(cores=1, memory="2g", instances=1))
     image_pull_policy: str = "IfNotPresent"
     allowed_images: tuple[str, ...] = ()
     spark_conf: Mapping[str, str] = field(default_factory=dict)
@@ -140,9 +140,8 @@ def render_spark_application(
             f"spec.spark.image {image!r} is not allowed: this operator runs its default image "
             f"{defaults.image!r} and images under the prefixes {list(defaults.allowed_images)}"
         )
-    raw_spark = ((table.get("spec") or {}).get("spark")) or {}
-    driver = _resources(settings.driver, raw_spark.get("driver") or {}, defaults.driver)
-    executor = _resources(settings.executor, raw_spark.get("executor") or {}, defaults.executor)
+    driver = settings.driver.over(defaults.driver)
+    executor = settings.executor.over(defaults.executor)
     ttl = defaults.ttl_seconds if settings.ttl_seconds is None else settings.ttl_seconds
     problems = _conf_problems(settings) + _resource_problems(driver, executor, ttl)
     if problems:
@@ -259,21 +258,6 @@ def _pod(
     return pod
 
 
-def _resources(parsed: Resources, raw: Mapping[str, Any], default: Resources) -> Resources:
-    """The spec's value where the spec sets one, else the operator's default.
-
-    A parsed Resources cannot tell "unset" from "set to the built-in default", so a field counts as
-    set when the raw spec names it or its value differs from Resources()'s.
-    """
-    builtin = Resources()
-
-    def pick(name: str) -> Any:
-        value = getattr(parsed, name)
-        return value if name in raw or value != getattr(builtin, name) else getattr(default, name)
-
-    return Resources(cores=pick("cores"), memory=pick("memory"), instances=pick("instances"))
-
-
 def _conf_problems(settings: SparkSettings) -> list[str]:
     problems = []
     reserved = sorted(key for key in settings.spark_conf if _RESERVED_CONF.fullmatch(key))
@@ -299,7 +283,7 @@ def _resource_problems(driver: Resources, executor: Resources, ttl: object) -> l
     for where, res in (("driver", driver), ("executor", executor)):
         if isinstance(res.cores, bool) or not isinstance(res.cores, int) or res.cores < 1:
             problems.append(f"spec.spark.{where}.cores must be an integer >= 1, not {res.cores!r}")
-        if not _SPARK_MEMORY.fullmatch(res.memory):
+        if not isinstance(res.memory, str) or not _SPARK_MEMORY.fullmatch(res.memory):
             problems.append(
                 f"spec.spark.{where}.memory must be a Spark size such as 512m or 4g, not {res.memory!r}"
             )

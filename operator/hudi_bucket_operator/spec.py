@@ -1,29 +1,42 @@
 """The HudiBucketTable resource's spec, parsed into frozen values and checked (no I/O).
 
-The CRD's schema and CEL rules reject most bad manifests at admission; this module checks the same
-things again (a cluster may run without CEL, and the local mode has no API server at all) plus what
-only code can check: that each pattern compiles and means the same in Java as in Python.
+The CRD's schema and CEL rules reject bad manifests at admission; parse_spec checks the same things
+again (a cluster may run without CEL, and the local mode has no API server at all), plus what only code
+can check: that each pattern compiles and means the same in Java as in Python. Every problem names its
+field the way the manifest does (``spec.buckets.rules[0].pattern``, counting rules from 0).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, TypeGuard
 
 from hudi_bucket.core.recordkeys import KeyStyle
-from hudi_bucket.core.rules import MAX_BUCKETS, BucketRules, PythonRegexMatcher, Rule
+from hudi_bucket.core.rules import MAX_BUCKETS, REGEX, BucketRules, PythonRegexMatcher, Rule
 from hudi_bucket.errors import HudiBucketError
 
 GROUP, VERSION, PLURAL, KIND = "hudi.bucketops.io", "v1alpha1", "hudibuckettables", "HudiBucketTable"
 API_VERSION = f"{GROUP}/{VERSION}"
 MAX_RULES = 100
+# Bounds of spec.spark, as the CRD states them.
+MAX_CORES = 256
+MAX_EXECUTORS = 1000
+MAX_TTL_SECONDS = 365 * 24 * 3600
 
 # Annotations a user sets on a HudiBucketTable.
 PAUSED = f"{GROUP}/paused"  # "true": start no new job (a running one finishes and is recorded)
 UNMANAGED = f"{GROUP}/unmanaged"  # "true": the operator ignores the resource entirely
 RETRY = f"{GROUP}/retry"  # change its value to retry a failed job without changing the spec
+
+# The CRD's patterns: a plan id (or empty), Spark's memory sizes, and Kubernetes object names.
+_PLAN_ID = re.compile(r"(sha256:[0-9a-f]{64})?")
+_SPARK_MEMORY = re.compile(r"[0-9]+([kKmMgGtTpP][bB]?)?")
+_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+_DNS_SUBDOMAIN_MAX = 253
+_NAME_FORMAT = "lowercase letters, digits, '-' and '.', starting and ending with a letter or digit"
 
 
 class InvalidSpecError(HudiBucketError):
@@ -44,9 +57,19 @@ class MetadataTablePolicy(StrEnum):
 
 @dataclass(frozen=True)
 class Resources:
-    cores: int = 1
-    memory: str = "2g"
-    instances: int = 1  # executors only
+    """Driver or executor resources; a field left None is not set, and the operator's default applies."""
+
+    cores: int | None = None
+    memory: str | None = None
+    instances: int | None = None  # executors only
+
+    def over(self, default: Resources) -> Resources:
+        """These resources, with each field that is not set taken from ``default``."""
+        return Resources(
+            cores=default.cores if self.cores is None else self.cores,
+            memory=default.memory if self.memory is None else self.memory,
+            instances=default.instances if self.instances is None else self.instances,
+        )
 
 
 @dataclass(frozen=True)
@@ -78,21 +101,21 @@ class TableSpec:
     spark: SparkSettings = field(default_factory=SparkSettings)
 
     def job_args(self) -> list[str]:
-        """The `hudi-bucket-job` options that carry this spec (after the command and --table)."""
+        """The `hudi-bucket-job` options that carry this spec (after the command and --table).
+
+        Written as --option=value: a pattern may start with '-', which would otherwise read as an option.
+        """
         args = [
-            "--expressions",
-            self.rules.render(),
-            "--default",
-            str(self.rules.default),
-            "--rule",
-            self.rules.rule_type,
+            f"--expressions={self.rules.render()}",
+            f"--default={self.rules.default}",
+            f"--rule={self.rules.rule_type}",
         ]
         if self.hash_fields:
-            args += ["--hash-fields", ",".join(self.hash_fields)]
+            args.append(f"--hash-fields={','.join(self.hash_fields)}")
         if self.key_style:
-            args += ["--key-style", self.key_style.name]
+            args.append(f"--key-style={self.key_style.name}")
         if self.current_buckets is not None:
-            args += ["--current-buckets", str(self.current_buckets)]
+            args.append(f"--current-buckets={self.current_buckets}")
         if self.convert:
             args.append("--convert")
         if self.metadata_table is MetadataTablePolicy.DISABLE:
@@ -103,111 +126,292 @@ class TableSpec:
 _KEY_STYLES = {"Hudi1x": KeyStyle.HUDI_1X, "Hudi0x": KeyStyle.HUDI_0X}
 
 
+class _Problems(list[str]):
+    """What is wrong with a spec, each problem naming its field."""
+
+    def wrong(self, where: str, expected: str, value: object) -> None:
+        if value is None:
+            self.append(f"{where} is required ({expected})")
+        else:
+            self.append(f"{where} must be {expected}, not {value!r}")
+
+
 def parse_spec(spec: Mapping[str, Any]) -> TableSpec:
     """A TableSpec, or InvalidSpecError listing every problem found (not just the first)."""
-    problems: list[str] = []
-    table = _mapping(spec, "table", problems)
-    buckets = _mapping(spec, "buckets", problems)
-    apply = spec.get("apply") or {}
-    uri = table.get("uri")
-    if not isinstance(uri, str) or not uri.strip():
-        problems.append(
-            "spec.table.uri is required: the table's base path (s3a://..., hdfs://..., /local/path)"
+    if not isinstance(spec, Mapping):
+        raise InvalidSpecError(f"spec must be an object with table and buckets, not {spec!r}")
+    problems = _Problems()
+    table = _section(spec, "spec", "table", problems, expected="an object with the table's uri")
+    buckets = _section(spec, "spec", "buckets", problems, expected="an object with default and rules")
+    apply = _section(spec, "spec", "apply", problems, optional=True) or {}
+
+    uri, hash_fields, key_style = "", (), None
+    if table is not None:
+        uri = _uri(table.get("uri"), problems)
+        hash_fields = _hash_fields(table.get("hashFields"), problems)
+        key_style = _choice(_KEY_STYLES, table.get("keyStyle"), "spec.table.keyStyle", problems)
+    rules, current, convert = None, None, False
+    if buckets is not None:
+        rules = _rules(buckets, problems)
+        current = _integer(
+            buckets.get("currentBuckets"), "spec.buckets.currentBuckets", 1, MAX_BUCKETS, problems
         )
-    rules = _rules(buckets, problems)
-    key_style = table.get("keyStyle")
-    if key_style is not None and key_style not in _KEY_STYLES:
-        problems.append(f"spec.table.keyStyle must be one of {sorted(_KEY_STYLES)}, not {key_style!r}")
-    current = buckets.get("currentBuckets")
-    if current is not None and not _count_ok(current):
-        problems.append(
-            f"spec.buckets.currentBuckets must be an integer in 1..{MAX_BUCKETS}, not {current!r}"
-        )
-    policy = _enum(ApplyPolicy, apply.get("policy", ApplyPolicy.MANUAL.value), "spec.apply.policy", problems)
-    metadata = _enum(
-        MetadataTablePolicy,
-        spec.get("metadataTable", MetadataTablePolicy.REFUSE.value),
-        "spec.metadataTable",
+        convert = _boolean(buckets.get("convert"), "spec.buckets.convert", problems)
+        if convert and current is not None:
+            problems.append(
+                "spec.buckets.convert and spec.buckets.currentBuckets cannot both be set: a table that is "
+                "not bucket-indexed yet has no current bucket count; drop currentBuckets (or drop convert "
+                "if the table is already bucket-indexed)"
+            )
+    policy = _choice({p.value: p for p in ApplyPolicy}, apply.get("policy"), "spec.apply.policy", problems)
+    approved_plan = _string(
+        apply.get("approvedPlan"),
+        "spec.apply.approvedPlan",
         problems,
+        _PLAN_ID,
+        "a plan id as shown in status.plan.id (sha256: followed by 64 lowercase hex digits), or empty",
     )
-    if problems or rules is None or policy is None or metadata is None:
+    metadata_table = _choice(
+        {p.value: p for p in MetadataTablePolicy}, spec.get("metadataTable"), "spec.metadataTable", problems
+    )
+    spark = _spark(_section(spec, "spec", "spark", problems, optional=True) or {}, problems)
+    if problems or rules is None:
         raise InvalidSpecError("; ".join(problems))
     return TableSpec(
-        uri=uri.strip(),
+        uri=uri,
         rules=rules,
-        hash_fields=tuple(table.get("hashFields") or ()),
-        key_style=_KEY_STYLES.get(key_style) if key_style else None,
+        hash_fields=hash_fields,
+        key_style=key_style,
         current_buckets=current,
-        convert=bool(buckets.get("convert", False)),
-        policy=policy,
-        approved_plan=str(apply.get("approvedPlan") or ""),
-        metadata_table=metadata,
-        spark=_spark(spec.get("spark") or {}),
+        convert=convert,
+        policy=policy or ApplyPolicy.MANUAL,
+        approved_plan=approved_plan,
+        metadata_table=metadata_table or MetadataTablePolicy.REFUSE,
+        spark=spark,
     )
 
 
-def _mapping(spec: Mapping[str, Any], key: str, problems: list[str]) -> Mapping[str, Any]:
-    value = spec.get(key)
-    if not isinstance(value, Mapping):
-        problems.append(f"spec.{key} is required")
-        return {}
-    return value
+# --- one field each --------------------------------------------------------------------------------------
 
 
-def _count_ok(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= MAX_BUCKETS
+def _is_int(value: object) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _rules(buckets: Mapping[str, Any], problems: list[str]) -> BucketRules | None:
+def _section(
+    parent: Mapping[str, Any],
+    where: str,
+    key: str,
+    problems: _Problems,
+    *,
+    expected: str = "an object",
+    optional: bool = False,
+) -> Mapping[str, Any] | None:
+    value = parent.get(key)
+    if isinstance(value, Mapping):
+        return value
+    if value is not None or not optional:
+        problems.wrong(f"{where}.{key}", expected, value)
+    return None
+
+
+def _integer(value: object, where: str, low: int, high: int, problems: _Problems) -> int | None:
+    """``value`` if it is an integer in low..high; None (and a problem unless absent) otherwise."""
+    if value is None:
+        return None
+    if _is_int(value) and low <= value <= high:
+        return value
+    problems.wrong(where, f"an integer in {low}..{high}", value)
+    return None
+
+
+def _boolean(value: object, where: str, problems: _Problems) -> bool:
+    if value is None or isinstance(value, bool):
+        return bool(value)
+    problems.wrong(where, "true or false", value)
+    return False
+
+
+def _string(
+    value: object,
+    where: str,
+    problems: _Problems,
+    pattern: re.Pattern[str] | None = None,
+    expected: str = "a string",
+) -> str:
+    """``value`` if it is a string (empty, or matching ``pattern``); "" (and a problem) otherwise."""
+    if value is None:
+        return ""
+    if isinstance(value, str) and (not value or pattern is None or pattern.fullmatch(value)):
+        return value
+    problems.wrong(where, expected, value)
+    return ""
+
+
+def _choice(choices: Mapping[str, Any], value: object, where: str, problems: _Problems) -> Any:
+    if value is None:
+        return None
+    if isinstance(value, str) and value in choices:
+        return choices[value]
+    problems.wrong(where, f"one of {list(choices)}", value)
+    return None
+
+
+def _name(value: object, where: str, kind: str, problems: _Problems) -> str:
+    """A Kubernetes object name (a DNS-1123 subdomain), or "" (and a problem)."""
+    if isinstance(value, str) and len(value) <= _DNS_SUBDOMAIN_MAX and _DNS_SUBDOMAIN.fullmatch(value):
+        return value
+    problems.wrong(where, f"a {kind} name ({_NAME_FORMAT})", value)
+    return ""
+
+
+# --- the table and its rules ---------------------------------------------------------------------------
+
+
+def _uri(value: object, problems: _Problems) -> str:
+    where, expected = "spec.table.uri", "the table's base path (s3a://..., hdfs://..., /local/path)"
+    if isinstance(value, str) and value.strip():
+        return value.strip()
+    if value is None or isinstance(value, str):
+        problems.append(f"{where} is required: {expected}")
+    else:
+        problems.wrong(where, f"a string, {expected}", value)
+    return ""
+
+
+def _hash_fields(value: object, problems: _Problems) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        problems.wrong("spec.table.hashFields", "a list of field names", value)
+        return ()
+    for index, name in enumerate(value):
+        where = f"spec.table.hashFields[{index}]"
+        if not isinstance(name, str) or not name:
+            problems.wrong(where, "a field name", name)
+        elif "," in name:
+            problems.append(f"{where} {name!r} cannot contain ',': list each field as its own item")
+    return tuple(name for name in value if isinstance(name, str))
+
+
+def _rules(buckets: Mapping[str, Any], problems: _Problems) -> BucketRules | None:
+    """The rules, or None with every problem found; a bad default or rule type does not stop the
+    checks of the rules themselves."""
     default = buckets.get("default")
-    if not _count_ok(default):
-        problems.append(f"spec.buckets.default must be an integer in 1..{MAX_BUCKETS}, not {default!r}")
+    if not (_is_int(default) and 1 <= default <= MAX_BUCKETS):
+        problems.wrong("spec.buckets.default", f"an integer in 1..{MAX_BUCKETS}", default)
+    rule_type = buckets.get("rule")  # Hudi ignores its case, the CRD's enum does not: one spelling
+    if rule_type is not None and rule_type != REGEX:
+        problems.wrong("spec.buckets.rule", f"{REGEX!r} (the only rule type Hudi 1.1 knows)", rule_type)
+    items = buckets.get("rules")
+    if items is None or items == []:
+        problems.append(
+            "spec.buckets.rules has no rules: give at least one (Hudi's rule engine fails on an empty list)"
+        )
         return None
-    items = buckets.get("rules") or []
-    if not isinstance(items, list) or len(items) > MAX_RULES:
-        problems.append(f"spec.buckets.rules must be a list of at most {MAX_RULES} rules")
+    if not isinstance(items, list):
+        problems.wrong("spec.buckets.rules", "a list of rules (pattern and buckets)", items)
         return None
-    # Every rule goes to validate(), bad ones too, so that its "rule N" numbering matches the manifest.
-    rules = []
-    for index, item in enumerate(items):
-        pattern, count = (item or {}).get("pattern"), (item or {}).get("buckets")
-        if not isinstance(pattern, str) or isinstance(count, bool) or not isinstance(count, int):
-            problems.append(f"spec.buckets.rules[{index}] needs a pattern (string) and buckets (integer)")
-            return None
-        rules.append(Rule(pattern, count))
-    candidate = BucketRules(tuple(rules), default, buckets.get("rule", "regex"))
+    if len(items) > MAX_RULES:
+        problems.append(f"spec.buckets.rules has {len(items)} rules: at most {MAX_RULES} rules are allowed")
+    matcher = PythonRegexMatcher()
+    rules = [_rule(index, item, matcher, problems) for index, item in enumerate(items)]
+    if None in rules or not _is_int(default):
+        return None
+    return BucketRules(tuple(rule for rule in rules if rule is not None), default, REGEX)
+
+
+def _rule(index: int, item: object, matcher: PythonRegexMatcher, problems: _Problems) -> Rule | None:
+    where = f"spec.buckets.rules[{index}]"
+    if not isinstance(item, Mapping):
+        problems.wrong(where, "an object with pattern and buckets", item)
+        return None
+    pattern, count = item.get("pattern"), item.get("buckets")
+    if not isinstance(pattern, str):
+        problems.wrong(f"{where}.pattern", "a string (a Java regular expression)", pattern)
+    if not _is_int(count):
+        problems.wrong(f"{where}.buckets", f"an integer in 1..{MAX_BUCKETS}", count)
+    if not isinstance(pattern, str):
+        return None
+    # BucketRules.validate numbers rules from 1 within the list it checks: check each rule on its own
+    # (with a placeholder count if its own is no integer) and name it by its place in the manifest.
+    rule = Rule(pattern, count if _is_int(count) else 1)
     try:
-        candidate.validate(PythonRegexMatcher())
+        BucketRules((rule,), 1, REGEX).validate(matcher)
     except HudiBucketError as err:
-        problems.append(str(err.args[0]) if err.args else str(err))
-    return candidate
-
-
-def _enum(kind: type[StrEnum], value: object, where: str, problems: list[str]) -> Any:
-    try:
-        return kind(value)
-    except ValueError:
-        problems.append(f"{where} must be one of {[m.value for m in kind]}, not {value!r}")
+        message = str(err.args[0]) if err.args else str(err)
+        problem = message.partition(f"rule 1 ({rule.pattern!r} -> {rule.buckets!r}): ")[2] or message
+        problems.append(f"{where} ({pattern!r} -> {count!r}): {problem}")
         return None
+    return rule if _is_int(count) else None
 
 
-def _resources(raw: Mapping[str, Any], default: Resources) -> Resources:
+# --- how jobs run --------------------------------------------------------------------------------------
+
+
+def _resources(raw: Mapping[str, Any], where: str, problems: _Problems, *, executor: bool) -> Resources:
+    memory = raw.get("memory")
+    if memory is not None and not (isinstance(memory, str) and _SPARK_MEMORY.fullmatch(memory)):
+        problems.wrong(
+            f"{where}.memory",
+            "in Spark's format, a number with an optional unit k, m, g, t or p (e.g. 512m or 4g; "
+            "not a Kubernetes quantity such as 4Gi)",
+            memory,
+        )
+        memory = None
     return Resources(
-        cores=int(raw.get("cores", default.cores)),
-        memory=str(raw.get("memory", default.memory)),
-        instances=int(raw.get("instances", default.instances)),
+        cores=_integer(raw.get("cores"), f"{where}.cores", 1, MAX_CORES, problems),
+        memory=memory,
+        instances=(
+            _integer(raw.get("instances"), f"{where}.instances", 1, MAX_EXECUTORS, problems)
+            if executor
+            else None
+        ),
     )
 
 
-def _spark(raw: Mapping[str, Any]) -> SparkSettings:
+def _conf(raw: Mapping[str, Any], key: str, problems: _Problems) -> dict[str, str]:
+    conf = _section(
+        raw, "spec.spark", key, problems, expected="a map of property names to strings", optional=True
+    )
+    for name, value in (conf or {}).items():
+        if not isinstance(value, str):
+            problems.wrong(f"spec.spark.{key}[{name!r}]", "a string (quote it in YAML)", value)
+    return {str(name): value for name, value in (conf or {}).items() if isinstance(value, str)}
+
+
+def _secrets(value: object, problems: _Problems) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        problems.wrong("spec.spark.envFromSecrets", "a list of {name: <Secret name>}", value)
+        return ()
+    names = []
+    for index, item in enumerate(value):
+        where = f"spec.spark.envFromSecrets[{index}]"
+        if not isinstance(item, Mapping):
+            problems.wrong(where, "an object with the Secret's name", item)
+        elif name := _name(item.get("name"), f"{where}.name", "Secret", problems):
+            names.append(name)
+    return tuple(names)
+
+
+def _spark(raw: Mapping[str, Any], problems: _Problems) -> SparkSettings:
+    driver = _section(raw, "spec.spark", "driver", problems, optional=True) or {}
+    executor = _section(raw, "spec.spark", "executor", problems, optional=True) or {}
+    account = raw.get("serviceAccount")
     return SparkSettings(
-        image=str(raw.get("image", "")),
-        spark_version=str(raw.get("sparkVersion", "")),
-        service_account=str(raw.get("serviceAccount", "")),
-        driver=_resources(raw.get("driver") or {}, Resources()),
-        executor=_resources(raw.get("executor") or {}, Resources()),
-        spark_conf={str(k): str(v) for k, v in (raw.get("sparkConf") or {}).items()},
-        hadoop_conf={str(k): str(v) for k, v in (raw.get("hadoopConf") or {}).items()},
-        env_from_secrets=tuple(str(s["name"]) for s in raw.get("envFromSecrets") or () if s and "name" in s),
-        ttl_seconds=raw.get("ttlSeconds"),
+        image=_string(raw.get("image"), "spec.spark.image", problems),
+        spark_version=_string(raw.get("sparkVersion"), "spec.spark.sparkVersion", problems),
+        service_account=(
+            _name(account, "spec.spark.serviceAccount", "ServiceAccount", problems)
+            if account not in (None, "")
+            else ""
+        ),
+        driver=_resources(driver, "spec.spark.driver", problems, executor=False),
+        executor=_resources(executor, "spec.spark.executor", problems, executor=True),
+        spark_conf=_conf(raw, "sparkConf", problems),
+        hadoop_conf=_conf(raw, "hadoopConf", problems),
+        env_from_secrets=_secrets(raw.get("envFromSecrets"), problems),
+        ttl_seconds=_integer(raw.get("ttlSeconds"), "spec.spark.ttlSeconds", 0, MAX_TTL_SECONDS, problems),
     )

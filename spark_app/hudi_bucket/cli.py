@@ -115,7 +115,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.command, args.table, Outcome.FAILED, str(err), started, now_iso(), error=error_doc(err)
         )
     if args.report:
-        _write_report(args.report, report, spark)
+        try:
+            _write_report(args.report, report, spark)
+        except HudiBucketError as err:
+            print(f"hudi-bucket-job {args.command}: could not write the report: {err}", file=sys.stderr)
+            return EXIT_FAILED
     if report.outcome is Outcome.FAILED:
         print(f"hudi-bucket-job {args.command}: {report.message}", file=sys.stderr)
         return EXIT_FAILED
@@ -138,6 +142,11 @@ def _context(spark: Any, args: argparse.Namespace) -> Any:
 
 
 def _write_report(uri: str, report: JobReport, spark: Any) -> None:
+    if uri.startswith("configmap://"):  # a SparkApplication's report, for the operator
+        from hudi_bucket.report_sink import write_configmap_report
+
+        write_configmap_report(uri, report.to_json())
+        return
     from hudi_bucket.storage import storage_for
 
     folder, _, name = uri.rstrip("/").rpartition("/")

@@ -12,7 +12,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pyspark.errors import IllegalArgumentException
 
-from conftest import ALL_TABLES
 from hudi_bucket.core.properties import (
     HudiTableConfig,
     Properties,
@@ -22,6 +21,7 @@ from hudi_bucket.core.properties import (
     with_valid_checksum,
 )
 from hudi_bucket.errors import CorruptTableError
+from paths import ALL_TABLES
 
 # What the fixture README says of each table: version, type, partition fields, hive-style, record key.
 EXPECTED = {

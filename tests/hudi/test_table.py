@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 from hudi import HudiTableBuilder
 
-from conftest import ALL_TABLES
 from hudi_bucket.core.timeline import TimelineLayout
 from hudi_bucket.errors import CorruptTableError, NotAHudiTableError, UnsupportedTableError
 from hudi_bucket.hudi.table import list_partitions, load_file_groups, load_table
 from hudi_bucket.storage import LocalStorage
+from paths import ALL_TABLES
 
 # name -> (table version, layout, merge-on-read, metadata table live, partition fields)
 EXPECTED = {

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from conftest import ALL_TABLES
 from hudi_bucket.errors import StorageError
 from hudi_bucket.storage import FileInfo, LocalStorage, Storage, storage_for, walk
 from hudi_bucket.storage.hadoop import HadoopStorage
+from paths import ALL_TABLES
 
 
 @pytest.fixture(params=["local", pytest.param("hadoop", marks=pytest.mark.spark)])

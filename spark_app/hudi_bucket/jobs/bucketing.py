@@ -5,8 +5,8 @@ Arrow UDF: only the key and bucket-count columns cross into the Python workers, 
 batch is bucketed with array arithmetic. The bucket count is a column because it differs per partition
 under the partition-level bucket index; ``num_buckets_column`` builds it from a partition column.
 
-Python workers import ``hudi_bucket``: the job image has it, and locally it must be installed in the
-interpreter PySpark starts its workers with (``PYSPARK_PYTHON``).
+Python workers import ``hudi_bucket``: the job image has it, and locally ``session.build_session`` starts
+them with the driver's interpreter.
 """
 
 from __future__ import annotations

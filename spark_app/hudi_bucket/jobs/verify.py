@@ -9,6 +9,7 @@ per-file counts. Log files of MERGE_ON_READ slices are not read.
 
 from __future__ import annotations
 
+import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
@@ -30,7 +31,8 @@ if TYPE_CHECKING:
     from pyspark.sql import Row, SparkSession
 
 RECORD_KEY = "_hoodie_record_key"
-BucketCounts = Callable[[str], int] | Mapping[str, int]
+_SCHEME_AND_AUTHORITY = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:(//[^/]*)?")
+PartitionBucketCounts = Callable[[str], int] | Mapping[str, int]
 """The bucket count of each partition path: a function (e.g. the rules) or a complete mapping."""
 
 
@@ -106,7 +108,7 @@ def verify_table(
     storage: Storage,
     table: HudiTable,
     *,
-    rules_for_partition: BucketCounts,
+    rules_for_partition: PartitionBucketCounts,
     hash_fields: Collection[str],
     key_style: KeyStyle,
     partitions: Iterable[str] | None = None,
@@ -128,7 +130,7 @@ def verify_table(
     )
 
 
-def _bucket_count(counts: BucketCounts, partition: str) -> int:
+def _bucket_count(counts: PartitionBucketCounts, partition: str) -> int:
     if isinstance(counts, Mapping):
         if partition not in counts:
             raise InvalidBucketCountError(f"no bucket count given for partition {partition!r}")
@@ -208,8 +210,9 @@ def _per_file_stats(
     """One Spark read of every checked base file; per file: rows, rows without a key, misplaced rows and
     the smallest misplaced (key, bucket). Only these small rows reach the driver."""
     root = _spark_root(storage)
-    rows = spark.read.parquet(*(f"{root}/{check.path}" for check in checks))
-    indexes = _file_indexes(rows.inputFiles(), urlparse(root).path, [check.path for check in checks])
+    # Only the key is read: a given schema spares a footer read per file and ignores every data column.
+    rows = spark.read.schema(f"{RECORD_KEY} string").parquet(*(f"{root}/{check.path}" for check in checks))
+    indexes = _file_indexes(rows.inputFiles(), _path_part(root), [check.path for check in checks])
     files = spark.createDataFrame(
         [(name, index, checks[index].bucket, checks[index].num_buckets) for name, index in indexes.items()],
         "input_file string, file_index int, bucket int, num_buckets int",
@@ -238,12 +241,18 @@ def _per_file_stats(
 def _spark_root(storage: Storage) -> str:
     """The table root as a URI Spark reads; a storage root without a scheme is the local filesystem."""
     root = storage.uri.rstrip("/")
-    return root if urlparse(root).scheme else f"file:{root}"
+    return root if _SCHEME_AND_AUTHORITY.match(root) else f"file:{root}"
+
+
+def _path_part(uri: str) -> str:
+    """The path of a URI written unencoded, as Hadoop prints one: ``s3a://b/x#1 y`` -> ``/x#1 y``
+    (``urlparse`` would cut it at ``#`` or ``?``)."""
+    return _SCHEME_AND_AUTHORITY.sub("", uri, count=1)
 
 
 def _file_indexes(input_files: Iterable[str], root_path: str, paths: list[str]) -> dict[str, int]:
-    """Each file as Spark names it (a URL-encoded URI, as ``input_file_name()`` gives it) -> its index in
-    ``paths`` (relative to the root, whose URI path part is ``root_path``).
+    """Each file as Spark names it (an encoded URI, as ``input_file_name()`` gives it) -> its index in
+    ``paths`` (relative to the root, whose unencoded path is ``root_path``).
 
     Every file must be found both ways: the record check joins on these names, and a name that matched
     nothing would drop that file's rows without a trace.

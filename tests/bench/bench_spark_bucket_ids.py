@@ -1,0 +1,94 @@
+"""What bucketing costs inside Spark: our Arrow UDF bucket column against two JVM-only expressions.
+
+Run: .venv/bin/python tests/bench/bench_spark_bucket_ids.py   (under a minute on 2 cores)
+
+Over ~3M cached single-value string keys, each variant is projected, then forced with a ``sum`` (no
+rows are collected; ``reflect`` is non-deterministic, so it may not sit inside the aggregate itself):
+- ``bucket_id_column``: keys cross into Python workers as Arrow batches (``core.bucket_batch``);
+- Spark's built-in ``hash()`` (Murmur3, not Hudi's hash): the floor for any per-row expression;
+- ``reflect('java.util.Objects', 'hashCode', key)``: Java's string hash without leaving the JVM, turned
+  into Hudi's bucket with 64-bit arithmetic and a 31-bit mask (Spark 4 is ANSI: an int overflow fails).
+  It is Hudi's bucket only for single-value keys. The two bucket variants are checked to agree first.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from pyspark.sql import Column
+from pyspark.sql import functions as F  # noqa: N812
+
+from hudi_bucket.core.recordkeys import KeyStyle
+from hudi_bucket.jobs.bucketing import bucket_id_column
+from hudi_bucket.jobs.session import build_session
+
+KEYS = 3_000_000
+NUM_BUCKETS = 64
+CHECKED_KEYS = 200_000
+WARM_UP_ROUNDS = 2
+TIMED_ROUNDS = 3
+
+
+def reflect_bucket(key: str, num_buckets: int) -> Column:
+    """``(List.hashCode([key]) & Integer.MAX_VALUE) % n``: the list hash is ``31 + key.hashCode()``, and
+    masking its 64-bit sum keeps exactly the low 31 bits that Java's wrapped int would have."""
+    java_hash = F.expr(f"CAST(reflect('java.util.Objects', 'hashCode', {key}) AS BIGINT)")
+    return ((F.lit(31) + java_hash).bitwiseAND(F.lit(0x7FFFFFFF))) % F.lit(num_buckets)
+
+
+def best_seconds(runs: Mapping[str, Callable[[], Any]]) -> dict[str, float]:
+    """Each run's best time over TIMED_ROUNDS rounds, after WARM_UP_ROUNDS untimed ones (JIT compilation,
+    Python worker start-up and imports). Rounds interleave the runs, so none is favoured by going last."""
+    timings: dict[str, list[float]] = {label: [] for label in runs}
+    for round_number in range(WARM_UP_ROUNDS + TIMED_ROUNDS):
+        for label, run in runs.items():
+            start = time.perf_counter()
+            run()
+            if round_number >= WARM_UP_ROUNDS:
+                timings[label].append(time.perf_counter() - start)
+    return {label: min(values) for label, values in timings.items()}
+
+
+def main() -> None:
+    spark = build_session("bench-spark-bucket-ids", master="local[*]")
+    spark.sparkContext.setLogLevel("ERROR")
+    keys = (
+        spark.range(KEYS)
+        .select(
+            F.concat(F.lit("TXN-"), F.substring(F.sha2(F.col("id").cast("string"), 256), 1, 16)).alias("key")
+        )
+        .cache()
+    )
+    keys.count()
+
+    ours = bucket_id_column("key", NUM_BUCKETS, [], KeyStyle.HUDI_1X)
+    sample = keys.limit(CHECKED_KEYS)
+    disagreeing = sample.where(ours != reflect_bucket("key", NUM_BUCKETS)).count()
+    assert disagreeing == 0, f"{disagreeing} keys bucketed differently by the two paths"
+
+    variants = {
+        "bucket_id_column (Arrow UDF)": ours,
+        "built-in hash()": F.hash("key"),
+        "reflect Objects.hashCode bucket": reflect_bucket("key", NUM_BUCKETS),
+    }
+    seconds = best_seconds(
+        {
+            label: lambda column=column: keys.select(column.alias("v")).agg(F.sum("v")).collect()
+            for label, column in variants.items()
+        }
+    )
+    print(
+        f"{KEYS:,} keys, {NUM_BUCKETS} buckets, Spark {spark.version}, {spark.sparkContext.defaultParallelism} cores, best of {TIMED_ROUNDS}"
+    )
+    base = seconds["built-in hash()"]
+    for label, value in seconds.items():
+        print(f"{label:<34} {value:6.2f} s  {KEYS / value:>12,.0f} keys/s  {value / base:5.2f}x hash() time")
+    ratio = seconds["bucket_id_column (Arrow UDF)"] / seconds["reflect Objects.hashCode bucket"]
+    print(f"Arrow UDF / reflect time: {ratio:.2f}x")
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,120 @@
+"""Bucket ids computed as a Spark column equal, row for row, the scalar core function's."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from pyspark.errors import PythonException
+from pyspark.sql import functions as F  # noqa: N812
+
+from hudi_bucket.core.buckets import bucket_id, record_key_bucket_id
+from hudi_bucket.core.recordkeys import KeyStyle
+from hudi_bucket.errors import HudiBucketError, InvalidBucketCountError
+from hudi_bucket.jobs.bucketing import bucket_id_column, num_buckets_column
+
+pytestmark = pytest.mark.spark
+
+ROWS = 3000
+COUNTS = [1, 2, 8, 97, 256, 99_999_999]
+POOL = "abcXYZ0189 -_.é中\U0001f600\U0010ffff"
+
+
+@pytest.fixture
+def small_arrow_batches(spark: Any) -> Iterator[None]:
+    """Several Arrow batches per task, so batch boundaries (sliced arrays) are exercised."""
+    key = "spark.sql.execution.arrow.maxRecordsPerBatch"
+    previous = spark.conf.get(key)
+    spark.conf.set(key, "257")
+    yield
+    spark.conf.set(key, previous)
+
+
+def random_key(rng: random.Random) -> str:
+    """A simple key, a complex key (values may hold ',' and ':', placeholders included), or a bare pair."""
+
+    def text(separators: str = ",:") -> str:
+        return "".join(rng.choice(POOL + separators) for _ in range(rng.randrange(0, 16)))
+
+    kind = rng.randrange(4)
+    if kind == 0:
+        return text(separators="")
+    if kind == 1:
+        return text()
+    if kind == 2:
+        return f"id:{text()},name:{rng.choice(['__null__', '__empty__', text(separators=',')])}"
+    return f"id:{text(separators='')}"
+
+
+def scalar_bucket(key: str, hash_fields: list[str], n: int, style: KeyStyle) -> int | None:
+    """The core function's bucket; None for a key it refuses (no Hudi writer can have bucketed it)."""
+    try:
+        return record_key_bucket_id(key, hash_fields, n, style)
+    except HudiBucketError:
+        return None
+
+
+@pytest.mark.usefixtures("small_arrow_batches")
+@pytest.mark.parametrize("style", list(KeyStyle))
+@pytest.mark.parametrize("hash_fields", [["id", "name"], ["name"]])
+def test_column_equals_the_scalar_function_on_random_keys(
+    spark: Any, style: KeyStyle, hash_fields: list[str]
+) -> None:
+    rng = random.Random(f"{style.value}{hash_fields}")
+    rows = [(i, random_key(rng), rng.choice(COUNTS)) for i in range(ROWS)]
+    expected = {i: scalar_bucket(key, hash_fields, n, style) for i, key, n in rows}
+    keys = spark.createDataFrame([r for r in rows if expected[r[0]] is not None], "i int, key string, n int")
+
+    result = keys.select("i", bucket_id_column("key", "n", hash_fields, style).alias("bucket")).collect()
+
+    assert len(result) > ROWS * 0.9
+    assert {r.i: r.bucket for r in result} == {i: b for i, b in expected.items() if b is not None}
+
+
+def test_hudi_check_vectors_and_key_styles(spark: Any) -> None:
+    keys = spark.createDataFrame([("TXN-102",), ("id:1,name:a1,1",)], "key string")
+    by_style = {
+        style: [
+            r.b for r in keys.select(bucket_id_column("key", 8, ["id", "name"], style).alias("b")).collect()
+        ]
+        for style in KeyStyle
+    }
+    assert by_style[KeyStyle.HUDI_1X] == [7, 5]
+    # Hudi 0.x cut the value "a1,1" at its comma.
+    assert by_style[KeyStyle.HUDI_0X] == [7, bucket_id(["1", "a1", "1"], 8)]
+
+
+def test_each_row_is_bucketed_under_its_partitions_count(spark: Any) -> None:
+    rows = spark.createDataFrame(
+        [("k1", "dt=2025-11-11"), ("k1", "dt=2025-11-12"), ("k1", "other"), ("k1", None)],
+        "key string, partition string",
+    )
+    counts = {"dt=2025-11-11": 97, "dt=2025-11-12": 3}
+    n = num_buckets_column("partition", counts, default=5)
+
+    result = rows.select(n.alias("n"), bucket_id_column("key", n, ["id"]).alias("b")).collect()
+
+    assert [(r.n, r.b) for r in result] == [(c, bucket_id(["k1"], c)) for c in (97, 3, 5, 5)]
+
+
+def test_no_partition_counts_means_the_default_everywhere(spark: Any) -> None:
+    result = spark.range(2).select(num_buckets_column(F.lit("p"), {}, default=4).alias("n")).collect()
+    assert [r.n for r in result] == [4, 4]
+
+
+@pytest.mark.parametrize("bad", [0, -1, 100_000_001])
+def test_impossible_bucket_counts_are_refused_before_any_task_runs(bad: int) -> None:
+    with pytest.raises(InvalidBucketCountError):
+        num_buckets_column("partition", {"p": bad}, default=4)
+    with pytest.raises(InvalidBucketCountError):
+        num_buckets_column("partition", {}, default=bad)
+    with pytest.raises(InvalidBucketCountError):
+        bucket_id_column("key", bad, ["id"])
+
+
+def test_a_null_record_key_fails_the_job_as_hudi_has_no_bucket_for_it(spark: Any) -> None:
+    keys = spark.createDataFrame([("a",), (None,)], "key string")
+    with pytest.raises(PythonException, match=r"CorruptTableError: 1 record key\(s\) are null"):
+        keys.select(bucket_id_column("key", 8, ["id"])).collect()

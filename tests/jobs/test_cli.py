@@ -1,0 +1,312 @@
+"""The `hudi-bucket-job` contract: exit 0 with a JSON report when done, 1 with one stderr line saying what
+is wrong and what to do (and nothing in the table changed), 2 for bad usage; `--report` always writes
+the report."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+from hudi import HudiTableBuilder
+
+from hudi_bucket.cli import EXIT_FAILED, EXIT_OK, EXIT_USAGE, main
+
+pytestmark = pytest.mark.spark
+
+MakeTable = Callable[[str], Path]
+V8 = "cow_v8_simplekeygen_nonhivestyle"  # partitions 10, 20, 30; not bucket-indexed, no metadata table
+META_COLUMNS = ("_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_file_name")
+RULES = ["--expressions", "^10$,4", "--default", "2"]
+
+
+@pytest.fixture(autouse=True)
+def quiet_spark(spark: Any) -> Iterator[None]:
+    """``main`` builds its session through getOrCreate, so it gets the shared one (and sets its log
+    level to WARN): put the test suite's level back afterwards."""
+    yield
+    spark.sparkContext.setLogLevel("ERROR")
+
+
+@dataclass(frozen=True)
+class Run:
+    code: int
+    out: str
+    err: str
+
+    @property
+    def report(self) -> dict[str, Any]:
+        return json.loads(self.out)
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> Run:
+    capsys.readouterr()
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return Run(code, captured.out, captured.err)
+
+
+def listing(root: Path) -> dict[str, str | None]:
+    """Every folder and file below ``root`` with a digest of its bytes: equal listings, unchanged table."""
+    if not root.exists():
+        return {}
+    return {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else None
+        for p in sorted(root.rglob("*"))
+    }
+
+
+def read_rows(root: Path) -> list[dict[str, Any]]:
+    """Every record hudi-rs reads, without the meta columns a rewrite changes, in a stable order."""
+    table = pa.Table.from_batches(HudiTableBuilder.from_base_uri(str(root)).build().read())
+    data = table.drop_columns([c for c in META_COLUMNS if c in table.column_names])
+    return sorted(data.to_pylist(), key=lambda r: json.dumps(r, sort_keys=True, default=repr))
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["show"], ["plan", *RULES, "--convert"]],
+    ids=["show", "plan"],
+)
+def test_show_and_plan_print_a_succeeded_report(
+    capsys: pytest.CaptureFixture[str], fixture_table: MakeTable, argv: list[str]
+) -> None:
+    root = fixture_table(V8)
+    before = listing(root)
+
+    result = run(capsys, argv[0], "--table", str(root), *argv[1:])
+
+    assert (result.code, result.err) == (EXIT_OK, "")
+    assert result.report["command"] == argv[0]
+    assert result.report["outcome"] == "Succeeded"
+    assert result.report["result"]
+    assert listing(root) == before  # neither writes
+
+
+def test_report_option_writes_the_report_of_a_success(
+    capsys: pytest.CaptureFixture[str], fixture_table: MakeTable, tmp_path: Path
+) -> None:
+    root, report = fixture_table(V8), tmp_path / "out" / "report.json"
+    report.parent.mkdir()
+
+    result = run(capsys, "plan", "--table", str(root), *RULES, "--convert", "--report", str(report))
+
+    assert result.code == EXIT_OK
+    doc = json.loads(report.read_text())
+    assert (doc["version"], doc["command"], doc["outcome"]) == (1, "plan", "Succeeded")
+    assert doc["result"]["plan"]
+    assert doc["result"]["preflight"]["ok"] is True
+    assert "error" not in doc
+
+
+def test_report_option_writes_the_report_of_a_failure(
+    capsys: pytest.CaptureFixture[str], fixture_table: MakeTable, tmp_path: Path
+) -> None:
+    root, report = fixture_table(V8), tmp_path / "report.json"
+
+    result = run(capsys, "apply", "--table", str(root), *RULES, "--report", str(report))
+
+    assert (result.code, result.out) == (EXIT_FAILED, "")
+    doc = json.loads(report.read_text())
+    assert (doc["version"], doc["command"], doc["outcome"]) == (1, "apply", "Failed")
+    assert doc["error"]["type"] == "NotBucketIndexedError"
+    assert "not bucket-indexed" in doc["error"]["message"]
+    assert "--convert" in doc["error"]["hint"]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        [],
+        ["show"],
+        ["apply", "--expressions", "x,4", "--default", "2"],
+        ["apply", "--table", "t", "--default", "2"],
+        ["plan", "--table", "t", "--expressions", "x,4", "--default", "two"],
+        ["show", "--table", "t", "--no-such-option"],
+        ["resize", "--table", "t"],
+    ],
+    ids=[
+        "no-command",
+        "missing-table",
+        "apply-missing-table",
+        "missing-expressions",
+        "non-integer-default",
+        "unknown-option",
+        "unknown-command",
+    ],
+)
+def test_bad_usage_exits_2(capsys: pytest.CaptureFixture[str], argv: list[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code == EXIT_USAGE
+    assert "usage:" in capsys.readouterr().err
+
+
+def add_foreign_pending_commit(root: Path) -> None:
+    """A commit another writer started and has not finished (empty requested and inflight files)."""
+    timeline = root / ".hoodie" / "timeline"
+    (timeline / "20990101000000000.commit.requested").write_bytes(b"")
+    (timeline / "20990101000000000.inflight").write_bytes(b"")
+
+
+@dataclass(frozen=True)
+class BadInput:
+    table: str | None  # a fixture, or None for an empty folder
+    args: tuple[str, ...]
+    says: tuple[str, ...]  # the problem, and what to do about it
+    prepare: Callable[[Path], None] | None = None
+
+
+CONVERT = ("--default", "2", "--convert")
+BAD_INPUTS = {
+    "invalid-regex": BadInput(
+        V8, ("--expressions", "([,4", *CONVERT), ("'(['", "does not compile", "regex,N")
+    ),
+    "comma-in-pattern": BadInput(V8, ("--expressions", "a,b,4", *CONVERT), ("'a,b,4'", "pattern,buckets")),
+    "zero-buckets-in-a-rule": BadInput(
+        V8, ("--expressions", "^10$,0", *CONVERT), ("bucket count 0", "1..100000")
+    ),
+    "zero-default-buckets": BadInput(
+        V8,
+        ("--expressions", "^10$,4", "--default", "0", "--convert"),
+        ("default bucket number 0", "1..100000"),
+    ),
+    "absurd-buckets-in-a-rule": BadInput(
+        V8, ("--expressions", f"^10$,{10**9}", *CONVERT), ("bucket count 1000000000", "1..100000")
+    ),
+    "absurd-default-buckets": BadInput(
+        V8,
+        ("--expressions", "^10$,4", "--default", str(10**9), "--convert"),
+        ("default bucket number 1000000000", "1..100000"),
+    ),
+    "not-a-hudi-table": BadInput(
+        None, ("--expressions", "^10$,4", *CONVERT), ("is not a Hudi table", "point --table")
+    ),
+    "merge-on-read": BadInput(
+        "mor_v9_txns_simple_meta",
+        ("--expressions", "eu,4", *CONVERT, "--disable-metadata-table"),
+        ("MERGE_ON_READ", "COPY_ON_WRITE"),
+    ),
+    "foreign-pending-instant": BadInput(
+        V8,
+        ("--expressions", "^10$,4", *CONVERT),
+        ("20990101000000000", "not started by this tool", "roll them back"),
+        add_foreign_pending_commit,
+    ),
+    "live-metadata-table": BadInput(
+        "cow_v9_txns_simple_meta",
+        ("--expressions", "eu,4", *CONVERT),
+        ("metadata table is live", "--disable-metadata-table"),
+    ),
+    "not-bucket-indexed-without-convert": BadInput(
+        V8, ("--expressions", "^10$,4", "--default", "2"), ("not bucket-indexed", "--convert")
+    ),
+}
+
+
+@pytest.mark.parametrize("command", ["plan", "apply"])
+@pytest.mark.parametrize("case", list(BAD_INPUTS.values()), ids=list(BAD_INPUTS))
+def test_bad_input_exits_1_with_one_line_saying_what_to_do_and_changes_nothing(
+    capsys: pytest.CaptureFixture[str],
+    fixture_table: MakeTable,
+    tmp_path: Path,
+    command: str,
+    case: BadInput,
+) -> None:
+    if case.table is None:
+        root = tmp_path / "not-a-table"
+        (root / "data").mkdir(parents=True)
+        (root / "data" / "part-0.parquet").write_bytes(b"PAR1")
+    else:
+        root = fixture_table(case.table)
+    if case.prepare:
+        case.prepare(root)
+    before = listing(root)
+
+    result = run(capsys, command, "--table", str(root), *case.args)
+
+    assert (result.code, result.out) == (EXIT_FAILED, "")
+    assert result.err.count("\n") == 1, result.err
+    assert result.err.startswith(f"hudi-bucket-job {command}: ")
+    for words in case.says:
+        assert words in result.err
+    assert listing(root) == before
+
+
+@pytest.fixture
+def converted(
+    capsys: pytest.CaptureFixture[str], fixture_table: MakeTable, tmp_path: Path
+) -> tuple[Path, str]:
+    """The v8 fixture laid out in buckets by a converting apply; returns the root and the apply's instant."""
+    root, report = fixture_table(V8), tmp_path / "convert.json"
+    result = run(capsys, "apply", "--table", str(root), *RULES, "--convert", "--report", str(report))
+    assert result.code == EXIT_OK, result.err
+    return root, json.loads(report.read_text())["result"]["instant"]
+
+
+def test_apply_on_a_converged_table_exits_0_with_no_change(
+    capsys: pytest.CaptureFixture[str], converted: tuple[Path, str]
+) -> None:
+    root, _ = converted
+    before = listing(root)
+
+    result = run(capsys, "apply", "--table", str(root), *RULES)
+
+    assert (result.code, result.err) == (EXIT_OK, "")
+    assert result.report["outcome"] == "NoChange"
+    assert result.report["result"]["instant"] is None
+    assert listing(root) == before
+
+
+def test_verify_exits_0_on_a_bucket_layout_and_1_once_a_bucket_has_two_file_groups(
+    capsys: pytest.CaptureFixture[str], converted: tuple[Path, str], tmp_path: Path
+) -> None:
+    root, instant = converted
+    ok = run(capsys, "verify", "--table", str(root))
+    assert ok.code == EXIT_OK, ok.err
+    assert ok.report["result"]["ok"] is True
+    rows_before = read_rows(root)
+
+    # What a failed writer leaves: a second file group for bucket 0 of partition 10, under a committed
+    # instant. Hudi and hudi-rs both see it as live (readers get its records twice) and Hudi's bucket
+    # index refuses to write to the partition ("multiple files ... same bucket id").
+    bucket_file = next((root / "10").glob(f"*_{instant}.parquet"))
+    file_id, rest = bucket_file.name.split("_", 1)
+    twin = f"{file_id[:9]}dead{file_id[13:]}"
+    (root / "10" / f"{twin}_{rest}").write_bytes(bucket_file.read_bytes())
+    assert len(read_rows(root)) > len(rows_before)
+    before, report = listing(root), tmp_path / "verify.json"
+
+    broken = run(capsys, "verify", "--table", str(root), "--report", str(report))
+
+    assert (broken.code, broken.out) == (EXIT_FAILED, "")
+    assert broken.err.count("\n") == 1
+    assert "bucket layout violation" in broken.err
+    assert "apply the rules again" in broken.err
+    doc = json.loads(report.read_text())
+    assert (doc["outcome"], doc["error"]["type"]) == ("Failed", "LayoutViolationError")
+    assert listing(root) == before
+
+
+def test_rollback_of_a_completed_rescale_exits_0_and_restores_the_rows(
+    capsys: pytest.CaptureFixture[str], fixture_table: MakeTable, tmp_path: Path
+) -> None:
+    root, report = fixture_table(V8), tmp_path / "apply.json"
+    rows_before = read_rows(root)
+    files_before = sorted(p.name for p in root.rglob("*.parquet"))
+    applied = run(capsys, "apply", "--table", str(root), *RULES, "--convert", "--report", str(report))
+    assert applied.code == EXIT_OK, applied.err
+    instant = json.loads(report.read_text())["result"]["instant"]
+
+    result = run(capsys, "rollback", "--table", str(root), "--instant", instant)
+
+    assert (result.code, result.err) == (EXIT_OK, "")
+    assert result.report["outcome"] == "Succeeded"
+    assert instant in result.report["message"]
+    assert read_rows(root) == rows_before
+    assert sorted(p.name for p in root.rglob("*.parquet")) == files_before

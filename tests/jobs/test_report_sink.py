@@ -1,0 +1,172 @@
+"""The job writes its report into a ConfigMap over plain HTTP: tried for real against kmock's API emulator.
+
+The server runs in the test's event loop, so the blocking urllib client runs in a thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import kmock as kmock_lib
+import pytest
+
+from hudi_bucket import report_sink
+from hudi_bucket.cli import _write_report
+from hudi_bucket.core.report import JobReport, Outcome
+from hudi_bucket.errors import StorageError
+
+NAMESPACE, NAME = "lake", "orders-plan-0123456789"
+URI = f"configmap://{NAMESPACE}/{NAME}"
+KEY = ("v1/configmaps", NAMESPACE, NAME)
+REPORT = JobReport("plan", "s3a://lake/orders", Outcome.SUCCEEDED, "ok", "t0", "t1", {"plan": {"id": "p"}})
+
+
+@pytest.fixture
+def api(kmock: kmock_lib.KubernetesEmulator) -> kmock_lib.KubernetesEmulator:
+    kmock.resources["v1/configmaps"] = {"kind": "ConfigMap", "namespaced": True}
+    return kmock
+
+
+async def write(server: kmock_lib.KubernetesEmulator, uri: str = URI, **options: Any) -> None:
+    await asyncio.to_thread(
+        report_sink.write_configmap_report,
+        uri,
+        REPORT.to_json(),
+        api_server=str(server.url),
+        token="job-token",
+        backoff=0.01,
+        **options,
+    )
+
+
+def stored_report(server: kmock_lib.KubernetesEmulator) -> dict[str, Any]:
+    return json.loads(server.objects[KEY]["data"]["report.json"])
+
+
+def precreate(server: kmock_lib.KubernetesEmulator) -> None:
+    server.objects[KEY] = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": NAME, "namespace": NAMESPACE, "labels": {"keep": "me"}},
+        "data": {"other": "kept"},
+    }
+
+
+@pytest.mark.asyncio
+async def test_patches_the_precreated_configmap(api: kmock_lib.KubernetesEmulator) -> None:
+    precreate(api)
+    await write(api)
+    assert stored_report(api) == REPORT.to_dict()
+    stored = api.objects[KEY]
+    assert stored["data"]["other"] == "kept"
+    assert stored["metadata"]["labels"] == {"keep": "me"}
+    [request] = list(api["patch"])
+    assert request.headers["Content-Type"] == "application/merge-patch+json"
+    assert request.headers["Authorization"] == "Bearer job-token"
+    assert request.data == {"data": {"report.json": REPORT.to_json().decode()}}
+    assert len(api["post"]) == 0
+
+
+@pytest.mark.asyncio
+async def test_creates_the_configmap_when_missing(api: kmock_lib.KubernetesEmulator) -> None:
+    await write(api)
+    assert stored_report(api) == REPORT.to_dict()
+    assert api.objects[KEY]["metadata"] == {"name": NAME, "namespace": NAMESPACE}
+    assert [r.method for r in api] == ["PATCH", "POST"]
+
+
+@pytest.mark.asyncio
+async def test_a_server_error_is_retried(api: kmock_lib.KubernetesEmulator) -> None:
+    precreate(api)
+    api["patch"][:1] << 500 << {"kind": "Status", "reason": "InternalError", "message": "etcd hiccup"}
+    await write(api)
+    assert stored_report(api) == REPORT.to_dict()
+    assert len(api["patch"]) == 2
+
+
+@pytest.mark.asyncio
+async def test_an_unreachable_server_is_retried_then_reported() -> None:
+    with pytest.raises(StorageError, match="after 2 attempts") as caught:
+        await asyncio.to_thread(
+            report_sink.write_configmap_report,
+            URI,
+            b"{}",
+            api_server="http://127.0.0.1:9",  # discard port: nothing listens
+            token="",
+            attempts=2,
+            backoff=0.01,
+        )
+    assert URI in str(caught.value)
+
+
+@pytest.mark.asyncio
+async def test_forbidden_fails_at_once_with_a_clear_error(api: kmock_lib.KubernetesEmulator) -> None:
+    precreate(api)
+    (
+        api["patch"]
+        << 403
+        << {
+            "kind": "Status",
+            "reason": "Forbidden",
+            "message": 'configmaps "x" is forbidden: User "system:serviceaccount:lake:jobs" cannot patch',
+        }
+    )
+    with pytest.raises(StorageError) as caught:
+        await write(api)
+    message = str(caught.value)
+    assert "403" in message
+    assert "Forbidden" in message
+    assert "cannot patch" in message
+    assert URI in message
+    assert "configmaps in namespace lake" in caught.value.hint
+    assert len(api["patch"]) == 1  # not retried
+
+
+@pytest.mark.asyncio
+async def test_the_cli_sends_configmap_uris_to_the_sink(
+    api: kmock_lib.KubernetesEmulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    host, port = api.url.host, api.url.port
+    monkeypatch.setattr(report_sink, "_in_cluster_server", lambda: f"http://{host}:{port}")
+    precreate(api)
+    await asyncio.to_thread(_write_report, URI, REPORT, None)
+    assert stored_report(api) == REPORT.to_dict()
+
+
+@pytest.mark.parametrize(
+    "uri",
+    [
+        "configmap://lake",
+        "configmap://Lake/x",
+        "configmap:///x",
+        "configmap://lake/a/b",
+        "configmap://lake/x?y=1",
+        "file://lake/x",
+    ],
+)
+def test_bad_uris_are_refused(uri: str) -> None:
+    with pytest.raises(StorageError, match="not a ConfigMap report URI"):
+        report_sink.parse_uri(uri)
+
+
+def test_outside_a_pod_it_says_what_is_missing(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    with pytest.raises(StorageError, match="KUBERNETES_SERVICE_HOST"):
+        report_sink.write_configmap_report(URI, b"{}")
+
+
+def test_in_cluster_address(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KUBERNETES_SERVICE_HOST", "10.0.0.1")
+    monkeypatch.setenv("KUBERNETES_SERVICE_PORT", "443")
+    assert report_sink._in_cluster_server() == "https://10.0.0.1:443"
+    monkeypatch.setenv("KUBERNETES_SERVICE_HOST", "fd00::1")
+    assert report_sink._in_cluster_server() == "https://[fd00::1]:443"
+
+
+def test_an_oversized_report_is_refused_before_sending() -> None:
+    with pytest.raises(StorageError, match="more than a ConfigMap holds"):
+        report_sink.write_configmap_report(
+            URI, b"x" * (report_sink.MAX_REPORT_BYTES + 1), api_server="http://127.0.0.1:9"
+        )

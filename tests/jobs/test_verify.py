@@ -1,0 +1,204 @@
+"""``verify`` finds every way a table's files can disagree with its bucket counts, and nothing else."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import bucket_tables
+from hudi_bucket.core.buckets import is_bucket_file_id
+from hudi_bucket.core.recordkeys import KeyStyle
+from hudi_bucket.errors import InvalidBucketCountError
+from hudi_bucket.hudi.table import list_partitions, load_table
+from hudi_bucket.jobs.verify import VerifyResult, Violation, ViolationKind, verify_table
+from hudi_bucket.storage import LocalStorage
+
+pytestmark = pytest.mark.spark
+
+MakeTable = Callable[[str], Path]
+# Partitions of cow_v9_txns_simple_meta (12 rows, 5 file groups) and the bucket counts we lay them out with.
+TXNS = "cow_v9_txns_simple_meta"
+TXNS_BUCKETS = {"region=apac": 2, "region=eu": 3, "region=us": 4}
+
+
+def verify(spark: Any, root: Path, buckets: Any, **options: Any) -> VerifyResult:
+    storage = LocalStorage(root)
+    table = load_table(storage)
+    return verify_table(
+        spark,
+        storage,
+        table,
+        rules_for_partition=buckets,
+        hash_fields=table.config.record_key_fields,
+        key_style=KeyStyle.HUDI_1X,
+        **options,
+    )
+
+
+def kinds_by_file(result: VerifyResult) -> dict[tuple[str, str], set[ViolationKind]]:
+    found: dict[tuple[str, str], set[ViolationKind]] = {}
+    for v in result.violations:
+        found.setdefault((v.partition, v.file_id), set()).add(v.kind)
+    return found
+
+
+@pytest.fixture
+def txns_in_buckets(fixture_table: MakeTable) -> Path:
+    root = fixture_table(TXNS)
+    bucket_tables.lay_out_in_buckets(root, TXNS_BUCKETS)
+    return root
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        TXNS,
+        "cow_v9_txns_nonpart_meta",
+        "cow_v8_complexkeygen_hivestyle",
+        "cow_v6_simplekeygen_nonhivestyle",
+        "cow_v6_simplekeygen_nonhivestyle_overwritetable",
+    ],
+)
+def test_a_table_laid_out_in_buckets_verifies_ok_and_reads_the_same(
+    spark: Any, fixture_table: MakeTable, name: str
+) -> None:
+    root = fixture_table(name)
+    before = bucket_tables.read_rows(root)
+    partitions = list_partitions(LocalStorage(root))
+    buckets = {p: 2 + i for i, p in enumerate(partitions)}
+
+    bucket_tables.lay_out_in_buckets(root, buckets)
+    result = verify(spark, root, buckets)
+
+    assert result.ok, result.to_dict()
+    groups = bucket_tables.live_groups(root)
+    assert all(is_bucket_file_id(g.file_id) for gs in groups.values() for g in gs)
+    assert result.checked_partitions == len(partitions)
+    assert result.checked_file_groups == sum(len(gs) for gs in groups.values())
+    assert result.checked_rows == before.num_rows
+    assert bucket_tables.read_rows(root).equals(before)
+
+
+def test_a_table_whose_path_spark_must_escape_is_read_whole(
+    spark: Any, fixture_table: MakeTable, tmp_path: Path
+) -> None:
+    buckets = {"10": 3, "20": 3, "30": 3}
+    root = fixture_table("cow_v8_simplekeygen_nonhivestyle")
+    bucket_tables.lay_out_in_buckets(root, buckets)
+    moved = tmp_path / "a b%20+é#1" / "table"
+    moved.parent.mkdir()
+    root.rename(moved)
+
+    result = verify(spark, moved, buckets)
+
+    assert result.ok, result.to_dict()
+    assert result.checked_rows == 4
+
+
+def test_rules_may_be_a_function_of_the_partition_path(spark: Any, txns_in_buckets: Path) -> None:
+    assert verify(spark, txns_in_buckets, TXNS_BUCKETS.__getitem__).ok
+
+
+def test_a_record_in_a_wrong_bucket_is_reported_with_its_file(spark: Any, txns_in_buckets: Path) -> None:
+    stranger_holder = bucket_tables.break_by_moving_a_record(txns_in_buckets, "region=us")
+
+    result = verify(spark, txns_in_buckets, TXNS_BUCKETS)
+
+    [violation] = result.violations
+    assert (violation.partition, violation.file_id) == ("region=us", stranger_holder)
+    assert violation.kind is ViolationKind.MISPLACED_RECORDS
+    assert violation.count == 1
+    assert "-> bucket" in violation.detail
+    assert result.checked_rows == 12
+
+
+def test_two_live_file_groups_of_one_bucket_are_both_reported(spark: Any, txns_in_buckets: Path) -> None:
+    first, second = bucket_tables.break_by_splitting_a_bucket(txns_in_buckets, "region=eu")
+
+    result = verify(spark, txns_in_buckets, TXNS_BUCKETS)
+
+    assert kinds_by_file(result) == {
+        ("region=eu", first): {ViolationKind.DUPLICATE_BUCKET},
+        ("region=eu", second): {ViolationKind.DUPLICATE_BUCKET},
+    }
+    assert second in next(v.detail for v in result.violations if v.file_id == first)
+
+
+def test_a_bucket_id_beyond_the_partitions_count_is_reported(spark: Any, txns_in_buckets: Path) -> None:
+    renumbered = bucket_tables.break_by_renumbering_a_bucket(txns_in_buckets, "region=apac", 2)
+
+    result = verify(spark, txns_in_buckets, TXNS_BUCKETS)
+
+    # Its records hash below the count, so all of them are misplaced too.
+    assert kinds_by_file(result) == {
+        ("region=apac", renumbered): {ViolationKind.BUCKET_OUT_OF_RANGE, ViolationKind.MISPLACED_RECORDS}
+    }
+
+
+def test_a_record_without_a_key_is_reported_not_failed(spark: Any, txns_in_buckets: Path) -> None:
+    erased = bucket_tables.break_by_erasing_a_record_key(txns_in_buckets, "region=eu")
+
+    result = verify(spark, txns_in_buckets, TXNS_BUCKETS)
+
+    [violation] = result.violations
+    assert (violation.partition, violation.file_id, violation.count) == ("region=eu", erased, 1)
+    assert violation.kind is ViolationKind.MISSING_RECORD_KEY
+
+
+def test_only_the_partitions_asked_for_are_checked(spark: Any, txns_in_buckets: Path) -> None:
+    bucket_tables.break_by_moving_a_record(txns_in_buckets, "region=us")
+
+    result = verify(spark, txns_in_buckets, TXNS_BUCKETS, partitions=["region=eu", "region=apac"])
+
+    assert result.ok
+    assert result.checked_partitions == 2
+
+
+def test_a_non_bucket_table_reports_every_file_id(spark: Any, fixture_table: MakeTable) -> None:
+    root = fixture_table(TXNS)
+    groups = bucket_tables.live_groups(root)
+
+    result = verify(spark, root, TXNS_BUCKETS)
+
+    expected = {(p, g.file_id): {ViolationKind.NOT_A_BUCKET_FILE} for p, gs in groups.items() for g in gs}
+    assert kinds_by_file(result) == expected
+    assert result.checked_rows == 0
+
+
+@pytest.mark.parametrize("name", ["cow_v8_empty", "cow_v6_empty"])
+def test_a_table_without_files_verifies_ok(spark: Any, fixture_table: MakeTable, name: str) -> None:
+    result = verify(spark, fixture_table(name), {})
+    assert result == VerifyResult(0, 0, 0)
+    assert result.ok
+
+
+def test_a_partition_without_a_bucket_count_is_refused(spark: Any, txns_in_buckets: Path) -> None:
+    with pytest.raises(InvalidBucketCountError, match="region=us"):
+        verify(spark, txns_in_buckets, {"region=eu": 3, "region=apac": 2})
+
+
+def test_the_report_is_bounded_and_counts_every_kind() -> None:
+    violations = (
+        *(Violation("p", f"{i:08d}-x-0", ViolationKind.NOT_A_BUCKET_FILE, "detail") for i in range(150)),
+        Violation("p", "00000001-y-0", ViolationKind.MISPLACED_RECORDS, "detail", 7),
+    )
+    result = VerifyResult(1, 151, 7, violations)
+
+    report = result.to_dict(max_violations=100)
+
+    assert report["ok"] is False
+    assert report["violationCount"] == 151
+    assert report["violationsByKind"] == {"misplaced-records": 1, "not-a-bucket-file": 150}
+    assert len(report["violations"]) == 100
+    assert report["truncated"] is True
+    assert report["violations"][0] == {
+        "partition": "p",
+        "fileId": "00000000-x-0",
+        "kind": "not-a-bucket-file",
+        "detail": "detail",
+        "count": 1,
+    }
+    assert VerifyResult(0, 0, 0).to_dict()["truncated"] is False

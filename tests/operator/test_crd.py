@@ -1,0 +1,716 @@
+"""The HudiBucketTable CRD is a structural schema that admits realistic manifests and rejects bad ones.
+
+No API server runs here (and kmock runs no schema and no CEL), so ``hbt_admission.ADMISSION`` plays the
+API server's part as far as the CRD decides it (see k8s_schema): defaulting, OpenAPI validation with
+unknown fields rejected (what ``kubectl apply`` asks for by default), then every
+``x-kubernetes-validations`` rule evaluated by a real CEL interpreter (cel-python), transition rules only
+on update. test_spec.py sends the same manifests through parse_spec, which must agree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+import celpy
+import jsonschema
+import pytest
+from jsonpath_ng.ext import parse as parse_jsonpath
+
+import hbt_admission
+import k8s_schema
+from hbt_admission import (
+    ADMISSION,
+    BAD_MANIFESTS,
+    CRD,
+    GOOD_MANIFESTS,
+    PLAN_ID,
+    SCHEMA,
+    SKEWED_DAYS,
+    SMALL,
+    SPEC_SCHEMA,
+    VERSION_DOC,
+    with_spec,
+)
+from hudi_bucket.core.planning import ChangeReason, PartitionChange, Plan
+from hudi_bucket.core.report import JobReport, Outcome
+from hudi_bucket.core.rules import MAX_BUCKETS, BucketRules, Rule
+from hudi_bucket_operator.reconcile import JobKind, JobPhase, Observed, ObservedJob, decide
+from hudi_bucket_operator.spec import (
+    GROUP,
+    KIND,
+    MAX_CORES,
+    MAX_EXECUTORS,
+    MAX_RULES,
+    MAX_TTL_SECONDS,
+    PLURAL,
+    VERSION,
+    ApplyPolicy,
+    MetadataTablePolicy,
+    parse_spec,
+)
+from k8s_schema import cel_holds, is_transition_rule, to_json_schema
+
+# --- a checker for Kubernetes' structural schema rules ------------------------------------------------
+
+_OPENAPI_KEYWORDS = frozenset(
+    [
+        "type",
+        "format",
+        "title",
+        "description",
+        "default",
+        "enum",
+        "maximum",
+        "minimum",
+        "exclusiveMaximum",
+        "exclusiveMinimum",
+        "maxLength",
+        "minLength",
+        "pattern",
+        "maxItems",
+        "minItems",
+        "uniqueItems",
+        "multipleOf",
+        "maxProperties",
+        "minProperties",
+        "required",
+        "items",
+        "properties",
+        "additionalProperties",
+        "allOf",
+        "anyOf",
+        "oneOf",
+        "not",
+        "nullable",
+        "example",
+        "externalDocs",
+    ]
+)
+_K8S_EXTENSIONS = frozenset(
+    f"x-kubernetes-{name}"
+    for name in [
+        "preserve-unknown-fields",
+        "int-or-string",
+        "embedded-resource",
+        "list-type",
+        "list-map-keys",
+        "map-type",
+        "validations",
+    ]
+)
+_TYPES = frozenset({"object", "array", "string", "integer", "number", "boolean"})
+_SCALARS = _TYPES - {"object", "array"}
+_JUNCTORS = ("allOf", "anyOf", "oneOf")
+_NOT_IN_JUNCTORS = ("type", "description", "default", "additionalProperties", "nullable")
+_VALIDATION_KEYS = frozenset(
+    {"rule", "message", "messageExpression", "reason", "fieldPath", "optionalOldSelf"}
+)
+
+
+def structural_problems(
+    node: Any,
+    path: str = "openAPIV3Schema",
+    *,
+    root: bool = True,
+    junctor: bool = False,
+    correlated: bool = True,
+) -> list[str]:
+    """What keeps ``node`` from being a structural schema Kubernetes accepts (empty when none).
+
+    Follows apiextensions' rules: every field and item typed (unless int-or-string or preserving
+    unknown fields), properties xor additionalProperties, no additionalProperties: false, no
+    uniqueItems, no $ref/definitions/patternProperties/dependencies/additionalItems/id, value
+    validations only inside allOf/anyOf/oneOf/not, metadata restricted at the root, defaults that
+    validate, well-formed list types, and CEL rules that compile, carry a message and use oldSelf only
+    where old values correlate (not under items of atomic or set lists).
+    """
+    if not isinstance(node, Mapping):
+        return [f"{path}: must be a schema object"]
+    problems = [
+        f"{path}.{key}: not allowed in a CRD schema"
+        for key in set(node) - _OPENAPI_KEYWORDS - _K8S_EXTENSIONS
+    ]
+    kind = node.get("type")
+    int_or_string = node.get("x-kubernetes-int-or-string") is True
+    preserve = node.get("x-kubernetes-preserve-unknown-fields")
+    if preserve is not None and preserve is not True:
+        problems.append(f"{path}.x-kubernetes-preserve-unknown-fields: must be true or absent")
+    if junctor:
+        problems += [
+            f"{path}.{key}: not allowed inside allOf/anyOf/oneOf/not"
+            for key in _NOT_IN_JUNCTORS
+            if key in node
+        ]
+    elif int_or_string and kind is not None:
+        problems.append(f"{path}: x-kubernetes-int-or-string needs type left out")
+    elif not int_or_string and not preserve and kind not in _TYPES:
+        problems.append(f"{path}: needs a type (one of {sorted(_TYPES)}), not {kind!r}")
+    if node.get("uniqueItems"):
+        problems.append(f"{path}.uniqueItems: cannot be true (use x-kubernetes-list-type: set)")
+    additional = node.get("additionalProperties")
+    if additional is not None:
+        if "properties" in node:
+            problems.append(f"{path}: properties and additionalProperties are mutually exclusive")
+        if not isinstance(additional, Mapping):
+            problems.append(f"{path}.additionalProperties: must be a schema (not {additional!r})")
+        if root:
+            problems.append(f"{path}.additionalProperties: not allowed at the root")
+    if "items" in node and not isinstance(node["items"], Mapping):
+        problems.append(f"{path}.items: must be one schema, not a list")
+    if kind == "array" and "items" not in node and not junctor:
+        problems.append(f"{path}: an array needs items")
+    problems += _list_type_problems(node, path)
+    problems += _default_problems(node, path)
+    problems += _validation_problems(node, path, correlated)
+    if root:
+        metadata = node.get("properties", {}).get("metadata")
+        if metadata is not None and set(metadata.get("properties", {})) - {"name", "generateName"}:
+            problems.append(f"{path}.properties.metadata: only name and generateName may be restricted")
+    for name, sub in (node.get("properties") or {}).items():
+        problems += structural_problems(sub, f"{path}.properties.{name}", root=False, correlated=correlated)
+    if isinstance(additional, Mapping):
+        problems += structural_problems(
+            additional, f"{path}.additionalProperties", root=False, correlated=correlated
+        )
+    if isinstance(node.get("items"), Mapping):
+        keyed = node.get("x-kubernetes-list-type") == "map"
+        problems += structural_problems(
+            node["items"], f"{path}.items", root=False, correlated=correlated and keyed
+        )
+    for junctor_name in _JUNCTORS:
+        for index, sub in enumerate(node.get(junctor_name, ())):
+            problems += structural_problems(sub, f"{path}.{junctor_name}[{index}]", root=False, junctor=True)
+    if "not" in node:
+        problems += structural_problems(node["not"], f"{path}.not", root=False, junctor=True)
+    return problems
+
+
+def _list_type_problems(node: Mapping[str, Any], path: str) -> list[str]:
+    list_type, keys = node.get("x-kubernetes-list-type"), node.get("x-kubernetes-list-map-keys")
+    items = node.get("items") if isinstance(node.get("items"), Mapping) else {}
+    problems = []
+    if list_type is not None and node.get("type") != "array":
+        problems.append(f"{path}: x-kubernetes-list-type is for arrays")
+    if list_type not in (None, "atomic", "set", "map"):
+        problems.append(f"{path}.x-kubernetes-list-type: {list_type!r} is not atomic, set or map")
+    if keys is not None and list_type != "map":
+        problems.append(f"{path}: x-kubernetes-list-map-keys needs x-kubernetes-list-type: map")
+    if list_type == "set" and items.get("type") not in _SCALARS:
+        problems.append(f"{path}: a set's items must be scalars")
+    if list_type == "map":
+        if not keys:
+            problems.append(f"{path}: a list-type map needs x-kubernetes-list-map-keys")
+        if items.get("type") != "object":
+            problems.append(f"{path}: a list-type map's items must be objects")
+        for key in keys or ():
+            field = items.get("properties", {}).get(key)
+            if field is None or field.get("type") not in _SCALARS:
+                problems.append(f"{path}: list-map key {key!r} must be a scalar property of the items")
+            elif key not in items.get("required", ()) and "default" not in field:
+                problems.append(f"{path}: list-map key {key!r} must be required or defaulted")
+    return problems
+
+
+def _default_problems(node: Mapping[str, Any], path: str) -> list[str]:
+    if "default" not in node:
+        return []
+    without_default = {key: value for key, value in node.items() if key != "default"}
+    validator = jsonschema.Draft7Validator(to_json_schema(without_default))
+    return [f"{path}.default: {error.message}" for error in validator.iter_errors(node["default"])]
+
+
+def _validation_problems(node: Mapping[str, Any], path: str, correlated: bool) -> list[str]:
+    problems = []
+    for index, validation in enumerate(node.get("x-kubernetes-validations", ())):
+        where = f"{path}.x-kubernetes-validations[{index}]"
+        problems += [f"{where}.{key}: unknown" for key in set(validation) - _VALIDATION_KEYS]
+        rule, message = validation.get("rule", ""), validation.get("message", "")
+        if not message.strip():
+            problems.append(f"{where}: needs a message that says what to do")
+        try:
+            k8s_schema.compile_cel(rule)
+        except celpy.CELParseError as error:
+            problems.append(f"{where}: rule {rule!r} does not compile: {error}")
+        if is_transition_rule(rule) and not correlated:
+            problems.append(f"{where}: oldSelf cannot be used under items of an atomic or set list")
+    return problems
+
+
+def unbounded(node: Mapping[str, Any], path: str = "") -> list[str]:
+    """Lists without maxItems, maps without maxProperties, free strings without maxLength: CEL's cost
+    estimate assumes the worst for each, and the API server refuses rules over budget."""
+    found = []
+    kind = node.get("type")
+    if kind == "array" and "maxItems" not in node:
+        found.append(f"{path}: array without maxItems")
+    if isinstance(node.get("additionalProperties"), Mapping) and "maxProperties" not in node:
+        found.append(f"{path}: map without maxProperties")
+    if kind == "string" and "enum" not in node and "maxLength" not in node:
+        found.append(f"{path}: string without maxLength")
+    for name, sub in (node.get("properties") or {}).items():
+        found += unbounded(sub, f"{path}.{name}")
+    if isinstance(node.get("additionalProperties"), Mapping):
+        found += unbounded(node["additionalProperties"], f"{path}.*")
+    if isinstance(node.get("items"), Mapping):
+        found += unbounded(node["items"], f"{path}[]")
+    return found
+
+
+def all_validations(node: Mapping[str, Any], path: str = "") -> Iterator[tuple[str, dict[str, str]]]:
+    for validation in node.get("x-kubernetes-validations", ()):
+        yield path, validation
+    for name, sub in (node.get("properties") or {}).items():
+        yield from all_validations(sub, f"{path}.{name}")
+    for key, suffix in (("additionalProperties", ".*"), ("items", "[]")):
+        if isinstance(node.get(key), Mapping):
+            yield from all_validations(node[key], f"{path}{suffix}")
+
+
+# --- the resource -------------------------------------------------------------------------------------
+
+
+def test_the_crd_names_the_resource_the_operator_watches() -> None:
+    assert CRD["apiVersion"] == "apiextensions.k8s.io/v1"
+    assert CRD["metadata"]["name"] == f"{PLURAL}.{GROUP}"
+    spec = CRD["spec"]
+    assert (spec["group"], spec["scope"]) == (GROUP, "Namespaced")
+    assert spec["names"] == {
+        "kind": KIND,
+        "listKind": f"{KIND}List",
+        "plural": PLURAL,
+        "singular": KIND.lower(),
+        "shortNames": ["hbt"],
+        "categories": ["hudi"],
+    }
+    assert (VERSION_DOC["name"], VERSION_DOC["served"], VERSION_DOC["storage"]) == (VERSION, True, True)
+    assert VERSION_DOC["subresources"] == {"status": {}}
+
+
+def test_the_schema_is_structural() -> None:
+    assert structural_problems(SCHEMA) == []
+
+
+def _field(schema: dict[str, Any]) -> dict[str, Any]:
+    """A root schema whose one field ``a`` has ``schema``."""
+    return {"type": "object", "properties": {"a": schema}}
+
+
+_VALIDATED = {"type": "string", "x-kubernetes-validations": [{"rule": "self == oldSelf", "message": "m"}]}
+
+
+@pytest.mark.parametrize(
+    ("schema", "problem"),
+    [
+        pytest.param(_field({}), "properties.a: needs a type", id="untyped-field"),
+        pytest.param(
+            _field({"type": "object", "properties": {}, "additionalProperties": {}}),
+            "mutually exclusive",
+            id="properties-and-additional",
+        ),
+        pytest.param(
+            _field({"type": "object", "additionalProperties": False}),
+            "must be a schema",
+            id="additional-false",
+        ),
+        pytest.param(
+            _field({"type": "array", "items": {"type": "string"}, "uniqueItems": True}),
+            "uniqueItems",
+            id="unique-items",
+        ),
+        pytest.param(_field({"$ref": "#/definitions/b"}), "$ref: not allowed", id="ref"),
+        pytest.param(
+            _field({"type": "integer", "anyOf": [{"type": "integer"}]}), "anyOf[0].type", id="type-in-junctor"
+        ),
+        pytest.param(
+            _field({"type": "string", "x-kubernetes-int-or-string": True}),
+            "type left out",
+            id="int-or-string-typed",
+        ),
+        pytest.param(_field({"type": "string", "default": 3}), "default: 3 is not of type", id="bad-default"),
+        pytest.param(
+            _field(
+                {
+                    "type": "array",
+                    "x-kubernetes-list-type": "map",
+                    "items": {"type": "object", "properties": {"n": {"type": "string"}}},
+                }
+            ),
+            "needs x-kubernetes-list-map-keys",
+            id="list-map-without-keys",
+        ),
+        pytest.param(
+            _field({"type": "string", "x-kubernetes-validations": [{"rule": "self != ''"}]}),
+            "needs a message",
+            id="rule-without-message",
+        ),
+        pytest.param(
+            _field({"type": "string", "x-kubernetes-validations": [{"rule": "self ==", "message": "m"}]}),
+            "does not compile",
+            id="rule-not-compiling",
+        ),
+        pytest.param(
+            _field({"type": "array", "items": _VALIDATED}),
+            "oldSelf cannot be used",
+            id="old-self-in-atomic-list",
+        ),
+        pytest.param(
+            {"type": "object", "properties": {"metadata": {"type": "object", "properties": {"labels": {}}}}},
+            "only name and generateName",
+            id="metadata-restricted",
+        ),
+    ],
+)
+def test_the_structural_checker_catches_what_kubernetes_refuses(schema: dict[str, Any], problem: str) -> None:
+    problems = structural_problems(schema)
+    assert any(problem in found for found in problems), problems
+
+
+def test_the_structural_checker_accepts_old_self_under_keyed_lists() -> None:
+    keyed = {
+        "type": "array",
+        "x-kubernetes-list-type": "map",
+        "x-kubernetes-list-map-keys": ["name"],
+        "items": {"type": "object", "required": ["name"], "properties": {"name": _VALIDATED}},
+    }
+    assert structural_problems(_field(keyed)) == []
+
+
+def test_every_list_map_and_free_string_is_bounded() -> None:
+    assert unbounded(SPEC_SCHEMA, ".spec") == []
+
+
+def test_bucket_bounds_are_the_codes() -> None:
+    buckets = SPEC_SCHEMA["properties"]["buckets"]["properties"]
+    rules = buckets["rules"]
+    for field in (buckets["default"], buckets["currentBuckets"], rules["items"]["properties"]["buckets"]):
+        assert (field["minimum"], field["maximum"]) == (1, MAX_BUCKETS)
+        (validation,) = field["x-kubernetes-validations"]
+        assert f"<= {MAX_BUCKETS}" in validation["rule"]
+        assert f"1 to {MAX_BUCKETS}" in validation["message"]
+    assert rules["maxItems"] == MAX_RULES
+
+
+def test_spark_bounds_are_the_codes() -> None:
+    spark = SPEC_SCHEMA["properties"]["spark"]["properties"]
+    for pod in ("driver", "executor"):
+        cores = spark[pod]["properties"]["cores"]
+        assert (cores["minimum"], cores["maximum"]) == (1, MAX_CORES)
+    instances = spark["executor"]["properties"]["instances"]
+    assert (instances["minimum"], instances["maximum"]) == (1, MAX_EXECUTORS)
+    assert (spark["ttlSeconds"]["minimum"], spark["ttlSeconds"]["maximum"]) == (0, MAX_TTL_SECONDS)
+
+
+def test_enums_are_what_parse_spec_accepts() -> None:
+    properties = SPEC_SCHEMA["properties"]
+    assert set(properties["apply"]["properties"]["policy"]["enum"]) == {
+        policy.value for policy in ApplyPolicy
+    }
+    assert set(properties["metadataTable"]["enum"]) == {policy.value for policy in MetadataTablePolicy}
+    for key_style in properties["table"]["properties"]["keyStyle"]["enum"]:
+        parse_spec(with_spec(SMALL, "table.keyStyle", key_style)["spec"])
+    for rule_type in properties["buckets"]["properties"]["rule"]["enum"]:
+        parse_spec(with_spec(SMALL, "buckets.rule", rule_type)["spec"])
+
+
+def test_defaults_are_parse_specs_defaults() -> None:
+    defaulted = ADMISSION.defaulted(SMALL)
+    assert defaulted["spec"]["apply"] == {"policy": "Manual"}
+    assert defaulted["spec"]["metadataTable"] == "Refuse"
+    assert (defaulted["spec"]["buckets"]["rule"], defaulted["spec"]["buckets"]["convert"]) == ("regex", False)
+    assert parse_spec(defaulted["spec"]) == parse_spec(SMALL["spec"])
+
+
+# --- the schema translator (k8s_schema) -----------------------------------------------------------------
+
+_OBJECT_AB = {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}}
+
+
+@pytest.mark.parametrize(
+    ("node", "value", "valid"),
+    [
+        pytest.param({"x-kubernetes-int-or-string": True}, 3, True, id="int-or-string-int"),
+        pytest.param({"x-kubernetes-int-or-string": True}, "50%", True, id="int-or-string-string"),
+        pytest.param({"x-kubernetes-int-or-string": True}, 1.5, False, id="int-or-string-float"),
+        pytest.param({"x-kubernetes-int-or-string": True}, None, False, id="int-or-string-null"),
+        pytest.param(
+            {"x-kubernetes-int-or-string": True, "nullable": True}, None, True, id="int-or-string-nullable"
+        ),
+        pytest.param({"type": "string"}, None, False, id="null-not-nullable"),
+        pytest.param({"type": "string", "nullable": True}, None, True, id="null-nullable"),
+        pytest.param(
+            {"type": "string", "enum": ["a"], "nullable": True}, None, True, id="null-nullable-enum"
+        ),
+        pytest.param(
+            {"type": "string", "enum": ["a"], "nullable": True}, "b", False, id="nullable-enum-other"
+        ),
+        pytest.param({"type": "integer", "format": "int32"}, 2**31 - 1, True, id="int32-max"),
+        pytest.param({"type": "integer", "format": "int32"}, 2**31, False, id="int32-over"),
+        pytest.param({"type": "integer", "format": "int32"}, -(2**31) - 1, False, id="int32-under"),
+        pytest.param({"type": "integer", "format": "int64"}, 2**31, True, id="int64-beyond-int32"),
+        pytest.param({"type": "integer", "format": "int64"}, 2**63, False, id="int64-over"),
+        pytest.param({"type": "integer", "format": "int32", "maximum": 9}, 10, False, id="own-bound-wins"),
+        pytest.param(
+            {"type": "number", "minimum": 0, "exclusiveMinimum": True}, 0, False, id="exclusive-minimum"
+        ),
+        pytest.param(
+            {"type": "number", "maximum": 1, "exclusiveMaximum": True}, 0.5, True, id="exclusive-maximum"
+        ),
+        pytest.param(_OBJECT_AB, {"a": 1, "c": 2}, False, id="undeclared-field"),
+        pytest.param(
+            {**_OBJECT_AB, "x-kubernetes-preserve-unknown-fields": True},
+            {"a": 1, "c": 2},
+            True,
+            id="preserved-field",
+        ),
+        pytest.param({"x-kubernetes-preserve-unknown-fields": True}, ["any"], True, id="preserved-untyped"),
+        pytest.param(
+            {"type": "object", "additionalProperties": {"type": "string"}}, {"k": 1}, False, id="map-values"
+        ),
+        pytest.param(
+            {**_OBJECT_AB, "anyOf": [{"required": ["a"]}, {"required": ["b"]}]},
+            {},
+            False,
+            id="junctor-applies",
+        ),
+        pytest.param(
+            {**_OBJECT_AB, "allOf": [{"properties": {"a": {"maximum": 5}}}]},
+            {"a": 1, "b": 2},
+            True,
+            id="junctor-properties-close-nothing",
+        ),
+        pytest.param(
+            {
+                "type": "object",
+                "x-kubernetes-embedded-resource": True,
+                "properties": {"spec": {"type": "object"}},
+            },
+            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x", "labels": {}}, "spec": {}},
+            True,
+            id="embedded-resource",
+        ),
+    ],
+)
+def test_the_translated_schema_means_what_the_api_server_does(node: Any, value: Any, valid: bool) -> None:
+    translated = to_json_schema(node)
+    jsonschema.Draft7Validator.check_schema(translated)
+    assert jsonschema.Draft7Validator(translated).is_valid(value) is valid
+
+
+def test_a_resource_always_admits_object_metadata() -> None:
+    # A CRD may narrow metadata.name only; labels and the rest are ObjectMeta's, checked by the server.
+    schema = {
+        "type": "object",
+        "properties": {
+            "metadata": {"type": "object", "properties": {"name": {"type": "string", "maxLength": 3}}}
+        },
+    }
+    validator = k8s_schema.resource_validator(schema)
+    assert validator.is_valid({"apiVersion": "x/v1", "kind": "X", "metadata": {"name": "abc", "labels": {}}})
+    assert not validator.is_valid({"metadata": {"name": "abcd"}})
+
+
+def test_schema_errors_name_fields_as_the_api_server_does() -> None:
+    manifest = with_spec(SMALL, "buckets.rules", [{"pattern": "", "buckets": 8}])
+    assert k8s_schema.schema_errors(ADMISSION.validator, manifest) == [
+        "spec.buckets.rules[0].pattern: '' should be non-empty"
+    ]
+    assert k8s_schema.schema_errors(ADMISSION.validator, []) == ["<root>: [] is not of type 'object'"]
+
+
+def test_crd_validators_are_built_once_per_crd_version() -> None:
+    path = hbt_admission.CRD_PATH
+    assert k8s_schema.crd_validator(path, VERSION) is k8s_schema.crd_validator(path, VERSION)
+    assert k8s_schema.crd_validator(path, VERSION).is_valid(SMALL)
+    with pytest.raises(LookupError, match="v9"):
+        k8s_schema.crd_validator(path, "v9")
+
+
+# --- admission ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("manifest", GOOD_MANIFESTS.values(), ids=GOOD_MANIFESTS.keys())
+def test_realistic_manifests_are_admitted(manifest: dict[str, Any]) -> None:
+    assert ADMISSION.errors(manifest) == []
+
+
+@pytest.mark.parametrize(("manifest", "fragment"), BAD_MANIFESTS)
+def test_bad_manifests_are_refused_saying_why(manifest: dict[str, Any], fragment: str) -> None:
+    errors = ADMISSION.errors(manifest)
+    assert any(fragment in error for error in errors), errors
+
+
+def test_every_cel_rule_refuses_some_bad_manifest() -> None:
+    messages = {validation["message"] for _, validation in all_validations(SCHEMA)}
+    refused = {
+        message
+        for param in BAD_MANIFESTS
+        for error in ADMISSION.errors(param.values[0])
+        for message in messages
+        if message in error
+    }
+    transition = {v["message"] for _, v in all_validations(SCHEMA) if is_transition_rule(v["rule"])}
+    assert messages - transition - refused == set()
+
+
+@pytest.mark.parametrize("manifest", GOOD_MANIFESTS.values(), ids=GOOD_MANIFESTS.keys())
+def test_an_update_that_changes_nothing_is_admitted(manifest: dict[str, Any]) -> None:
+    assert ADMISSION.errors(manifest, old=manifest) == []
+
+
+@pytest.mark.parametrize(
+    ("pattern", "holds"),
+    [
+        ("dt=2025", True),
+        (" dt", False),
+        ("dt\t", False),
+        ("\x00dt", False),
+        ("d t", True),
+        ("dt\u00a0", True),
+    ],
+)
+def test_the_pattern_trim_rule_matches_javas_string_trim(pattern: str, holds: bool) -> None:
+    (rule,) = [
+        v["rule"] for _, v in all_validations(SCHEMA) if "start or end with whitespace" in v["message"]
+    ]
+    assert cel_holds(rule, pattern) is holds
+
+
+@pytest.mark.parametrize("plan_id", ["", PLAN_ID])
+def test_an_approved_plan_is_empty_or_a_plan_id(plan_id: str) -> None:
+    assert ADMISSION.errors(with_spec(SMALL, "apply.approvedPlan", plan_id)) == []
+
+
+@pytest.mark.parametrize("plan_id", [PLAN_ID.upper(), PLAN_ID[:-1], "sha1:" + "0" * 40, PLAN_ID + "0"])
+def test_an_approved_plan_that_is_no_plan_id_is_refused(plan_id: str) -> None:
+    errors = ADMISSION.errors(with_spec(SMALL, "apply.approvedPlan", plan_id))
+    assert any("must be a plan id as shown in status.plan.id" in error for error in errors), errors
+
+
+def test_the_table_uri_cannot_change() -> None:
+    moved = with_spec(SMALL, "table.uri", "s3a://lake/warehouse/customers_v2")
+    (error,) = ADMISSION.errors(moved, old=SMALL)
+    assert error.startswith("spec.table.uri: spec.table.uri is immutable")
+    assert "create a new HudiBucketTable" in error
+
+
+def test_everything_but_the_table_uri_may_change() -> None:
+    changed = with_spec(SKEWED_DAYS, "buckets.default", 32)
+    changed = with_spec(changed, "spark.envFromSecrets", [{"name": "lake-s3-rotated"}])
+    assert ADMISSION.errors(changed, old=SKEWED_DAYS) == []
+
+
+def test_a_new_resource_has_no_old_uri_to_keep() -> None:
+    assert ADMISSION.errors(with_spec(SMALL, "table.uri", "/data/other")) == []
+
+
+# --- status and printer columns -------------------------------------------------------------------------
+
+# What the jobs report about the table (jobs/show.py's table_buckets) and a plan with a rescale and a
+# partition converted from no bucket layout (old_buckets None).
+TABLE_FACTS = {
+    "config": {"instant": "20261121093000123", "expressions": "^region=emea$,8", "default": 4},
+    "partitions": {
+        "count": 2,
+        "byBuckets": {"4": 1, "8": 1},
+        "items": [{"partition": "region=emea", "buckets": 8}, {"partition": "region=apac", "buckets": 4}],
+        "omitted": 0,
+    },
+}
+PLAN = Plan(
+    BucketRules((Rule("^region=emea$", 8),), 4),
+    None,
+    (
+        PartitionChange("region=emea", 4, 8, 4, 9_100_000, 2_147_483_648, ChangeReason.RESCALE, True),
+        PartitionChange("region=apac", None, 4, 1, 1_200, 80_000, ChangeReason.CONVERT),
+    ),
+    "20261121093000123",
+).to_dict()
+NOW = datetime(2026, 11, 21, 9, 30, tzinfo=UTC)
+
+
+def _finished_job(kind: JobKind, sequence: int, result: dict[str, Any]) -> ObservedJob:
+    report = JobReport(
+        kind.value, "s3a://lake/warehouse/customers", Outcome.SUCCEEDED, "done", "", "", result
+    )
+    return ObservedJob(
+        f"customers-1-{kind.value}",
+        kind,
+        1,
+        "",
+        JobPhase.COMPLETED,
+        f"2026-11-21T09:0{sequence}:00Z",
+        sequence,
+        report=report,
+    )
+
+
+def operator_statuses() -> dict[str, dict[str, Any]]:
+    """The statuses reconcile.decide writes along plan -> (approval) -> apply."""
+    plan_job = _finished_job(JobKind.PLAN, 0, {"plan": PLAN, **TABLE_FACTS})
+    apply_result = {"plan": PLAN, "instant": "20261121094500321", "rowsWritten": 9_101_200, "seconds": 312.5}
+    apply_job = _finished_job(JobKind.APPLY, 1, {**apply_result, **TABLE_FACTS})
+    automatic = with_spec(SMALL, "apply.policy", "Automatic")["spec"]
+    awaiting = decide(Observed(SMALL["spec"], 1, {}, {}, (plan_job,)), NOW).status
+    applying = decide(Observed(automatic, 1, {}, {}, (plan_job,)), NOW).status
+    applied = decide(Observed(automatic, 1, {}, applying, (plan_job, apply_job)), NOW).status
+    return {"awaiting-approval": awaiting, "applying": applying, "applied": applied}
+
+
+@pytest.mark.parametrize("stage", ["awaiting-approval", "applying", "applied"])
+def test_the_status_the_operator_writes_is_kept_whole(stage: str) -> None:
+    # The API server prunes what the schema does not declare and drops nulls in declared fields; either
+    # would make the stored status differ from what the operator wrote, and the operator write it again.
+    status = operator_statuses()[stage]
+    assert ADMISSION.errors({**SMALL, "status": status}) == []
+    assert not _nulls_in_declared_fields(SCHEMA["properties"]["status"], status)
+
+
+def _nulls_in_declared_fields(node: Mapping[str, Any], value: Any) -> list[str]:
+    if node.get("x-kubernetes-preserve-unknown-fields"):
+        return []
+    if isinstance(value, dict):
+        found = [key for key, item in value.items() if item is None]
+        for key, item in value.items():
+            sub = (node.get("properties") or {}).get(key) or node.get("additionalProperties")
+            if isinstance(sub, Mapping):
+                found += _nulls_in_declared_fields(sub, item)
+        return found
+    if isinstance(value, list) and isinstance(node.get("items"), Mapping):
+        return [key for item in value for key in _nulls_in_declared_fields(node["items"], item)]
+    return []
+
+
+def test_printer_columns_show_readiness_config_and_rescaling() -> None:
+    status = operator_statuses()["awaiting-approval"]
+    metadata = {**SMALL["metadata"], "creationTimestamp": "2026-11-20T08:00:00Z"}
+    resource = {**SMALL, "metadata": metadata, "status": status}
+    columns = VERSION_DOC["additionalPrinterColumns"]
+    assert {column["name"]: column["type"] for column in columns} == {
+        "Ready": "string",
+        "Reason": "string",
+        "Config": "string",
+        "Rescaling": "integer",
+        "Table": "string",
+        "Age": "date",
+    }
+    shown = {}
+    for column in columns:
+        assert column["jsonPath"].startswith(".")
+        matches = parse_jsonpath("$" + column["jsonPath"]).find(resource)
+        shown[column["name"]] = matches[0].value if matches else None
+    assert shown == {
+        "Ready": "False",
+        "Reason": "AwaitingApproval",
+        "Config": "20261121093000123",
+        "Rescaling": 2,
+        "Table": "s3a://lake/warehouse/customers",
+        "Age": "2026-11-20T08:00:00Z",
+    }
+
+
+def test_the_printer_columns_are_blank_before_the_first_reconcile() -> None:
+    for column in VERSION_DOC["additionalPrinterColumns"]:
+        if column["jsonPath"].startswith(".status"):
+            assert parse_jsonpath("$" + column["jsonPath"]).find(SMALL) == []

@@ -1,0 +1,528 @@
+"""SparkApplication manifests: valid against the Spark Operator's real CRD, and right where a schema
+cannot tell (arguments the job parses, owner, labels, no inline credentials, the image allowlist)."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import yaml
+
+import hbt_admission
+import k8s_schema
+from hudi_bucket.cli import build_parser
+from hudi_bucket_operator import naming
+from hudi_bucket_operator.render import (
+    DEFAULT_SPARK_CONF,
+    ImageNotAllowedError,
+    JobDefaults,
+    image_allowed,
+    render_report_configmap,
+    render_spark_application,
+)
+from hudi_bucket_operator.spec import (
+    API_VERSION,
+    KIND,
+    InvalidSpecError,
+    Resources,
+    SparkSettings,
+    TableSpec,
+    parse_spec,
+)
+from paths import K8S_FIXTURES
+
+CRD = K8S_FIXTURES / "sparkoperator.k8s.io_sparkapplications.yaml"
+UID = "0b6f3c52-9d41-4f0e-8a7e-2f5d8c1b9e33"
+PLAN_ID = "sha256:" + "ab" * 32
+DEFAULTS = JobDefaults(
+    image="registry.example/hudi-bucket-job:0.1.0",
+    spark_version="4.0.1",
+    service_account="hudi-bucket-jobs",
+    allowed_images=("registry.example/hudi-bucket-job", "mirror.example/lake/"),
+)
+MINIMAL_SPEC: dict[str, Any] = {
+    "table": {"uri": "s3a://lake/warehouse/orders"},
+    "buckets": {
+        "default": 16,
+        "rules": [{"pattern": r"\d{4}-(06-(01|17|18)|11-(01|10|11))", "buckets": 256}],
+    },
+}
+FULL_SPEC: dict[str, Any] = {
+    "table": {
+        "uri": "s3a://lake/warehouse/orders",
+        "hashFields": ["order_id", "region"],
+        "keyStyle": "Hudi0x",
+    },
+    "buckets": {
+        "default": 16,
+        "rule": "regex",
+        "rules": [{"pattern": r"2026-06-.*", "buckets": 64}],
+        "currentBuckets": 8,  # convert is the other way to start, and cannot go with currentBuckets
+    },
+    "apply": {"policy": "Automatic"},
+    "metadataTable": "Disable",
+    "spark": {
+        "image": "mirror.example/lake/hudi-bucket-job@sha256:" + "0" * 64,
+        "sparkVersion": "4.0.0",
+        "serviceAccount": "orders-jobs",
+        "driver": {"cores": 2, "memory": "3g"},
+        "executor": {"instances": 4, "cores": 3, "memory": "6g"},
+        "sparkConf": {"spark.sql.shuffle.partitions": "400", "spark.speculation": "true"},
+        "hadoopConf": {"fs.s3a.endpoint": "http://minio.lake:9000", "fs.s3a.path.style.access": "true"},
+        "envFromSecrets": [{"name": "lake-s3"}, {"name": "lake-extra"}],
+        "ttlSeconds": 600,
+    },
+}
+
+
+def table_body(spec: dict[str, Any], name: str = "orders") -> dict[str, Any]:
+    return {
+        "apiVersion": API_VERSION,
+        "kind": KIND,
+        "metadata": {
+            "name": name,
+            "namespace": "lake",
+            "uid": UID,
+            "generation": 3,
+            # What Argo CD and Helm put on the table: none of it may reach a child.
+            "labels": {"app.kubernetes.io/instance": "lake-tables", "team": "orders"},
+            "annotations": {"argocd.argoproj.io/tracking-id": "lake-tables:hudi.bucketops.io/x:lake/orders"},
+        },
+        "spec": spec,
+    }
+
+
+def render(spec: dict[str, Any] = MINIMAL_SPEC, kind: str = "plan", **options: Any) -> dict[str, Any]:
+    table = table_body(spec, options.pop("name", "orders"))
+    approved = PLAN_ID if kind == "apply" else ""
+    meta = table["metadata"]
+    job = naming.job_name(meta["name"], UID, kind, meta["generation"], "", approved)
+    return render_spark_application(
+        table=table,
+        spec=options.pop("table_spec", None) or parse_spec(spec),
+        kind=kind,
+        job_name=job,
+        defaults=options.pop("defaults", DEFAULTS),
+        approved_plan=approved,
+        **options,
+    )
+
+
+DNS_1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+QUALIFIED_NAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
+LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
+
+
+def spark_application_errors(manifest: dict[str, Any]) -> list[str]:
+    """What the Spark Operator's CRD refuses in ``manifest`` (see k8s_schema: misspelt fields too)."""
+    return k8s_schema.schema_errors(k8s_schema.crd_validator(CRD, "v1beta2"), manifest)
+
+
+def assert_valid_labels(labels: dict[str, str]) -> None:
+    for key, value in labels.items():
+        prefix, _, name = key.rpartition("/")
+        assert QUALIFIED_NAME.fullmatch(name), key
+        assert len(name) <= 63, key
+        assert not prefix or all(DNS_1123_LABEL.fullmatch(p) for p in prefix.split(".")), key
+        assert LABEL_VALUE.fullmatch(value), (key, value)
+        assert len(value) <= 63, (key, value)
+
+
+def assert_valid(manifest: dict[str, Any]) -> None:
+    assert spark_application_errors(manifest) == []
+    meta = manifest["metadata"]
+    assert DNS_1123_LABEL.fullmatch(meta["name"])
+    assert len(meta["name"]) < 50
+    assert_valid_labels(meta["labels"])
+    assert_valid_labels(manifest["spec"]["driver"]["labels"])
+    assert_valid_labels(manifest["spec"]["executor"]["labels"])
+
+
+def strings(node: Any) -> Iterator[str]:
+    if isinstance(node, dict):
+        for key, value in node.items():
+            yield str(key)
+            yield from strings(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from strings(item)
+    else:
+        yield str(node)
+
+
+# --- the schema check itself is not vacuous ------------------------------------------------------------
+
+
+def test_the_translated_schema_catches_misspelt_fields_and_wrong_types() -> None:
+    good = render()
+    assert spark_application_errors(good) == []
+    misspelt = copy.deepcopy(good)
+    misspelt["spec"]["driver"]["envfrom"] = [{"secretRef": {"name": "x"}}]
+    assert any("envfrom" in e for e in spark_application_errors(misspelt))
+    wrong_type = copy.deepcopy(good)
+    wrong_type["spec"]["driver"]["memory"] = 2048
+    assert spark_application_errors(wrong_type)
+    bad_enum = copy.deepcopy(good)
+    bad_enum["spec"]["restartPolicy"] = {"type": "Sometimes"}
+    assert spark_application_errors(bad_enum)
+    too_big = copy.deepcopy(good)
+    too_big["spec"]["executor"]["instances"] = 2**31
+    assert spark_application_errors(too_big)
+
+
+@pytest.mark.parametrize("spec", [MINIMAL_SPEC, FULL_SPEC], ids=["defaults", "full"])
+def test_the_table_specs_rendered_here_are_admitted(spec: dict[str, Any]) -> None:
+    assert hbt_admission.ADMISSION.errors(table_body(spec)) == []
+
+
+# --- manifests --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["plan", "apply", "verify"])
+@pytest.mark.parametrize("spec", [MINIMAL_SPEC, FULL_SPEC], ids=["defaults", "full"])
+def test_manifests_are_valid_against_the_crd(kind: str, spec: dict[str, Any]) -> None:
+    manifest = render(spec, kind)
+    assert_valid(manifest)
+    assert manifest["apiVersion"] == "sparkoperator.k8s.io/v1beta2"
+    assert manifest["kind"] == "SparkApplication"
+    body = manifest["spec"]
+    assert (body["type"], body["mode"], body["restartPolicy"]) == ("Python", "cluster", {"type": "Never"})
+    assert body["mainApplicationFile"] == DEFAULTS.main_application_file
+    assert body["driver"]["env"] == [
+        {"name": "POD_NAMESPACE", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}}
+    ]
+    json.dumps(manifest)  # plain data only
+    yaml.safe_dump(manifest)
+
+
+def test_defaults_fill_what_the_spec_leaves_empty() -> None:
+    defaults = JobDefaults(
+        image="registry.example/hudi-bucket-job:0.1.0",
+        spark_version="4.0.1",
+        service_account="jobs",
+        ttl_seconds=3600,
+        driver=Resources(cores=2, memory="4g"),
+        executor=Resources(cores=4, memory="8g", instances=3),
+        image_pull_policy="Always",
+        spark_conf={"spark.eventLog.enabled": "false"},
+    )
+    body = render(MINIMAL_SPEC, defaults=defaults)["spec"]
+    assert body["image"] == defaults.image
+    assert body["imagePullPolicy"] == "Always"
+    assert body["sparkVersion"] == "4.0.1"
+    assert body["timeToLiveSeconds"] == 3600
+    assert body["sparkConf"] == {**DEFAULT_SPARK_CONF, "spark.eventLog.enabled": "false"}
+    assert body["hadoopConf"] == {}
+    assert {k: body["driver"][k] for k in ("cores", "memory", "serviceAccount")} == {
+        "cores": 2,
+        "memory": "4g",
+        "serviceAccount": "jobs",
+    }
+    assert {k: body["executor"][k] for k in ("instances", "cores", "memory", "serviceAccount")} == {
+        "instances": 3,
+        "cores": 4,
+        "memory": "8g",
+        "serviceAccount": "jobs",
+    }
+    assert "envFrom" not in body["driver"]
+    assert "envFrom" not in body["executor"]
+
+
+def test_every_spark_option_of_the_spec_is_carried() -> None:
+    body = render(FULL_SPEC, "apply")["spec"]
+    spark = FULL_SPEC["spark"]
+    assert body["image"] == spark["image"]
+    assert body["sparkVersion"] == "4.0.0"
+    assert body["timeToLiveSeconds"] == 600
+    assert body["sparkConf"] == {**DEFAULT_SPARK_CONF, **spark["sparkConf"]}  # the spec wins
+    assert body["hadoopConf"] == spark["hadoopConf"]
+    secrets = [{"secretRef": {"name": "lake-s3"}}, {"secretRef": {"name": "lake-extra"}}]
+    assert body["driver"] | {"labels": None, "env": None} == {
+        "cores": 2,
+        "memory": "3g",
+        "serviceAccount": "orders-jobs",
+        "envFrom": secrets,
+        "labels": None,
+        "env": None,
+    }
+    assert body["executor"] | {"labels": None} == {
+        "instances": 4,
+        "cores": 3,
+        "memory": "6g",
+        "serviceAccount": "orders-jobs",
+        "envFrom": secrets,
+        "labels": None,
+    }
+    assert body["driver"]["envFrom"] is not body["executor"]["envFrom"]
+
+
+def test_a_value_set_in_the_spec_wins_even_when_it_equals_the_builtin_default() -> None:
+    defaults = JobDefaults(
+        image=DEFAULTS.image, spark_version="4.0.1", driver=Resources(cores=4, memory="8g")
+    )
+    spec = {**MINIMAL_SPEC, "spark": {"driver": {"cores": 1}}}
+    driver = render(spec, defaults=defaults)["spec"]["driver"]
+    assert (driver["cores"], driver["memory"]) == (1, "8g")
+
+
+# --- arguments ------------------------------------------------------------------------------------------
+
+
+def parsed_arguments(manifest: dict[str, Any]) -> Any:
+    arguments = manifest["spec"]["arguments"]
+    args = build_parser().parse_args(arguments)
+    assert args.command == arguments[0]
+    return args
+
+
+@pytest.mark.parametrize("spec", [MINIMAL_SPEC, FULL_SPEC], ids=["defaults", "full"])
+def test_plan_arguments_parse_as_the_job_reads_them(spec: dict[str, Any]) -> None:
+    manifest = render(spec, "plan")
+    args = parsed_arguments(manifest)
+    table_spec = parse_spec(spec)
+    assert args.command == "plan"
+    assert args.table == table_spec.uri
+    assert args.expressions == table_spec.rules.render()
+    assert args.default == table_spec.rules.default
+    assert args.report == f"configmap://lake/{manifest['metadata']['name']}"
+
+
+def test_full_spec_options_reach_the_job() -> None:
+    args = parsed_arguments(render(FULL_SPEC, "apply"))
+    assert args.hash_fields == "order_id,region"
+    assert args.key_style == "HUDI_0X"
+    assert args.current_buckets == 8
+    assert args.convert is False
+    assert args.disable_metadata_table is True
+    assert args.approved_plan == PLAN_ID
+
+
+def test_convert_reaches_the_job() -> None:
+    spec = {**MINIMAL_SPEC, "buckets": {**MINIMAL_SPEC["buckets"], "convert": True}}
+    args = parsed_arguments(render(spec, "apply"))
+    assert (args.convert, args.current_buckets) == (True, None)
+
+
+def test_apply_carries_the_approved_plan() -> None:
+    manifest = render(MINIMAL_SPEC, "apply")
+    assert parsed_arguments(manifest).approved_plan == PLAN_ID
+    assert manifest["metadata"]["annotations"][naming.PLAN_ID_ANNOTATION] == PLAN_ID
+
+
+def test_verify_gets_only_the_options_it_takes() -> None:
+    args = parsed_arguments(render(FULL_SPEC, "verify"))
+    assert args.command == "verify"
+    assert (args.hash_fields, args.key_style) == ("order_id,region", "HUDI_0X")
+    minimal = render(MINIMAL_SPEC, "verify")["spec"]["arguments"]
+    assert minimal == ["verify", "--table", "s3a://lake/warehouse/orders", "--report", minimal[-1]]
+
+
+def test_an_apply_without_a_plan_or_an_unknown_kind_is_a_bug() -> None:
+    table, spec = table_body(MINIMAL_SPEC), parse_spec(MINIMAL_SPEC)
+    with pytest.raises(ValueError, match="approved_plan"):
+        render_spark_application(
+            table=table, spec=spec, kind="apply", job_name="orders-apply-0", defaults=DEFAULTS
+        )
+    with pytest.raises(ValueError, match="job kind"):
+        render_spark_application(
+            table=table, spec=spec, kind="show", job_name="orders-show-0", defaults=DEFAULTS
+        )
+    with pytest.raises(ValueError, match="job name"):
+        render_spark_application(table=table, spec=spec, kind="plan", job_name="x" * 60, defaults=DEFAULTS)
+
+
+# --- ownership and labels -------------------------------------------------------------------------------
+
+
+def test_the_table_owns_the_job_and_its_labels_are_not_copied() -> None:
+    meta = render(FULL_SPEC, "apply")["metadata"]
+    assert meta["namespace"] == "lake"
+    assert meta["ownerReferences"] == [
+        {
+            "apiVersion": "hudi.bucketops.io/v1alpha1",
+            "kind": "HudiBucketTable",
+            "name": "orders",
+            "uid": UID,
+            "controller": True,
+            "blockOwnerDeletion": True,
+        }
+    ]
+    assert meta["labels"] == naming.child_labels("orders", UID, "apply", 3)
+    everything = set(strings(meta))
+    assert "app.kubernetes.io/instance" not in everything
+    assert "team" not in everything
+    assert "argocd.argoproj.io/tracking-id" not in everything
+    assert meta["annotations"][naming.TABLE_NAME_ANNOTATION] == "orders"
+
+
+def test_pods_carry_our_labels_only() -> None:
+    body = render(FULL_SPEC)["spec"]
+    labels = naming.child_labels("orders", UID, "plan", 3)
+    assert body["driver"]["labels"] == labels
+    assert body["executor"]["labels"] == labels
+
+
+def test_a_long_odd_table_name_still_renders_a_valid_manifest() -> None:
+    name = "orders." + "x" * 240
+    manifest = render(MINIMAL_SPEC, "verify", name=name)
+    assert_valid(manifest)
+    assert manifest["metadata"]["annotations"][naming.TABLE_NAME_ANNOTATION] == name
+    assert manifest["metadata"]["ownerReferences"][0]["name"] == name
+
+
+def test_retry_token_is_annotated() -> None:
+    manifest = render(MINIMAL_SPEC, retry_token="2")
+    assert manifest["metadata"]["annotations"][naming.RETRY_TOKEN_ANNOTATION] == "2"
+
+
+def test_report_configmap_matches_its_job() -> None:
+    table = table_body(MINIMAL_SPEC)
+    app = render(MINIMAL_SPEC, "apply")
+    config_map = render_report_configmap(
+        table=table, kind="apply", job_name=app["metadata"]["name"], approved_plan=PLAN_ID
+    )
+    assert config_map["apiVersion"] == "v1"
+    assert config_map["kind"] == "ConfigMap"
+    assert config_map["data"] == {}
+    assert config_map["metadata"] == {
+        key: app["metadata"][key] for key in ("name", "namespace", "labels", "annotations", "ownerReferences")
+    }
+    assert app["spec"]["arguments"][-1] == f"configmap://lake/{app['metadata']['name']}"
+
+
+# --- credentials -----------------------------------------------------------------------------------------
+
+
+def test_secrets_are_referenced_never_inlined() -> None:
+    manifest = render(FULL_SPEC, "apply")
+    for pod in ("driver", "executor"):
+        for source in manifest["spec"][pod]["envFrom"]:
+            assert source.keys() == {"secretRef"}
+            assert source["secretRef"].keys() == {"name"}
+    everything = list(strings(manifest))
+    assert not {"data", "stringData", "secretKeyRef", "envSecretKeyRefs"} & set(everything)
+    assert not any(re.search(r"secret\.key|access\.key|password", s, re.IGNORECASE) for s in everything)
+
+
+@pytest.mark.parametrize(
+    ("where", "key"),
+    [
+        ("hadoopConf", "fs.s3a.secret.key"),
+        ("hadoopConf", "fs.s3a.access.key"),
+        ("hadoopConf", "fs.s3a.session.token"),
+        ("hadoopConf", "fs.azure.account.key.lake.dfs.core.windows.net"),
+        ("hadoopConf", "fs.azure.account.oauth2.client.secret"),
+        ("hadoopConf", "fs.gs.auth.service.account.private.key"),
+        ("sparkConf", "spark.hadoop.fs.s3a.secret.key"),
+        ("sparkConf", "spark.ssl.keyPassword"),
+    ],
+)
+def test_inline_credentials_are_refused(where: str, key: str) -> None:
+    spec = {**MINIMAL_SPEC, "spark": {where: {key: "AKIA-not-really"}}}
+    with pytest.raises(InvalidSpecError, match=re.escape(key)) as caught:
+        render(spec)
+    assert "envFromSecrets" in str(caught.value)
+    assert "AKIA-not-really" not in str(caught.value)
+
+
+def test_settings_about_credentials_are_not_credentials() -> None:
+    conf = {
+        "fs.s3a.aws.credentials.provider": "com.amazonaws.auth.WebIdentityTokenCredentialsProvider",
+        "fs.azure.account.oauth.provider.type": "org.apache.hadoop.fs.azurebfs.oauth2.MsiTokenProvider",
+        "fs.azure.account.oauth2.client.id": "0000-1111",
+    }
+    body = render({**MINIMAL_SPEC, "spark": {"hadoopConf": conf}})["spec"]
+    assert body["hadoopConf"] == conf
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "spark.kubernetes.container.image",
+        "spark.kubernetes.driver.container.image",
+        "spark.kubernetes.executor.container.image",
+        "spark.kubernetes.namespace",
+        "spark.kubernetes.driver.podTemplateFile",
+        "spark.kubernetes.authenticate.driver.serviceAccountName",
+        "spark.master",
+    ],
+)
+def test_spark_conf_cannot_override_what_the_operator_owns(key: str) -> None:
+    spec = {**MINIMAL_SPEC, "spark": {"sparkConf": {key: "anything"}}}
+    with pytest.raises(InvalidSpecError, match=re.escape(key)):
+        render(spec)
+
+
+def test_every_resource_problem_is_named_at_once() -> None:
+    # parse_spec refuses these already; render checks again what reaches it from code or from defaults.
+    parsed = parse_spec(MINIMAL_SPEC)
+    spark = SparkSettings(
+        driver=Resources(memory="2Gi", cores=0), executor=Resources(instances=0), ttl_seconds=-1
+    )
+    table_spec = TableSpec(uri=parsed.uri, rules=parsed.rules, spark=spark)
+    with pytest.raises(InvalidSpecError) as caught:
+        render(MINIMAL_SPEC, table_spec=table_spec)
+    message = str(caught.value)
+    for part in ("driver.memory", "'2Gi'", "driver.cores", "executor.instances", "ttlSeconds"):
+        assert part in message
+
+
+# --- the image allowlist ---------------------------------------------------------------------------------
+
+
+def test_an_image_off_the_allowlist_is_refused_naming_image_and_allowlist() -> None:
+    spec = {**MINIMAL_SPEC, "spark": {"image": "docker.io/evil/miner:latest"}}
+    with pytest.raises(ImageNotAllowedError) as caught:
+        render(spec)
+    message = str(caught.value)
+    assert "docker.io/evil/miner:latest" in message
+    assert DEFAULTS.image in message
+    for prefix in DEFAULTS.allowed_images:
+        assert prefix in message
+    assert isinstance(caught.value, InvalidSpecError)  # the operator reports it as Stalled
+
+
+@pytest.mark.parametrize(
+    ("image", "allowed"),
+    [
+        ("registry.example/hudi-bucket-job:0.1.0", True),  # the default
+        ("registry.example/hudi-bucket-job:0.2.0", True),
+        ("registry.example/hudi-bucket-job@sha256:" + "1" * 64, True),
+        ("registry.example/hudi-bucket-job", True),
+        ("mirror.example/lake/anything:1", True),
+        ("registry.example/hudi-bucket-job-evil:1", False),  # a prefix matches at a boundary only
+        ("registry.example/hudi-bucket-jobs:1", False),
+        ("mirror.example/lakehouse/x:1", False),
+        ("docker.io/library/spark:4.0.1", False),
+    ],
+)
+def test_allowlist_prefixes_match_at_a_boundary(image: str, allowed: bool) -> None:
+    assert image_allowed(image, DEFAULTS) is allowed
+
+
+def test_without_an_allowlist_only_the_default_image_runs() -> None:
+    defaults = JobDefaults(image="registry.example/job:1", spark_version="4.0.1")
+    assert image_allowed("registry.example/job:1", defaults)
+    assert not image_allowed("registry.example/job:2", defaults)
+    spec = {**MINIMAL_SPEC, "spark": {"image": "registry.example/job:2"}}
+    with pytest.raises(ImageNotAllowedError):
+        render(spec, defaults=defaults)
+
+
+def test_operator_defaults_are_checked() -> None:
+    with pytest.raises(ValueError, match="image"):
+        JobDefaults(image="", spark_version="4.0.1")
+    with pytest.raises(ValueError, match="image_pull_policy"):
+        JobDefaults(image="x", spark_version="4.0.1", image_pull_policy="Sometimes")
+
+
+def test_a_table_spec_built_in_code_renders_too() -> None:
+    # The local mode and tests build TableSpec directly, with no raw spec beside it.
+    spec = parse_spec(MINIMAL_SPEC)
+    table_spec = TableSpec(uri=spec.uri, rules=spec.rules)
+    manifest = render(MINIMAL_SPEC, table_spec=table_spec)
+    assert_valid(manifest)

@@ -1,0 +1,447 @@
+"""parse_spec turns a HudiBucketTable spec into a TableSpec, or refuses it naming every problem.
+
+What admission refuses, parse_spec refuses too: a cluster may run without CEL, and the local mode has no
+API server at all. The manifests and the admission model come from hbt_admission.py.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from hbt_admission import (
+    ADMISSION,
+    BAD_MANIFESTS,
+    EXAMPLES,
+    GOOD_MANIFESTS,
+    PLAN_ID,
+    PLAN_THEN_APPROVE,
+    SKEWED_DAYS,
+    SMALL,
+    rules_of,
+    with_spec,
+)
+from hudi_bucket.cli import build_parser
+from hudi_bucket.core.recordkeys import KeyStyle
+from hudi_bucket.core.rules import MAX_BUCKETS, BucketRules, Rule
+from hudi_bucket_operator.spec import (
+    KIND,
+    MAX_RULES,
+    ApplyPolicy,
+    InvalidSpecError,
+    MetadataTablePolicy,
+    Resources,
+    SparkSettings,
+    TableSpec,
+    parse_spec,
+)
+
+SKEWED_EXPRESSIONS = r"\d{4}-(06-(01|17|18)|11-(01|10|11)),256;\d{4}-12-(24|25|31),128;^dt=2019-,4"
+
+
+def refusal(spec: dict[str, Any]) -> str:
+    with pytest.raises(InvalidSpecError) as caught:
+        parse_spec(spec)
+    return str(caught.value)
+
+
+# --- valid specs --------------------------------------------------------------------------------------
+
+
+def test_a_small_table_gets_the_defaults() -> None:
+    assert parse_spec(SMALL["spec"]) == TableSpec(
+        uri="s3a://lake/warehouse/customers",
+        rules=BucketRules((Rule("^region=emea$", 8),), default=4, rule_type="regex"),
+        hash_fields=(),
+        key_style=None,
+        current_buckets=None,
+        convert=False,
+        policy=ApplyPolicy.MANUAL,
+        approved_plan="",
+        metadata_table=MetadataTablePolicy.REFUSE,
+        spark=SparkSettings(),
+    )
+
+
+def test_every_field_of_a_skewed_days_table_is_read() -> None:
+    assert parse_spec(SKEWED_DAYS["spec"]) == TableSpec(
+        uri="s3a://lake/warehouse/orders",
+        rules=BucketRules.parse(SKEWED_EXPRESSIONS, 16),
+        hash_fields=("order_id",),
+        policy=ApplyPolicy.AUTOMATIC,
+        metadata_table=MetadataTablePolicy.DISABLE,
+        spark=SparkSettings(
+            image="registry.example.com/hudi-bucket-job:0.1.0",
+            spark_version="4.0.1",
+            service_account="hudi-bucket-jobs",
+            driver=Resources(cores=1, memory="2g"),
+            executor=Resources(cores=4, memory="16g", instances=8),
+            spark_conf={"spark.sql.shuffle.partitions": "2048"},
+            hadoop_conf={"fs.s3a.endpoint": "https://s3.eu-west-1.amazonaws.com"},
+            env_from_secrets=("lake-s3",),
+            ttl_seconds=86400,
+        ),
+    )
+
+
+def test_a_plan_then_approve_upgrade_carries_the_approved_plan_and_old_count() -> None:
+    spec = parse_spec(PLAN_THEN_APPROVE["spec"])
+    assert (spec.policy, spec.approved_plan) == (ApplyPolicy.MANUAL, PLAN_ID)
+    assert (spec.current_buckets, spec.convert, spec.key_style) == (8, False, KeyStyle.HUDI_0X)
+
+
+def test_the_uri_is_trimmed() -> None:
+    assert parse_spec(with_spec(SMALL, "table.uri", " /data/customers\n")["spec"]).uri == "/data/customers"
+
+
+def test_the_rule_type_is_spelt_as_the_crd_spells_it() -> None:
+    # Hudi reads the rule type ignoring case, but the CRD's enum is exact: parse_spec keeps one spelling.
+    assert parse_spec(with_spec(SMALL, "buckets.rule", "regex")["spec"]).rules.rule_type == "regex"
+    assert "spec.buckets.rule must be 'regex'" in refusal(with_spec(SMALL, "buckets.rule", "REGEX")["spec"])
+
+
+def test_spark_resources_left_out_are_not_set() -> None:
+    spark = parse_spec(with_spec(SMALL, "spark.driver", {"cores": 1})["spec"]).spark
+    assert (spark.driver, spark.executor) == (Resources(cores=1), Resources())
+    assert spark.driver.memory is None  # so the operator's default applies, whatever it is
+
+
+def test_resources_take_what_they_leave_unset_from_the_defaults() -> None:
+    defaults = Resources(cores=4, memory="8g", instances=3)
+    assert Resources(cores=1).over(defaults) == Resources(cores=1, memory="8g", instances=3)
+    assert Resources().over(defaults) == defaults
+
+
+# --- job arguments ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("manifest", "args"),
+    [
+        (SMALL, ["--expressions=^region=emea$,8", "--default=4", "--rule=regex"]),
+        (
+            SKEWED_DAYS,
+            [
+                *(f"--expressions={SKEWED_EXPRESSIONS}", "--default=16", "--rule=regex"),
+                *("--hash-fields=order_id", "--disable-metadata-table"),
+            ],
+        ),
+        (
+            PLAN_THEN_APPROVE,
+            [
+                *("--expressions=event_type=(click|view),64", "--default=8", "--rule=regex"),
+                *("--key-style=HUDI_0X", "--current-buckets=8"),
+            ],
+        ),
+        (
+            with_spec(SMALL, "buckets.convert", True),
+            ["--expressions=^region=emea$,8", "--default=4", "--rule=regex", "--convert"],
+        ),
+    ],
+    ids=["small", "skewed-days", "plan-then-approve", "convert"],
+)
+def test_job_args_carry_the_spec(manifest: dict[str, Any], args: list[str]) -> None:
+    assert parse_spec(manifest["spec"]).job_args() == args
+
+
+@pytest.mark.parametrize("command", ["plan", "apply"])
+@pytest.mark.parametrize(
+    "manifest",
+    [*GOOD_MANIFESTS.values(), with_spec(SMALL, "buckets.convert", True)],
+    ids=[*GOOD_MANIFESTS.keys(), "convert"],
+)
+def test_the_job_cli_reads_back_what_job_args_render(manifest: dict[str, Any], command: str) -> None:
+    spec = parse_spec(manifest["spec"])
+    parsed = build_parser().parse_args([command, "--table", spec.uri, *spec.job_args()])
+    assert BucketRules.parse(parsed.expressions, parsed.default, parsed.rule) == spec.rules
+    assert tuple(f for f in parsed.hash_fields.split(",") if f) == spec.hash_fields
+    assert parsed.key_style == (spec.key_style.name if spec.key_style else None)
+    assert (parsed.current_buckets, parsed.convert) == (spec.current_buckets, spec.convert)
+    assert parsed.disable_metadata_table == (spec.metadata_table is MetadataTablePolicy.DISABLE)
+
+
+def test_the_job_cli_reads_back_a_pattern_starting_with_a_dash() -> None:
+    spec = parse_spec(with_spec(SMALL, "buckets.rules", rules_of(("-11-11$", 8)))["spec"])
+    parsed = build_parser().parse_args(["plan", "--table", spec.uri, *spec.job_args()])
+    assert parsed.expressions == "-11-11$,8"
+
+
+# --- invalid specs ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("spec", "fragment"),
+    [
+        (with_spec(SMALL, "buckets.rules", rules_of(("dt=(2025", 8)))["spec"], "does not compile"),
+        (with_spec(SMALL, "buckets.rules", rules_of((r"\d{2,3}", 8)))["spec"], "holds ','"),
+        (with_spec(SMALL, "buckets.rules", rules_of(("a;b", 8)))["spec"], "holds ';'"),
+        (with_spec(SMALL, "buckets.rules", rules_of(("", 8)))["spec"], "the pattern is empty"),
+        (with_spec(SMALL, "buckets.rules", rules_of(("a", 0)))["spec"], "bucket count 0 is outside"),
+        (with_spec(SMALL, "buckets.rules", rules_of(("a", MAX_BUCKETS + 1)))["spec"], "is outside 1..100000"),
+        (
+            with_spec(SMALL, "buckets.default", 0)["spec"],
+            "spec.buckets.default must be an integer in 1..100000",
+        ),
+        (with_spec(SMALL, "buckets.default", True)["spec"], "spec.buckets.default must be an integer"),
+        (
+            with_spec(SMALL, "buckets.rules", rules_of(("[[:alpha:]]", 8)))["spec"],
+            "may not mean the same in Java",
+        ),
+        (with_spec(SMALL, "buckets.rules", rules_of(("(?<day>0[1-9])", 8)))["spec"], "is Java-only"),
+        (with_spec(SMALL, "buckets.rules", [])["spec"], "no rules"),
+        (
+            with_spec(SMALL, "buckets.rules", rules_of(*[("a", 2)] * (MAX_RULES + 1)))["spec"],
+            f"at most {MAX_RULES} rules",
+        ),
+        (with_spec(SMALL, "apply.policy", "Sometimes")["spec"], "spec.apply.policy must be one of"),
+        (with_spec(SMALL, "metadataTable", "Ignore")["spec"], "spec.metadataTable must be one of"),
+        (with_spec(SMALL, "table.keyStyle", "1.x")["spec"], "spec.table.keyStyle must be one of"),
+        (with_spec(SMALL, "buckets.currentBuckets", 0)["spec"], "spec.buckets.currentBuckets must be"),
+        ({"buckets": SMALL["spec"]["buckets"]}, "spec.table is required"),
+        ({"table": {"uri": "  "}, "buckets": SMALL["spec"]["buckets"]}, "spec.table.uri is required"),
+        (None, "spec must be an object with table and buckets, not None"),
+    ],
+    ids=[
+        "invalid-regex",
+        "comma",
+        "semicolon",
+        "empty-pattern",
+        "rule-n-zero",
+        "rule-n-huge",
+        "default-zero",
+        "default-bool",
+        "posix-class",
+        "named-group",
+        "no-rules",
+        "too-many-rules",
+        "unknown-policy",
+        "unknown-metadata-table",
+        "unknown-key-style",
+        "current-buckets-zero",
+        "missing-table",
+        "blank-uri",
+        "no-spec",
+    ],
+)
+def test_a_bad_spec_is_refused_saying_why(spec: dict[str, Any], fragment: str) -> None:
+    assert fragment in refusal(spec)
+
+
+def test_every_problem_is_listed_not_just_the_first() -> None:
+    spec = {
+        "buckets": {
+            "default": 16,
+            "rules": rules_of(
+                ("dt=(2025", 8), (r"\d{2,3}", 8), ("a", 0), ("b", MAX_BUCKETS + 1), ("[[:alpha:]]", 8)
+            ),
+        },
+        "apply": {"policy": "Sometimes"},
+        "metadataTable": "Ignore",
+    }
+    message = refusal(spec)
+    for fragment in (
+        "spec.buckets.rules[0] ('dt=(2025' -> 8): pattern 'dt=(2025' does not compile",
+        "spec.buckets.rules[1] ('\\\\d{2,3}' -> 8): the pattern holds ','",
+        "spec.buckets.rules[2] ('a' -> 0): bucket count 0 is outside 1..100000",
+        "spec.buckets.rules[3] ('b' -> 100001): bucket count 100001 is outside 1..100000",
+        "spec.buckets.rules[4] ('[[:alpha:]]' -> 8): pattern '[[:alpha:]]' may not mean the same in Java",
+        "spec.table is required",
+        "spec.apply.policy must be one of ['Automatic', 'Manual'], not 'Sometimes'",
+        "spec.metadataTable must be one of ['Refuse', 'Disable'], not 'Ignore'",
+    ):
+        assert fragment in message
+
+
+def test_rules_are_named_by_their_place_in_the_manifest_only() -> None:
+    # BucketRules counts "rule 1, 2, ..." from 1; a user should see one scheme: the manifest's own path.
+    rules = [*rules_of(("^a$", 4)), "not a rule", *rules_of(("b;c", 4))]
+    message = refusal(with_spec(SMALL, "buckets.rules", rules)["spec"])
+    assert "spec.buckets.rules[1] must be an object with pattern and buckets, not 'not a rule'" in message
+    assert "spec.buckets.rules[2] ('b;c' -> 4): the pattern holds ';'" in message
+    assert "rule 1" not in message
+    assert "rule 3" not in message
+
+
+def test_a_missing_table_is_one_problem() -> None:
+    message = refusal({"buckets": SMALL["spec"]["buckets"]})
+    assert message.count("spec.table") == 1
+
+
+def test_a_refusal_says_what_to_do() -> None:
+    with pytest.raises(InvalidSpecError) as caught:
+        parse_spec({})
+    assert caught.value.hint
+    assert str(caught.value).endswith(f"({caught.value.hint})")
+
+
+def test_a_bad_default_does_not_hide_the_rules_problems() -> None:
+    message = refusal(with_spec(SMALL, "buckets", {"default": 0, "rules": rules_of(("a,b", 4))})["spec"])
+    assert "spec.buckets.default must be an integer in 1..100000, not 0" in message
+    assert "spec.buckets.rules[0] ('a,b' -> 4): the pattern holds ','" in message
+
+
+def test_an_unknown_rule_type_does_not_hide_the_rules_problems() -> None:
+    buckets = {"default": 4, "rule": "glob", "rules": rules_of(("a,b", 4))}
+    message = refusal(with_spec(SMALL, "buckets", buckets)["spec"])
+    assert "spec.buckets.rule must be 'regex'" in message
+    assert "spec.buckets.rules[0] ('a,b' -> 4): the pattern holds ','" in message
+
+
+def test_a_rule_whose_count_is_no_integer_still_has_its_pattern_checked() -> None:
+    message = refusal(with_spec(SMALL, "buckets.rules", [{"pattern": "a,b", "buckets": "4"}])["spec"])
+    assert "spec.buckets.rules[0].buckets must be an integer in 1..100000, not '4'" in message
+    assert "spec.buckets.rules[0] ('a,b' -> '4'): the pattern holds ','" in message
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "named"),
+    [
+        ("apply", "Manual", "spec.apply must be an object, not 'Manual'"),
+        ("spark", ["image"], "spec.spark must be an object, not ['image']"),
+        (
+            "buckets.rules",
+            ["a,4"],
+            "spec.buckets.rules[0] must be an object with pattern and buckets, not 'a,4'",
+        ),
+        (
+            "buckets.rules",
+            "a,4",
+            "spec.buckets.rules must be a list of rules (pattern and buckets), not 'a,4'",
+        ),
+        ("buckets.rules", [{"buckets": 4}], "spec.buckets.rules[0].pattern is required"),
+        ("buckets.rule", 5, "spec.buckets.rule must be 'regex' (the only rule type Hudi 1.1 knows), not 5"),
+        ("buckets.default", "4", "spec.buckets.default must be an integer in 1..100000, not '4'"),
+        ("spark.driver", {"cores": "two"}, "spec.spark.driver.cores must be an integer in 1..256, not 'two'"),
+        ("spark.executor", {"instances": 2.5}, "spec.spark.executor.instances must be an integer in 1..1000"),
+        ("buckets.convert", "false", "spec.buckets.convert must be true or false, not 'false'"),
+        (
+            "table.hashFields",
+            "order_id",
+            "spec.table.hashFields must be a list of field names, not 'order_id'",
+        ),
+        ("table.hashFields", ["id", 7], "spec.table.hashFields[1] must be a field name, not 7"),
+        ("table.uri", 5, "spec.table.uri must be a string, the table's base path"),
+        ("spark.ttlSeconds", "1d", "spec.spark.ttlSeconds must be an integer in 0..31536000, not '1d'"),
+        ("spark.image", 5, "spec.spark.image must be a string, not 5"),
+        ("apply.approvedPlan", 5, "spec.apply.approvedPlan must be a plan id"),
+        (
+            "spark.envFromSecrets",
+            "lake-s3",
+            "spec.spark.envFromSecrets must be a list of {name: <Secret name>}",
+        ),
+        (
+            "spark.envFromSecrets",
+            ["lake-s3"],
+            "spec.spark.envFromSecrets[0] must be an object with the Secret's",
+        ),
+        ("spark.hadoopConf", ["fs.a=b"], "spec.spark.hadoopConf must be a map of property names to strings"),
+    ],
+    ids=str,
+)
+def test_a_wrongly_typed_value_is_refused_naming_its_field(path: str, value: Any, named: str) -> None:
+    assert named in refusal(with_spec(SMALL, path, value)["spec"])
+
+
+# --- admission and parse_spec agree -------------------------------------------------------------------
+
+# Refused by admission only, on purpose: unknown fields are the API server's to drop or refuse, and
+# these bounds exist to keep CEL's cost estimate low, not because the operator cannot handle more.
+_ADMISSION_ONLY = {"unknown-field", "pattern-too-long", "too-many-spark-conf"}
+# What parse_spec says about each manifest admission refuses.
+_PARSE_SPEC_SAYS = {
+    "missing-table": "spec.table is required",
+    "missing-uri": "spec.table.uri is required",
+    "blank-uri": "spec.table.uri is required",
+    "default-zero": "spec.buckets.default must be an integer in 1..100000, not 0",
+    "default-too-large": "spec.buckets.default must be an integer in 1..100000, not 100001",
+    "rule-buckets-zero": "spec.buckets.rules[0] ('dt=2025' -> 0): bucket count 0 is outside",
+    "rule-buckets-too-large": "spec.buckets.rules[0] ('dt=2025' -> 100001): bucket count 100001 is outside",
+    "comma-in-pattern": "spec.buckets.rules[0] ('\\\\d{2,3}' -> 8): the pattern holds ','",
+    "semicolon-in-pattern": "spec.buckets.rules[0] ('a;b' -> 8): the pattern holds ';'",
+    "pattern-ends-with-space": "spec.buckets.rules[0] ('dt=2025 ' -> 8): the pattern starts or ends with",
+    "empty-pattern": "spec.buckets.rules[0] ('' -> 8): the pattern is empty",
+    "too-many-rules": f"spec.buckets.rules has {MAX_RULES + 1} rules: at most {MAX_RULES}",
+    "no-rules": "spec.buckets.rules has no rules",
+    "missing-rules": "spec.buckets.rules has no rules",
+    "rule-as-string": "spec.buckets.rules[0] must be an object with pattern and buckets",
+    "rule-type": "spec.buckets.rule must be 'regex' (the only rule type Hudi 1.1 knows), not 'glob'",
+    "rule-type-case": "spec.buckets.rule must be 'regex' (the only rule type Hudi 1.1 knows), not 'REGEX'",
+    "current-buckets-zero": "spec.buckets.currentBuckets must be an integer in 1..100000, not 0",
+    "convert-string": "spec.buckets.convert must be true or false, not 'false'",
+    "convert-with-current-buckets": "spec.buckets.convert and spec.buckets.currentBuckets cannot both be set",
+    "comma-in-hash-field": "spec.table.hashFields[0] 'id,name' cannot contain ','",
+    "empty-hash-field": "spec.table.hashFields[0] must be a field name, not ''",
+    "hash-fields-string": "spec.table.hashFields must be a list of field names, not 'id'",
+    "key-style": "spec.table.keyStyle must be one of ['Hudi1x', 'Hudi0x'], not '1.x'",
+    "apply-string": "spec.apply must be an object, not 'Manual'",
+    "policy": "spec.apply.policy must be one of ['Automatic', 'Manual'], not 'Auto'",
+    "approved-plan-without-prefix": "spec.apply.approvedPlan must be a plan id as shown in status.plan.id",
+    "metadata-table": "spec.metadataTable must be one of ['Refuse', 'Disable'], not 'Ignore'",
+    "spark-list": "spec.spark must be an object, not ['image']",
+    "executor-memory-quantity": "spec.spark.executor.memory must be in Spark's format",
+    "driver-memory-word": "spec.spark.driver.memory must be in Spark's format",
+    "driver-cores-word": "spec.spark.driver.cores must be an integer in 1..256, not 'two'",
+    "no-executors": "spec.spark.executor.instances must be an integer in 1..1000, not 0",
+    "service-account-name": "spec.spark.serviceAccount must be a ServiceAccount name",
+    "secret-name": "spec.spark.envFromSecrets[0].name must be a Secret name",
+    "secret-without-name": "spec.spark.envFromSecrets[0].name is required (a Secret name",
+    "spark-conf-number": "spec.spark.sparkConf['spark.sql.shuffle.partitions'] must be a string",
+    "ttl-word": "spec.spark.ttlSeconds must be an integer in 0..31536000, not '1d'",
+    "ttl-negative": "spec.spark.ttlSeconds must be an integer in 0..31536000, not -1",
+}
+_SHARED_REFUSALS = [
+    pytest.param(*param.values, _PARSE_SPEC_SAYS[param.id], id=param.id)
+    for param in BAD_MANIFESTS
+    if param.id not in _ADMISSION_ONLY
+]
+
+
+def test_every_refusal_of_admission_is_also_parse_specs_or_says_why_not() -> None:
+    ids = {param.id for param in BAD_MANIFESTS}
+    assert set(_PARSE_SPEC_SAYS) == ids - _ADMISSION_ONLY
+
+
+@pytest.mark.parametrize(("manifest", "fragment", "parse_spec_says"), _SHARED_REFUSALS)
+def test_what_admission_refuses_parse_spec_refuses(
+    manifest: dict[str, Any], fragment: str, parse_spec_says: str
+) -> None:
+    assert any(fragment in error for error in ADMISSION.errors(manifest))
+    assert parse_spec_says in refusal(manifest["spec"])
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    ["[[:alpha:]]", "dt=(2025", r"\p{Digit}{4}", "(?P<day>0[1-9])"],
+    ids=["posix-class", "unbalanced", "java-only-class", "python-only-group"],
+)
+def test_what_only_code_can_check_is_left_to_parse_spec(pattern: str) -> None:
+    manifest = with_spec(SMALL, "buckets.rules", rules_of((pattern, 8)))
+    assert ADMISSION.errors(manifest) == []
+    refusal(manifest["spec"])
+
+
+@pytest.mark.parametrize("manifest", GOOD_MANIFESTS.values(), ids=GOOD_MANIFESTS.keys())
+def test_what_admission_admits_parses(manifest: dict[str, Any]) -> None:
+    assert ADMISSION.errors(manifest) == []
+    assert parse_spec(ADMISSION.defaulted(manifest)["spec"]) == parse_spec(manifest["spec"])
+
+
+def test_the_escapes_the_refusals_suggest_are_admitted_and_parse() -> None:
+    # The comma and semicolon messages tell users to write \x2c and \x3b: Java and Python read both.
+    manifest = with_spec(SMALL, "buckets.rules", rules_of((r"^tag=a\x2cb\x3bc$", 8)))
+    assert ADMISSION.errors(manifest) == []
+    rules = parse_spec(manifest["spec"]).rules
+    assert rules.render() == r"^tag=a\x2cb\x3bc$,8"
+    assert BucketRules.parse(rules.render(), rules.default) == rules
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda path: path.name)
+def test_every_example_is_admitted_and_parses(path: Path) -> None:
+    tables = [doc for doc in yaml.safe_load_all(path.read_text()) if doc and doc.get("kind") == KIND]
+    assert tables, f"{path.name} holds no {KIND}"
+    for manifest in tables:
+        assert ADMISSION.errors(manifest) == []
+        assert parse_spec(ADMISSION.defaulted(manifest)["spec"]) == parse_spec(manifest["spec"])

@@ -1,0 +1,32 @@
+"""Where the test material lives: the repo, and ../shared beside it (real Hudi tables, real CRDs)."""
+
+from __future__ import annotations
+
+import os
+import zipfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("HUDI_BUCKET_SHARED", REPO.parent / "shared"))
+FIXTURE_TABLES = SHARED / "fixtures" / "hudi-tables"
+K8S_FIXTURES = SHARED / "fixtures" / "k8s"
+
+ALL_TABLES = sorted(p.stem for p in FIXTURE_TABLES.glob("*.zip"))
+
+
+def unzip_table(name: str, dest: Path) -> Path:
+    """Unzip fixture table ``name`` into ``dest`` and return the table root.
+
+    The root is the folder holding ``.hoodie/hoodie.properties`` (not the metadata table's); the zips'
+    ``__MACOSX/`` entries are skipped as a table reader must skip them.
+    """
+    with zipfile.ZipFile(FIXTURE_TABLES / f"{name}.zip") as archive:
+        members = [m for m in archive.namelist() if not m.startswith("__MACOSX/")]
+        archive.extractall(dest, members)
+    roots = [
+        p.parent.parent
+        for p in dest.rglob("hoodie.properties")
+        if p.parent.name == ".hoodie" and "metadata" not in p.parent.parent.parts[len(dest.parts) :]
+    ]
+    assert len(roots) == 1, f"{name}: expected one table root, found {roots}"
+    return roots[0]
