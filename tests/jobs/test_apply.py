@@ -71,6 +71,8 @@ def test_convert_then_rescale_keeps_every_row(spark, fixture_table, name, expres
 
     converted = apply(ctx, request(expressions, 2, convert=True, disable_metadata_table=disable_mdt))
     assert converted.instant is not None
+    assert converted.writer_options["hoodie.index.type"] == "BUCKET"  # what writers must switch to
+    assert converted.writer_options["hoodie.bucket.index.partition.expressions"] == expressions
     assert rows(root) == before
     assert verified(ctx)
 

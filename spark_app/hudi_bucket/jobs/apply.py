@@ -103,9 +103,11 @@ class ApplyResult:
     seconds: float
     shuffle_free: bool
     notes: tuple[str, ...]
+    writer_options: dict[str, str]
 
     def to_dict(self) -> dict[str, Any]:
         return {
+            "writerOptions": self.writer_options,
             "instant": self.instant,
             "plan": self.plan.to_dict(),
             "filesWritten": self.files_written,
@@ -127,8 +129,9 @@ def apply(ctx: TableContext, request: RescaleRequest) -> ApplyResult:
             f"the plan is {the_plan.plan_id}, but {request.approved_plan} was approved",
             hint="the table or the rules changed since approval; review the new plan and approve its id",
         )
+    options = writer_options(request.desired, ctx.hash_fields)
     if the_plan.is_noop:
-        return ApplyResult(the_plan, None, 0, 0, 0, time.monotonic() - started, False, tuple(notes))
+        return ApplyResult(the_plan, None, 0, 0, 0, time.monotonic() - started, False, tuple(notes), options)
     if checks.disable_metadata_table:
         ctx = ctx.reload()
         disable_metadata_table(ctx.storage, ctx.table)
@@ -146,6 +149,7 @@ def apply(ctx: TableContext, request: RescaleRequest) -> ApplyResult:
         time.monotonic() - started,
         shuffle_free,
         tuple(notes),
+        options,
     )
 
 
@@ -212,6 +216,20 @@ def _refuse_concurrent_writes(
     if conflicts:
         named = ", ".join(f"{i.timestamp} ({i.action.value})" for i in conflicts[:5])
         raise ConcurrentWriterError(f"writers committed during the rescale: {named}; rescale rolled back")
+
+
+def writer_options(rules: BucketRules, hash_fields: tuple[str, ...]) -> dict[str, str]:
+    """What every Hudi writer of the table must set from now on. Hudi 1.1 writers load the rules, the
+    rule type and the default from the hashing_config in force and override the last three options;
+    they are listed so that the writers' own configuration says the same."""
+    return {
+        "hoodie.index.type": "BUCKET",
+        "hoodie.bucket.index.engine": "SIMPLE",
+        "hoodie.bucket.index.hash.field": ",".join(hash_fields),
+        "hoodie.bucket.index.num.buckets": str(rules.default),
+        "hoodie.bucket.index.partition.expressions": rules.render(),
+        "hoodie.bucket.index.partition.rule.type": rules.rule_type,
+    }
 
 
 def _first_active_commit(timeline: Timeline) -> str | None:
