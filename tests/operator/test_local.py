@@ -1,0 +1,86 @@
+"""The local mode: the same reconcile, with `hudi-bucket-job` run as local PySpark processes."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+from hudi import HudiTableBuilder
+
+from hudi_bucket.jobs.write import WriteRequest, write
+from hudi_bucket_operator.local import apply_locally
+
+pytestmark = pytest.mark.spark
+
+
+def rows(root: Path) -> list[dict[str, Any]]:
+    table = pa.Table.from_batches(HudiTableBuilder.from_base_uri(str(root)).build().read())
+    return sorted(table.select(["order_id", "day", "amount"]).to_pylist(), key=lambda r: r["order_id"])
+
+
+def manifest(uri: Path, **apply: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "hudi.bucketops.io/v1alpha1",
+        "kind": "HudiBucketTable",
+        "metadata": {"name": "orders", "namespace": "lake"},
+        "spec": {
+            "table": {"uri": str(uri)},
+            "buckets": {"default": 2, "currentBuckets": 2, "rules": [{"pattern": "11-11", "buckets": 6}]},
+            "apply": apply or {"policy": "Manual"},
+        },
+    }
+
+
+def reconcile(documents: list[dict[str, Any]], state: Path, lines: list[str]) -> dict[str, Any]:
+    [body] = asyncio.run(apply_locally(documents, state, lines.append))
+    return body
+
+
+def test_plan_approve_apply_then_converged(spark: Any, tmp_path: Path) -> None:
+    table, state, lines = tmp_path / "orders", tmp_path / "state", []
+    data = spark.createDataFrame(
+        [(f"O-{i}", "2025-11-11" if i % 3 else "2025-11-10", float(i)) for i in range(60)],
+        "order_id string, day string, amount double",
+    )
+    write(
+        spark,
+        str(table),
+        WriteRequest(
+            source="",
+            record_key=("order_id",),
+            partition_fields=("day",),
+            create=True,
+            hive_style=True,
+            default_buckets=2,
+        ),
+        rows=data,
+    )
+    before = rows(table)
+
+    planned = reconcile([manifest(table)], state, lines)
+    assert planned["status"]["phase"] == "AwaitingApproval"
+    plan_id = planned["status"]["plan"]["id"]
+    assert planned["status"]["plan"]["items"][0]["partition"] == "day=2025-11-11"
+
+    applied = reconcile([manifest(table, policy="Manual", approvedPlan=plan_id)], state, lines)
+    assert applied["status"]["phase"] == "Ready", applied["status"]
+    assert applied["status"]["config"]["expressions"] == "11-11,6"
+    assert applied["status"]["history"][0]["planId"] == plan_id
+    assert rows(table) == before
+    assert any("apply started" in line for line in lines)
+
+    jobs_so_far = len([line for line in lines if "started" in line])
+    again = reconcile([manifest(table, policy="Manual", approvedPlan=plan_id)], state, lines)
+    assert again["status"]["phase"] == "Ready"
+    assert len([line for line in lines if "started" in line]) == jobs_so_far  # same spec: nothing runs
+
+
+def test_a_failing_job_stalls_with_its_reason(tmp_path: Path) -> None:
+    lines: list[str] = []
+    body = reconcile([manifest(tmp_path / "no-table-here")], tmp_path / "state", lines)
+    assert body["status"]["phase"] == "Stalled"
+    stalled = next(c for c in body["status"]["conditions"] if c["type"] == "Stalled")
+    assert "is not a Hudi table" in stalled["message"]

@@ -1,0 +1,36 @@
+"""Metrics count what the operator records: jobs by kind and outcome, rescale durations and rows."""
+
+from __future__ import annotations
+
+from prometheus_client import REGISTRY
+
+from hudi_bucket_operator import metrics
+
+
+def sample(name: str, **labels: str) -> float:
+    return REGISTRY.get_sample_value(name, labels) or 0.0
+
+
+def test_a_recorded_apply_counts_its_outcome_duration_and_rows() -> None:
+    before = (
+        sample("hbo_jobs_finished_total", kind="apply", outcome="Succeeded"),
+        sample("hbo_rescale_duration_seconds_count"),
+        sample("hbo_rows_rewritten_total"),
+    )
+    status = {
+        "phase": "Ready",
+        "lastJob": {"name": "orders-apply-1", "kind": "apply"},
+        "history": [{"job": "orders-apply-1", "seconds": 12.5, "rows": 1000}],
+    }
+    metrics.record_job(status)
+    assert sample("hbo_jobs_finished_total", kind="apply", outcome="Succeeded") == before[0] + 1
+    assert sample("hbo_rescale_duration_seconds_count") == before[1] + 1
+    assert sample("hbo_rows_rewritten_total") == before[2] + 1000
+
+
+def test_a_failed_plan_counts_as_failed_and_rewrites_nothing() -> None:
+    failed = sample("hbo_jobs_finished_total", kind="plan", outcome="Failed")
+    rows = sample("hbo_rows_rewritten_total")
+    metrics.record_job({"phase": "Stalled", "lastJob": {"name": "orders-plan-1", "kind": "plan"}})
+    assert sample("hbo_jobs_finished_total", kind="plan", outcome="Failed") == failed + 1
+    assert sample("hbo_rows_rewritten_total") == rows
