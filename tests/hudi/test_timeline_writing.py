@@ -12,6 +12,7 @@ from hudi import HudiTableBuilder
 
 from hudi_bucket.core.commits import INSERT_OVERWRITE, CommitMetadata, WriteStat
 from hudi_bucket.core.filegroups import FileGroup
+from hudi_bucket.core.metafields import META_COLUMNS
 from hudi_bucket.core.timeline import Action, State
 from hudi_bucket.hudi.table import (
     HudiTable,
@@ -22,14 +23,6 @@ from hudi_bucket.hudi.table import (
     timeline_store,
 )
 from hudi_bucket.storage import LocalStorage
-
-META_COLUMNS = [
-    "_hoodie_commit_time",
-    "_hoodie_commit_seqno",
-    "_hoodie_record_key",
-    "_hoodie_partition_path",
-    "_hoodie_file_name",
-]
 
 
 def read_rows(root: Path) -> pa.Table:

@@ -48,20 +48,11 @@ from pyspark.sql.types import (
     VarcharType,
 )
 
+from hudi_bucket.core.metafields import META_COLUMNS, OPERATION
 from hudi_bucket.errors import UnsupportedTableError
 
-# Hudi's meta columns: written by Hudi into every base file, never part of the recorded schema.
-# ``_hoodie_is_deleted`` is not one of them: it is a data column users write.
-META_COLUMNS = frozenset(
-    {
-        "_hoodie_commit_time",
-        "_hoodie_commit_seqno",
-        "_hoodie_record_key",
-        "_hoodie_partition_path",
-        "_hoodie_file_name",
-        "_hoodie_operation",
-    }
-)
+# Never part of the recorded schema. ``_hoodie_is_deleted`` is not one of them: users write it.
+_NOT_IN_SCHEMA = frozenset({*META_COLUMNS, OPERATION})
 
 _PRIMITIVES: tuple[tuple[type[DataType], str], ...] = (
     (BooleanType, "boolean"),
@@ -90,7 +81,7 @@ def to_avro_schema(struct_type: StructType, table_name: str, *, for_commit: bool
     """The table schema as Hudi records it: commit form (``extraMetadata.schema``) when ``for_commit``,
     else the ``hoodie.table.create.schema`` form. Meta columns are dropped."""
     name = avro_name(table_name)
-    data = StructType([f for f in struct_type.fields if f.name not in META_COLUMNS])
+    data = StructType([f for f in struct_type.fields if f.name not in _NOT_IN_SCHEMA])
     schema: dict[str, Any] = _to_avro(data, False, f"{name}_record", f"hoodie.{name}", for_commit)
     return schema
 

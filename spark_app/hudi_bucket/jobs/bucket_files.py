@@ -25,19 +25,19 @@ from typing import Any
 from hudi_bucket.core.buckets import BUCKET_ID_DIGITS
 from hudi_bucket.core.commits import WriteStat
 from hudi_bucket.core.filegroups import partition_file_path
+from hudi_bucket.core.metafields import (
+    COMMIT_SEQNO,
+    COMMIT_TIME,
+    FILE_NAME,
+    META_COLUMNS,
+    PARTITION_PATH,
+    RECORD_KEY,
+)
 from hudi_bucket.core.recordkeys import KeyStyle
 from hudi_bucket.errors import HudiBucketError
 from hudi_bucket.jobs.bucketing import bucket_id_column, num_buckets_column
 from hudi_bucket.storage.base import Storage, walk
 
-META_COLUMNS = (
-    "_hoodie_commit_time",
-    "_hoodie_commit_seqno",
-    "_hoodie_record_key",
-    "_hoodie_partition_path",
-    "_hoodie_file_name",
-)
-RECORD_KEY, PARTITION_PATH = "_hoodie_record_key", "_hoodie_partition_path"
 WRITE_TOKEN = "0-0-0"  # <task>-<stage>-<attempt>; readers only parse it, and file ids keep names unique
 _PARTITION_INDEX, _BUCKET = "__hbo_partition", "__hbo_bucket"
 _STAGED = re.compile(rf"{_PARTITION_INDEX}=(\d+)/{_BUCKET}=(\d+)/[^/]+\.parquet$")
@@ -115,12 +115,12 @@ def write_bucket_files(
             ),
         )
         .withColumn(_PARTITION_INDEX, _lookup(F, index, partition).cast("int"))
-        .withColumn("_hoodie_commit_time", F.lit(instant))
+        .withColumn(COMMIT_TIME, F.lit(instant))
         .withColumn(
-            "_hoodie_commit_seqno",
+            COMMIT_SEQNO,
             F.concat_ws("_", F.lit(instant), F.spark_partition_id(), F.monotonically_increasing_id()),
         )
-        .withColumn("_hoodie_file_name", F.concat(file_id, F.lit(f"_{WRITE_TOKEN}_{instant}.parquet")))
+        .withColumn(FILE_NAME, F.concat(file_id, F.lit(f"_{WRITE_TOKEN}_{instant}.parquet")))
     )
     if grouping is Grouping.SHUFFLE:
         width = max(1, min(sum(buckets.values()), int(spark.conf.get("spark.sql.shuffle.partitions"))))

@@ -17,9 +17,10 @@ from typing import Any
 from hudi_bucket.core.buckets import bucket_id_from_file_id
 from hudi_bucket.core.commits import WriteStat
 from hudi_bucket.core.filegroups import FileGroup
+from hudi_bucket.core.metafields import META_COLUMNS
 from hudi_bucket.core.recordkeys import KeyStyle
 from hudi_bucket.errors import HudiBucketError
-from hudi_bucket.jobs.bucket_files import META_COLUMNS, Grouping, write_bucket_files
+from hudi_bucket.jobs.bucket_files import Grouping, write_bucket_files
 from hudi_bucket.storage.base import Storage
 
 
