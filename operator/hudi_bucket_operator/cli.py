@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -61,6 +62,7 @@ def _run(args: argparse.Namespace) -> int:
 
     kopf.configure(verbose=args.verbose, log_format=getattr(kopf.LogFormat, args.log_format.upper()))
     namespaces = args.namespace or list(handlers.CONFIG.namespaces)
+    handlers.CONFIG = dataclasses.replace(handlers.CONFIG, namespaces=tuple(namespaces))
     kopf.run(
         clusterwide=not namespaces, namespaces=namespaces, liveness_endpoint=args.liveness, standalone=True
     )

@@ -1,8 +1,10 @@
 """Kopf handlers: thin. They fetch, call the controller, and hand back status and events.
 
 Reconciling is level-based: a timer per HudiBucketTable polls its jobs, and every change to the resource
-reconciles at once. Both run the same pass under one lock per table, so they never act twice. No
-finalizer: deleting a HudiBucketTable never touches table data, and its children go by owner reference.
+reconciles at once. Both run the same pass under one lock per table, so they never act twice.
+Deleting a HudiBucketTable never touches table data; its children go by owner reference. Kopf keeps a
+finalizer on each table while its timer runs (FINALIZER), removed as the resource is deleted: delete
+tables before uninstalling the operator.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from hudi_bucket_operator.settings import OperatorConfig
 from hudi_bucket_operator.spec import GROUP, PLURAL, UNMANAGED, VERSION
 
 CONFIG = OperatorConfig.from_env()
+FINALIZER = f"{GROUP}/timers"
 
 
 def managed(annotations: kopf.Annotations, **_: Any) -> bool:
@@ -31,6 +34,9 @@ def managed(annotations: kopf.Annotations, **_: Any) -> bool:
 @kopf.on.startup()
 async def startup(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) -> None:
     settings.posting.level = logging.INFO
+    settings.persistence.finalizer = FINALIZER
+    # With namespaces named, there is nothing to discover: do not list namespaces or watch CRDs.
+    settings.scanning.disabled = bool(CONFIG.namespaces)
     settings.persistence.progress_storage = kopf.AnnotationsProgressStorage(prefix=GROUP)
     settings.persistence.diffbase_storage = kopf.AnnotationsDiffBaseStorage(prefix=GROUP)
     memo.locks = collections.defaultdict(asyncio.Lock)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -46,6 +47,8 @@ class OperatorConfig:
                 instances=int(env.get("HBO_EXECUTOR_INSTANCES", "1")),
             ),
             allowed_images=_words(env.get("HBO_ALLOWED_IMAGES", "")),
+            image_pull_policy=env.get("HBO_IMAGE_PULL_POLICY", base.image_pull_policy),
+            spark_conf=json.loads(env.get("HBO_SPARK_CONF", "{}")),  # a JSON object of string values
         )
         return cls(
             backend=env.get("HBO_JOB_BACKEND", "sparkoperator"),

@@ -1,0 +1,303 @@
+"""The Helm chart lints and renders under every value set, into objects Kubernetes accepts, that run the
+operator the way its settings and CLI expect: one restricted replica, its watched namespaces, its job
+defaults and image allowlist, its metrics and liveness endpoints."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import helm_chart
+import jsonschema
+import kubernetes_validate
+import pytest
+import yaml
+from helm_chart import CHART, NAMESPACE, VALUE_SETS, find, one, render
+
+import k8s_schema
+from hudi_bucket_operator.cli import build_parser
+from hudi_bucket_operator.render import JobDefaults, image_allowed
+from hudi_bucket_operator.settings import OperatorConfig
+from hudi_bucket_operator.spec import GROUP, KIND, PLURAL, VERSION, Resources
+from paths import REPO
+
+pytestmark = pytest.mark.usefixtures("helm_available")
+
+CHART_CRD = CHART / "crds" / f"{PLURAL}.{GROUP}.yaml"
+VALUES = yaml.safe_load((CHART / "values.yaml").read_text())
+SCHEMA = json.loads((CHART / "values.schema.json").read_text())
+SETTINGS_SOURCE = (REPO / "operator" / "hudi_bucket_operator" / "settings.py").read_text()
+# Objects whose schema is a CRD of another project: checked field by field in their own tests.
+FOREIGN_KINDS = {("monitoring.coreos.com/v1", "ServiceMonitor")}
+
+value_sets = pytest.mark.parametrize("values", list(VALUE_SETS.values()), ids=list(VALUE_SETS))
+
+
+def deployment(values: Mapping[str, Any]) -> Mapping[str, Any]:
+    return one(render(values), "Deployment")
+
+
+def container(values: Mapping[str, Any]) -> Mapping[str, Any]:
+    (only,) = deployment(values)["spec"]["template"]["spec"]["containers"]
+    return only
+
+
+def app_version() -> str:
+    return str(yaml.safe_load((CHART / "Chart.yaml").read_text())["appVersion"])
+
+
+def env_of(values: Mapping[str, Any]) -> dict[str, str]:
+    return {item["name"]: item["value"] for item in container(values)["env"]}
+
+
+# --- lint and Kubernetes schemas ---------------------------------------------------------------------
+
+
+@value_sets
+def test_chart_lints_cleanly(values: dict[str, Any]) -> None:
+    output = helm_chart.lint(values)
+    assert "0 chart(s) failed" in output
+    assert "[WARNING]" not in output
+    assert "[ERROR]" not in output
+
+
+@value_sets
+@pytest.mark.parametrize("kubernetes", helm_chart.KUBERNETES_VERSIONS)
+def test_every_rendered_object_meets_the_kubernetes_schema(values: dict[str, Any], kubernetes: str) -> None:
+    objs = render(values, include_crds=True)
+    assert objs
+    for obj in objs:
+        if (obj["apiVersion"], obj["kind"]) in FOREIGN_KINDS:
+            continue
+        # strict: a misspelt field is an error, as kubectl's strict field validation makes it
+        kubernetes_validate.validate(obj, kubernetes, strict=True)
+
+
+def test_the_charts_crd_is_the_projects_crd() -> None:
+    assert CHART_CRD.read_bytes() == (REPO / "crds" / CHART_CRD.name).read_bytes(), (
+        f"charts/.../crds/{CHART_CRD.name} differs from crds/{CHART_CRD.name}: "
+        f"cp crds/{CHART_CRD.name} {CHART_CRD.relative_to(REPO)}"
+    )
+    (crd,) = find(render(include_crds=True), "CustomResourceDefinition")
+    assert crd["metadata"]["name"] == f"{PLURAL}.{GROUP}"
+
+
+@pytest.mark.parametrize("path", sorted((REPO / "examples").glob("*.yaml")), ids=lambda path: path.name)
+def test_examples_are_admitted_by_the_charts_crd(path: Any) -> None:
+    admission = k8s_schema.Admission(k8s_schema.crd_version(CHART_CRD, VERSION)["schema"]["openAPIV3Schema"])
+    tables = [doc for doc in yaml.safe_load_all(path.read_text()) if doc and doc["kind"] == KIND]
+    assert tables
+    for table in tables:
+        assert admission.errors(table) == []
+
+
+# --- values.schema.json ------------------------------------------------------------------------------
+
+
+def _objects_in(node: Any, where: str = "") -> list[tuple[str, Mapping[str, Any]]]:
+    found = []
+    if isinstance(node, Mapping):
+        if node.get("type") == "object" or "properties" in node:
+            found.append((where or "<root>", node))
+        for name, sub in (node.get("properties") or {}).items():
+            found.extend(_objects_in(sub, f"{where}.{name}"))
+        if isinstance(node.get("additionalProperties"), Mapping):
+            found.extend(_objects_in(node["additionalProperties"], f"{where}.*"))
+        if isinstance(node.get("items"), Mapping):
+            found.extend(_objects_in(node["items"], f"{where}[]"))
+        for junctor in ("anyOf", "oneOf", "allOf"):
+            for sub in node.get(junctor) or ():
+                found.extend(_objects_in(sub, where))
+    return found
+
+
+def test_values_schema_refuses_unknown_keys_everywhere() -> None:
+    # Kubernetes' own affinity structure is passed through as it is; the API server checks it.
+    passed_through = {".affinity.nodeAffinity", ".affinity.podAffinity", ".affinity.podAntiAffinity"}
+    open_objects = [
+        where
+        for where, node in _objects_in(SCHEMA)
+        if where not in passed_through and node.get("additionalProperties", True) is True
+    ]
+    assert open_objects == []
+
+
+def test_default_values_meet_the_schema() -> None:
+    jsonschema.Draft7Validator.check_schema(SCHEMA)
+    assert list(jsonschema.Draft7Validator(SCHEMA).iter_errors(VALUES)) == []
+
+
+@pytest.mark.parametrize(
+    ("values", "complaint"),
+    [
+        ({"replicas": 2}, "replicas"),
+        ({"watch": {"namespace": ["lake"]}}, "namespace"),
+        ({"watch": {"namespaces": ["Lake_1"]}}, "namespaces"),
+        ({"logFormat": "yaml"}, "logFormat"),
+        ({"jobs": {"driver": {"memory": "4Gi"}}}, "memory"),
+        ({"jobs": {"executor": {"instances": 0}}}, "instances"),
+        ({"jobs": {"allowedImages": ["a.example/x,b.example/y"]}}, "allowedImages"),
+        ({"jobs": {"ttlSeconds": "1d"}}, "ttlSeconds"),
+        ({"metrics": {"port": 0}}, "port"),
+        ({"metrics": {"serviceMonitor": {"enabled": "yes"}}}, "enabled"),
+        ({"image": {"pullPolicy": "Sometimes"}}, "pullPolicy"),
+    ],
+)
+def test_chart_refuses_unknown_or_wrong_values(values: dict[str, Any], complaint: str) -> None:
+    with pytest.raises(helm_chart.HelmError, match=complaint):
+        render(values)
+
+
+# --- the operator's Deployment -----------------------------------------------------------------------
+
+
+@value_sets
+def test_operator_runs_as_one_replica_replaced_not_rolled(values: dict[str, Any]) -> None:
+    spec = deployment(values)["spec"]
+    assert spec["replicas"] == 1
+    assert spec["strategy"] == {"type": "Recreate"}
+
+
+@value_sets
+def test_operator_pod_meets_the_restricted_pod_security_standard(values: dict[str, Any]) -> None:
+    pod = deployment(values)["spec"]["template"]["spec"]
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
+    assert not {"hostNetwork", "hostPID", "hostIPC"} & pod.keys()
+    assert all(
+        set(volume) - {"name"} <= {"emptyDir", "configMap", "secret", "projected"}
+        for volume in pod["volumes"]
+    )
+    (box,) = pod["containers"]
+    security = box["securityContext"]
+    assert security["allowPrivilegeEscalation"] is False
+    assert security["readOnlyRootFilesystem"] is True
+    assert security["runAsNonRoot"] is True
+    assert security["capabilities"] == {"drop": ["ALL"]}
+    assert "privileged" not in security
+    assert all("hostPort" not in port for port in box["ports"])
+
+
+@value_sets
+def test_operator_has_resource_requests_and_a_liveness_probe_on_kopfs_endpoint(
+    values: dict[str, Any],
+) -> None:
+    box = container(values)
+    assert {"cpu", "memory"} <= box["resources"]["requests"].keys()
+    args = build_parser().parse_args(["run", *box["args"]])
+    probe = box["livenessProbe"]["httpGet"]
+    ports = {port["name"]: port["containerPort"] for port in box["ports"]}
+    assert args.liveness == f"http://0.0.0.0:{ports[probe['port']]}/healthz"
+    assert probe["path"] == "/healthz"
+
+
+@pytest.mark.parametrize(("log_format", "verbose"), [("full", False), ("json", True), ("plain", False)])
+def test_log_format_and_verbosity_reach_the_operators_command_line(log_format: str, verbose: bool) -> None:
+    args = build_parser().parse_args(
+        ["run", *container({"logFormat": log_format, "verbose": verbose})["args"]]
+    )
+    assert (args.log_format, args.verbose) == (log_format, verbose)
+
+
+@value_sets
+def test_every_environment_variable_is_one_the_operator_reads(values: dict[str, Any]) -> None:
+    for name in env_of(values):
+        assert f'"{name}"' in SETTINGS_SOURCE, f"{name} is not read by settings.py"
+
+
+def test_watched_namespaces_reach_the_operator() -> None:
+    assert OperatorConfig.from_env(env_of({})).namespaces == ()
+    env = env_of({"watch": {"namespaces": ["lake", "sales"]}})
+    assert OperatorConfig.from_env(env).namespaces == ("lake", "sales")
+    assert build_parser().parse_args(["run", *container({})["args"]]).namespace == []
+
+
+def test_default_job_settings_are_the_operators_defaults() -> None:
+    from_chart = OperatorConfig.from_env(env_of({}))
+    built_in = OperatorConfig.from_env({})
+    assert from_chart.job_defaults.spark_version == built_in.job_defaults.spark_version
+    assert from_chart.job_defaults.service_account == built_in.job_defaults.service_account
+    assert from_chart.job_defaults.main_application_file == built_in.job_defaults.main_application_file
+    assert from_chart.job_defaults.ttl_seconds == built_in.job_defaults.ttl_seconds
+    assert from_chart.job_defaults.driver == built_in.job_defaults.driver
+    assert from_chart.job_defaults.executor == built_in.job_defaults.executor
+    assert from_chart.job_defaults.image == f"hudi-bucket-operator-job:{app_version()}"
+    assert from_chart.metrics_port == 8080
+    assert from_chart.poll_seconds == 10
+
+
+def test_custom_job_defaults_and_allowlist_reach_the_operator() -> None:
+    config = OperatorConfig.from_env(env_of(VALUE_SETS["job-defaults"]))
+    assert config.job_defaults == JobDefaults(
+        image="registry.example.com/hudi/job:2.1.0",
+        spark_version="4.1.0",
+        service_account="lake-spark",
+        ttl_seconds=31536000,
+        driver=Resources(cores=2, memory="4g"),
+        executor=Resources(cores=4, memory="16g", instances=12),
+        allowed_images=("registry.example.com/hudi/", "registry.example.com/team-a/spark-job"),
+    )
+    assert (config.poll_seconds, config.metrics_port) == (2.5, 9090)
+
+
+def test_image_allowlist_limits_what_a_table_may_run() -> None:
+    defaults = OperatorConfig.from_env(env_of(VALUE_SETS["job-defaults"])).job_defaults
+    assert image_allowed("registry.example.com/hudi/job:2.1.0", defaults)
+    assert image_allowed("registry.example.com/hudi/other:1", defaults)
+    assert image_allowed("registry.example.com/team-a/spark-job@sha256:" + "0" * 64, defaults)
+    assert not image_allowed("registry.example.com/team-a/spark-job-evil:1", defaults)
+    assert not image_allowed("docker.io/library/python:3", defaults)
+    only_default = OperatorConfig.from_env(env_of({})).job_defaults
+    assert only_default.allowed_images == ()
+    assert not image_allowed("registry.example.com/hudi/job:2.1.0", only_default)
+
+
+# --- metrics -----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("values", [{}, VALUE_SETS["job-defaults"]], ids=["default-port", "port-9090"])
+def test_metrics_service_reaches_the_port_the_operator_serves(values: dict[str, Any]) -> None:
+    objs = render(values)
+    service = one(objs, "Service")
+    port = OperatorConfig.from_env(env_of(values)).metrics_port
+    (service_port,) = service["spec"]["ports"]
+    box_ports = {p["name"]: p["containerPort"] for p in container(values)["ports"]}
+    assert box_ports[service_port["targetPort"]] == port == service_port["port"]
+    pod_labels = deployment(values)["spec"]["template"]["metadata"]["labels"]
+    assert service["spec"]["selector"].items() <= pod_labels.items()
+    assert find(objs, "ServiceMonitor") == []
+
+
+def test_service_monitor_scrapes_the_metrics_service() -> None:
+    objs = render(VALUE_SETS["service-monitor"])
+    service, monitor = one(objs, "Service"), one(objs, "ServiceMonitor")
+    assert monitor["metadata"]["labels"]["release"] == "prom"
+    assert monitor["spec"]["selector"]["matchLabels"].items() <= service["metadata"]["labels"].items()
+    assert monitor["spec"]["namespaceSelector"] == {"matchNames": [NAMESPACE]}
+    (endpoint,) = monitor["spec"]["endpoints"]
+    assert endpoint["port"] == service["spec"]["ports"][0]["name"]
+    assert endpoint["path"] == "/metrics"
+
+
+# --- NOTES.txt ---------------------------------------------------------------------------------------
+
+
+def _notes(values: Mapping[str, Any]) -> str:
+    with_values = ["--set-json", f"watch={json.dumps(values.get('watch', {'namespaces': []}))}"]
+    out = helm_chart.helm(
+        "install", helm_chart.RELEASE, str(CHART), "--namespace", NAMESPACE, "--dry-run=client", *with_values
+    )
+    return out[out.index("NOTES:") :]
+
+
+def test_notes_tell_what_to_do_next() -> None:
+    notes = _notes({})
+    assert "every namespace" in notes
+    assert "jobs.serviceAccount.namespaces" in notes  # tables elsewhere need the job service account
+    assert "kubectl -n hudi-bucket-operator rollout status deployment/hudi-bucket-operator" in notes
+    assert "spark.jobNamespaces" in notes
+    assert "kubectl apply --server-side --force-conflicts -f charts/hudi-bucket-operator/crds/" in notes
+    namespaced = _notes({"watch": {"namespaces": ["lake", "sales"]}})
+    assert "lake, sales" in namespaced
+    assert "jobs.serviceAccount.namespaces" not in namespaced

@@ -1,0 +1,159 @@
+"""The Dockerfiles cannot be built here (no Docker engine); what they rely on is checked instead: the files
+they copy exist and build the package, the commands they run start, the operator needs no PySpark, and
+their ports, paths and versions are the ones the chart and the operator's settings use."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from hudi_bucket_operator.render import JobDefaults
+from hudi_bucket_operator.settings import OperatorConfig
+from paths import REPO
+
+PYTHON = Path(sys.executable)
+BIN = PYTHON.parent
+VALUES = yaml.safe_load((REPO / "charts" / "hudi-bucket-operator" / "values.yaml").read_text())
+SPARK_EXTRA = ("pyspark", "pyarrow", "numpy", "pandas", "py4j")
+
+
+def instructions(dockerfile: str) -> list[tuple[str, str]]:
+    """(INSTRUCTION, arguments) in order, continuation lines joined and comments dropped."""
+    lines = [
+        line for line in (REPO / dockerfile).read_text().splitlines() if not line.lstrip().startswith("#")
+    ]
+    joined = "\n".join(lines).replace("\\\n", " ")
+    out = []
+    for line in joined.splitlines():
+        if line.strip():
+            word, _, rest = line.strip().partition(" ")
+            out.append((word.upper(), rest.strip()))
+    return out
+
+
+def arguments(dockerfile: str, instruction: str) -> list[str]:
+    return [rest for word, rest in instructions(dockerfile) if word == instruction]
+
+
+def copied_sources(dockerfile: str) -> list[str]:
+    sources = []
+    for rest in arguments(dockerfile, "COPY"):
+        words = [w for w in shlex.split(rest) if not w.startswith("--")]
+        sources += words[:-1]
+    return sources
+
+
+def run(*command: str | Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(c) for c in command], capture_output=True, text=True, cwd=REPO, timeout=120, check=False, env=env
+    )
+
+
+DOCKERFILES = ["Dockerfile.operator", "Dockerfile.job"]
+
+
+@pytest.mark.parametrize("dockerfile", DOCKERFILES)
+def test_every_file_an_image_copies_exists(dockerfile: str) -> None:
+    sources = copied_sources(dockerfile)
+    assert sources
+    for source in sources:
+        assert (REPO / source).exists(), f"{dockerfile} copies {source}, which is not in the repository"
+
+
+@pytest.mark.parametrize("dockerfile", DOCKERFILES)
+def test_what_an_image_copies_is_enough_to_build_the_package(dockerfile: str, tmp_path: Path) -> None:
+    context = tmp_path / "context"
+    context.mkdir()
+    for source in copied_sources(dockerfile):
+        if (REPO / source).is_dir():
+            shutil.copytree(REPO / source, context / source, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy(REPO / source, context / source)
+    # setuptools' egg_info reads pyproject.toml, finds the packages and their data as `pip install` does.
+    result = run(
+        PYTHON, "-c", "from setuptools import setup; setup()", "-q", "egg_info", "--egg-base", tmp_path
+    )
+    assert result.returncode == 0, result.stderr
+    (info,) = tmp_path.glob("*.egg-info")
+    scripts = (info / "entry_points.txt").read_text()
+    assert "hudi-bucket-operator = hudi_bucket_operator.cli:main" in scripts
+    assert "hudi-bucket-job = hudi_bucket.cli:main" in scripts
+    assert set((info / "top_level.txt").read_text().split()) == {"hudi_bucket", "hudi_bucket_operator"}
+
+
+def test_operator_image_is_small_and_runs_the_operator_as_non_root() -> None:
+    (base,) = arguments("Dockerfile.operator", "FROM")
+    assert base == "python:3.11-slim"
+    installs = " ".join(arguments("Dockerfile.operator", "RUN"))
+    assert '".[operator]"' in installs
+    assert "spark" not in installs
+    (user,) = arguments("Dockerfile.operator", "USER")
+    assert int(user.split(":")[0]) > 0  # numeric, so that runAsNonRoot can be checked
+    (entrypoint,) = arguments("Dockerfile.operator", "ENTRYPOINT")
+    assert json.loads(entrypoint) == ["hudi-bucket-operator", "run"]  # the chart passes only flags
+    (exposed,) = arguments("Dockerfile.operator", "EXPOSE")
+    assert {int(p) for p in exposed.split()} == {VALUES["metrics"]["port"], VALUES["health"]["port"]}
+
+
+def test_operator_entry_point_starts() -> None:
+    for args in (["--help"], ["run", "--help"]):
+        result = run(BIN / "hudi-bucket-operator", *args)
+        assert result.returncode == 0, result.stderr
+    assert "--log-format" in result.stdout
+
+
+def test_operator_imports_without_the_spark_extra() -> None:
+    # The operator image has no PySpark (nor pyarrow, numpy, pandas): refuse them, then load everything
+    # `hudi-bucket-operator run` loads.
+    code = f"""
+import importlib.abc, sys
+class Refuse(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.partition(".")[0] in {SPARK_EXTRA!r}:
+            raise ImportError("not in the operator image: " + name)
+sys.meta_path.insert(0, Refuse())
+import hudi_bucket_operator.handlers, hudi_bucket_operator.cli, hudi_bucket_operator.backends
+print(sorted(m for m in sys.modules if m.partition(".")[0] in {SPARK_EXTRA!r}))
+"""
+    result = run(PYTHON, "-c", code, env={"PATH": str(BIN), "HBO_METRICS_PORT": "0"})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
+
+
+def test_job_image_puts_the_main_file_where_spark_applications_look() -> None:
+    main_file = JobDefaults(image="i", spark_version="v").main_application_file
+    assert main_file == VALUES["jobs"]["mainApplicationFile"]
+    copies = [shlex.split(rest) for rest in arguments("Dockerfile.job", "COPY")]
+    assert ["spark_app/main.py", main_file.removeprefix("local://")] in copies
+
+
+def test_job_main_file_starts() -> None:
+    result = run(PYTHON, "spark_app/main.py", "--help")
+    assert result.returncode == 0, result.stderr
+    assert "hudi-bucket-job" in result.stdout
+
+
+def test_job_image_has_the_spark_version_jobs_declare_and_the_spark_extra() -> None:
+    (default,) = [rest for rest in arguments("Dockerfile.job", "ARG") if rest.startswith("SPARK_VERSION=")]
+    version = default.partition("=")[2]
+    assert version == VALUES["jobs"]["sparkVersion"] == OperatorConfig().job_defaults.spark_version
+    installs = " ".join(arguments("Dockerfile.job", "RUN"))
+    assert '".[spark]"' in installs
+    assert '"pyspark==${SPARK_VERSION}"' in installs  # the image's own Spark, not another one
+    (user,) = arguments("Dockerfile.job", "USER")[-1:]
+    assert user == "185"  # Spark's user in its official images
+
+
+def test_job_image_runs_spark_workers_with_the_python_that_has_the_job() -> None:
+    env = " ".join(arguments("Dockerfile.job", "ENV"))
+    venv_python = "/opt/hudi-bucket-operator/venv/bin/python"
+    assert f"PYSPARK_PYTHON={venv_python}" in env
+    assert f"PYSPARK_DRIVER_PYTHON={venv_python}" in env
+    assert "python3.11 -m venv /opt/hudi-bucket-operator/venv" in " ".join(arguments("Dockerfile.job", "RUN"))
