@@ -98,7 +98,11 @@ def build_parser() -> argparse.ArgumentParser:
     write.add_argument("--table-version", type=int, choices=[8, 9], default=9)
     write.add_argument("--hive-style", action="store_true", help="name partition folders field=value")
     write.add_argument("--expressions", default="", help="rules of a table created by --create")
-    write.add_argument("--default", type=int, default=4, help="default bucket count of a created table")
+    write.add_argument(
+        "--default",
+        type=int,
+        help="bucket count of a table without rules (default: the table's own; 4 when created)",
+    )
     return parser
 
 

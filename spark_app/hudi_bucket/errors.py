@@ -92,3 +92,15 @@ class LayoutViolationError(HudiBucketError):
     def __init__(self, message: str, *, result: dict[str, object]) -> None:
         super().__init__(message)
         self.result = result
+
+
+class InvalidTableDefinitionError(HudiBucketError, ValueError):
+    """Options for a new table that Hudi would reject or misread (name, version, field names)."""
+
+    hint = "fix the table's name, version, record key, partition and ordering fields, then retry"
+
+
+class TableMismatchError(HudiBucketError):
+    """A write's options contradict what the table records (its bucket count, its ordering fields)."""
+
+    hint = "pass the table's own value"

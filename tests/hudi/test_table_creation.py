@@ -15,9 +15,10 @@ from pyspark.sql.types import LongType, StringType, StructField, StructType
 
 from hudi_bucket.core.commits import INSERT, CommitMetadata, WriteStat
 from hudi_bucket.core.filegroups import PARTITION_METAFILE
+from hudi_bucket.core.metafields import META_COLUMNS
 from hudi_bucket.core.properties import Properties, TableConfig, parse_properties
 from hudi_bucket.core.timeline import Action, TimelineLayout
-from hudi_bucket.errors import StorageError
+from hudi_bucket.errors import CorruptTableError, HudiBucketError, StorageError
 from hudi_bucket.hudi.table import (
     latest_table_schema,
     list_partitions,
@@ -26,9 +27,12 @@ from hudi_bucket.hudi.table import (
     timeline_store,
 )
 from hudi_bucket.hudi.table_creation import (
+    NUM_BUCKETS,
     create_table,
     key_generator_type,
+    merge_mode,
     new_table_properties,
+    recorded_num_buckets,
     write_partition_metadata,
 )
 from hudi_bucket.hudi.table_properties import BACKUP_FILE, PROPERTIES_FILE, read_table_properties
@@ -50,13 +54,6 @@ ROWS = {
     "region": ["eu", "eu", "us"],
 }
 JAVA_DATE = re.compile(r"#\w{3} \w{3} \d\d \d\d:\d\d:\d\d UTC \d{4}")  # Date.toString, as Java stores it
-META_COLUMNS = [
-    "_hoodie_commit_time",
-    "_hoodie_commit_seqno",
-    "_hoodie_record_key",
-    "_hoodie_partition_path",
-    "_hoodie_file_name",
-]
 # Keys we write that Hudi's Spark writer leaves to their defaults, and keys only a metadata table
 # (index definitions, metadata partitions) puts there.
 OURS_ONLY = {"hoodie.table.base.file.format"}
@@ -148,6 +145,7 @@ def test_key_generator_type_follows_the_number_of_fields(
         ({"record_key_fields": ()}, "record key"),
         ({"partition_fields": ("a,b",)}, "comma"),
         ({"create_schema": "[]"}, "Avro record"),
+        ({"num_buckets": 0}, "bucket count 0"),
     ],
 )
 def test_what_hudi_would_misread_is_refused(change: dict[str, object], message: str) -> None:
@@ -159,8 +157,42 @@ def test_what_hudi_would_misread_is_refused(change: dict[str, object], message: 
         "hive_style": False,
         "create_schema": to_avro_json(SCHEMA, "t", for_commit=False),
     } | change
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises(HudiBucketError, match=message):
         new_table_properties(**arguments)  # type: ignore[arg-type]
+
+
+def test_a_plain_bucket_count_is_recorded_and_read_back() -> None:
+    assert recorded_num_buckets(TableConfig(properties(9, ("region",)))) is None
+    arguments = {
+        "table_name": "t",
+        "table_version": 9,
+        "record_key_fields": ("id",),
+        "partition_fields": (),
+        "hive_style": False,
+        "create_schema": to_avro_json(SCHEMA, "t", for_commit=False),
+    }
+    props = new_table_properties(**arguments, num_buckets=3)  # type: ignore[arg-type]
+    assert props[NUM_BUCKETS] == "3"
+    assert recorded_num_buckets(TableConfig(parse_properties(props.render()))) == 3
+    with pytest.raises(CorruptTableError, match=f"{NUM_BUCKETS}=three"):
+        recorded_num_buckets(TableConfig(props.set(NUM_BUCKETS, "three")))
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("cow_v6_simplekeygen_nonhivestyle", "EVENT_TIME_ORDERING"),  # no mode, no payload: an ordering field
+        ("cow_v8_empty", "COMMIT_TIME_ORDERING"),
+        ("cow_v8_simplekeygen_nonhivestyle", "EVENT_TIME_ORDERING"),
+    ],
+)
+def test_the_merge_mode_is_read_as_hudi_infers_it(fixture_table, name: str, expected: str) -> None:
+    config = TableConfig(read_table_properties(LocalStorage(fixture_table(name))))
+    assert merge_mode(config) == expected
+    inferred = config.props.remove("hoodie.record.merge.mode")
+    assert merge_mode(TableConfig(inferred)) == expected  # from the payload class or ordering fields
+    custom = inferred.set("hoodie.compaction.payload.class", "com.example.MyPayload")
+    assert merge_mode(TableConfig(custom)) == "CUSTOM"
 
 
 @pytest.mark.parametrize("version", [8, 9])

@@ -18,22 +18,18 @@ from hudi import HudiTableBuilder
 
 from hudi_bucket.cli import EXIT_OK, main
 from hudi_bucket.core.buckets import record_key_bucket_id
-from hudi_bucket.errors import HudiBucketError, NotAHudiTableError, NotBucketIndexedError
+from hudi_bucket.core.metafields import META_COLUMNS
+from hudi_bucket.errors import HudiBucketError, NotAHudiTableError, NotBucketIndexedError, TableMismatchError
+from hudi_bucket.hudi.table_properties import read_table_properties, write_table_properties
 from hudi_bucket.jobs import write as write_module
 from hudi_bucket.jobs.context import TableContext
 from hudi_bucket.jobs.verify import verify_table
 from hudi_bucket.jobs.write import SourceSchemaError, WriteRequest, write
+from hudi_bucket.storage import LocalStorage
 
 pytestmark = pytest.mark.spark
 
 MakeTable = Callable[[str], Path]
-META_COLUMNS = (
-    "_hoodie_commit_time",
-    "_hoodie_commit_seqno",
-    "_hoodie_record_key",
-    "_hoodie_partition_path",
-    "_hoodie_file_name",
-)
 CONFIGS = Path(".hoodie/.bucket_index/partition_bucket_index_meta/configs")
 INITIAL_CONFIG = CONFIGS / "00000000000000.hashing_config"
 PARTITION_METAFILE = ".hoodie_partition_metadata"
@@ -265,12 +261,6 @@ def test_an_insert_keeps_the_old_record_beside_the_new_one(spark: Any, table: Pa
     assert read_rows(table) == ordered([*old, again])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=(AssertionError, pytest.fail.Exception),
-    reason="BUG write.py _merge: an upsert drops every stored record whose key comes in again, whatever "
-    "its ordering value, although the table declares EVENT_TIME_ORDERING (Hudi keeps the greater one)",
-)
 def test_a_stored_record_with_a_greater_ordering_value_survives_an_upsert(spark: Any, table: Path) -> None:
     old = source_rows()  # stored with ordering value 1
 
@@ -279,12 +269,6 @@ def test_a_stored_record_with_a_greater_ordering_value_survives_an_upsert(spark:
     assert read_rows(table) == ordered(old)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=(AssertionError, pytest.fail.Exception),
-    reason="BUG write.py: a plain bucket-index table does not record its bucket count, so a later write "
-    "with another --default lays keys out under the new N and the old copies of updated keys stay",
-)
 def test_an_upsert_with_another_bucket_count_never_duplicates_a_key(spark: Any, tmp_path: Path) -> None:
     root = tmp_path / "plain"
     plain = LAYOUTS["v9-plain-single-key-no-rules"]
@@ -298,6 +282,25 @@ def test_an_upsert_with_another_bucket_count_never_duplicates_a_key(spark: Any, 
         return  # refusing is fine too
     keys = [r["id"] for r in read_rows(root)]
     assert len(keys) == len(set(keys))
+
+
+@pytest.mark.parametrize(
+    ("ordering_field", "ts"), [("ts", 1), ("", 0)], ids=["event-time-tie", "commit-time"]
+)
+def test_the_incoming_record_wins_a_tie_and_always_under_commit_time_ordering(
+    spark: Any, tmp_path: Path, ordering_field: str, ts: int
+) -> None:
+    root = tmp_path / "table"
+    request = UPSERT_TABLE.request(ordering_field=ordering_field)
+    old = source_rows(6)  # stored with ordering value 1
+    write(spark, str(root), request, rows=frame(spark, old))
+    update = {**old[0], "ts": ts, "amount": -1.0}
+
+    write(spark, str(root), request, rows=frame(spark, [update]))
+
+    assert read_rows(root) == ordered([update, *old[1:]])
+    mode = "EVENT_TIME_ORDERING" if ordering_field else "COMMIT_TIME_ORDERING"
+    assert table_property(root, "hoodie.record.merge.mode") == mode
 
 
 @pytest.mark.parametrize("fmt", ["parquet", "csv", "json"])
@@ -389,12 +392,6 @@ def test_records_without_a_key_are_refused(spark: Any, table: Path, key: str | N
     assert listing(table) == before
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=(AssertionError, pytest.fail.Exception),
-    reason="BUG write.py write(): with --create the table is created before the records are checked, so a "
-    "refused first write leaves an empty table behind",
-)
 def test_a_refused_create_leaves_no_table_behind(spark: Any, tmp_path: Path) -> None:
     root = tmp_path / "table"
     rows = [{**source_rows(1)[0], "id": None}]
@@ -403,12 +400,6 @@ def test_a_refused_create_leaves_no_table_behind(spark: Any, tmp_path: Path) -> 
     assert listing(root) == {}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=(AssertionError, pytest.fail.Exception),
-    reason="BUG write.py _with_keys/_commit: a complex key whose fields are all null becomes "
-    "'id:__null__,seq:__null__' and is written; Hudi's ComplexKeyGenerator refuses such a record",
-)
 def test_a_complex_key_with_every_field_null_is_refused(spark: Any, tmp_path: Path) -> None:
     root = tmp_path / "table"
     layout = LAYOUTS["v9-nested-hive-complex-key-rules"]
@@ -424,15 +415,7 @@ def test_a_complex_key_with_every_field_null_is_refused(spark: Any, tmp_path: Pa
     "into_new_partition",
     [
         False,
-        pytest.param(
-            True,
-            marks=pytest.mark.xfail(
-                strict=True,
-                raises=pytest.fail.Exception,
-                reason="BUG write.py _existing_groups: only the partitions the dataset lands in are checked, "
-                "so a dataset for a new partition is written into a table that is not bucket-indexed",
-            ),
-        ),
+        True,
     ],
     ids=["existing-partition", "new-partition"],
 )
@@ -455,13 +438,6 @@ def test_writing_to_a_table_that_is_not_bucket_indexed_is_refused(
     assert read_rows(root) == old
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=pytest.fail.Exception,
-    reason="BUG write.py _table_columns: only column names are compared, so a dataset with another type "
-    "for a column is written as is into new buckets (the table then mixes types) or, where it merges "
-    "with old records, fails inside Spark with an error that is not a HudiBucketError",
-)
 def test_a_dataset_whose_column_types_differ_from_the_table_is_refused(spark: Any, table: Path) -> None:
     before = listing(table)
     rows = [{**source_rows(1)[0], "id": "k77", "region": "latam", "ts": "late"}]  # a new partition
@@ -473,6 +449,62 @@ def test_a_dataset_whose_column_types_differ_from_the_table_is_refused(spark: An
             rows=frame(spark, rows, SCHEMA.replace("ts long", "ts string")),
         )
     assert listing(table) == before
+
+
+@pytest.mark.parametrize(
+    ("option", "complaint", "hint"),
+    [
+        ({"default_buckets": 5}, "has 3 buckets", "--default 3"),
+        ({"ordering_field": "amount"}, r"orders records by \['ts'\]", "--ordering-field"),
+    ],
+    ids=["bucket-count", "ordering-field"],
+)
+def test_options_that_contradict_the_table_are_refused(
+    spark: Any, tmp_path: Path, option: dict[str, Any], complaint: str, hint: str
+) -> None:
+    root = tmp_path / "plain"
+    plain = LAYOUTS["v9-plain-single-key-no-rules"]
+    write(spark, str(root), plain.request(), rows=frame(spark, source_rows(6)))
+    assert table_property(root, "hoodie.bucket.index.num.buckets") == "3"
+    before = listing(root)
+
+    with pytest.raises(TableMismatchError, match=complaint) as refused:
+        write(spark, str(root), plain.request(**option), rows=frame(spark, source_rows(6)))
+
+    assert hint in refused.value.hint
+    assert listing(root) == before
+
+
+def test_a_bucket_count_the_records_contradict_is_refused(spark: Any, tmp_path: Path) -> None:
+    """A table Hudi made records no bucket count: the old records of the buckets written give it away."""
+    root = tmp_path / "plain"
+    plain = LAYOUTS["v9-plain-single-key-no-rules"]
+    old = source_rows()
+    write(spark, str(root), plain.request(default_buckets=2), rows=frame(spark, old))
+    storage = LocalStorage(root)
+    write_table_properties(storage, read_table_properties(storage).remove("hoodie.bucket.index.num.buckets"))
+    before = listing(root)
+
+    with pytest.raises(NotBucketIndexedError, match="hashes to bucket"):
+        write(spark, str(root), plain.request(default_buckets=4), rows=frame(spark, old))
+
+    assert listing(root) == before
+
+
+def test_a_table_without_files_takes_its_column_types_from_its_schema(
+    spark: Any, fixture_table: MakeTable
+) -> None:
+    root = fixture_table("cow_v8_empty")  # made by Hudi: create schema id int, name string, isActive boolean
+    request = WriteRequest(source="", record_key=("id",), default_buckets=2)
+    rows = [{"id": 1, "name": "a", "isActive": True}, {"id": 2, "name": None, "isActive": False}]
+    before = listing(root)
+    with pytest.raises(SourceSchemaError, match="id is long, not int"):
+        write(spark, str(root), request, rows=frame(spark, rows, "id long, name string, isActive boolean"))
+    assert listing(root) == before
+
+    write(spark, str(root), request, rows=frame(spark, rows, "id int, name string, isActive boolean"))
+
+    assert read_rows(root) == ordered(rows)
 
 
 @pytest.fixture
@@ -500,12 +532,6 @@ def test_a_failure_mid_write_rolls_back_to_the_old_table(spark: Any, table: Path
     assert read_rows(table) == old
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=(AssertionError, pytest.fail.Exception),
-    reason="BUG write.py _commit / hudi/rollback.py: rolling back a failed write leaves the "
-    ".hoodie_partition_metadata (and folder) of a partition the write created",
-)
 @pytest.mark.usefixtures("failing_write")
 def test_a_failure_mid_write_leaves_no_new_partition_behind(spark: Any, table: Path) -> None:
     before = listing(table)

@@ -1,10 +1,12 @@
-"""Undo one of our own rescales: pending (a crash, a refused completion) or completed.
+"""Undo one of our own rescales or writes: pending (a crash, a refused completion) or completed.
 
 Order matters for readers and writers at every step:
 1. the hashing_config version goes first, so no writer routes records by the undone bucket counts;
 2. a completed instant loses its completed file first, which makes it pending again: its new files turn
    invisible and the file groups it replaced come back, before any file is deleted;
-3. then its data files and our staging folder;
+3. then its data files, the partitions it created (their ``.hoodie_partition_metadata`` names the
+   instant and nothing else is left in them; partitions that existed before name an older one) and our
+   staging folder;
 4. last, the pending instant files (inflight, then requested).
 A crash anywhere leaves a state the next ``rollback`` or ``apply`` finishes from.
 """
@@ -13,7 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hudi_bucket.core.filegroups import BaseFile, partition_file_path
+from hudi_bucket.core.filegroups import PARTITION_METAFILE, BaseFile, partition_file_path
+from hudi_bucket.core.properties import parse_properties
 from hudi_bucket.core.timeline import WRITE_ACTIONS, Instant, State
 from hudi_bucket.errors import TableBusyError
 from hudi_bucket.hudi import config_store
@@ -66,10 +69,27 @@ def rollback(storage: Storage, table: HudiTable, timestamp: str) -> RollbackResu
             if base is not None and base.instant == timestamp:
                 storage.delete(partition_file_path(partition, f.name))
                 files_removed += 1
+        _remove_if_created(storage, partition, timestamp)
     storage.delete(STAGING_PREFIX + timestamp, recursive=True)
     for state in (State.INFLIGHT, State.REQUESTED):
         storage.delete(join(store.folder, Instant(timestamp, instant.action, state).file_name(store.layout)))
     return RollbackResult(timestamp, instant.is_completed, config_removed, files_removed)
+
+
+def _remove_if_created(storage: Storage, partition: str, timestamp: str) -> None:
+    """Remove the partition metafile the instant wrote, once no other file is left beside it, then every
+    folder left empty up to (not including) the table root."""
+    metafile = join(partition, PARTITION_METAFILE)
+    entries = storage.list(partition)
+    if not storage.exists(metafile) or any(not e.is_dir and e.name != PARTITION_METAFILE for e in entries):
+        return
+    if parse_properties(storage.read(metafile)).get("commitTime") != timestamp:
+        return
+    storage.delete(metafile)
+    folder = partition
+    while folder and not storage.list(folder):
+        storage.delete(folder, recursive=True)
+        folder = folder.rpartition("/")[0]
 
 
 def _refuse_if_depended_on(storage: Storage, table: HudiTable, instant: Instant) -> None:

@@ -1,9 +1,13 @@
 """Creating a new, empty COPY_ON_WRITE table (table version 8 or 9) as Hudi 1.x creates one.
 
 ``hoodie.properties`` holds what Hudi's ``TableBuilder`` writes for a Spark datasource table (checked
-key by key against the v8 and v9 fixtures), without a metadata table. The folders are those of Hudi's
+key by key against the v8 and v9 fixtures), without a metadata table, plus the bucket count of a plain
+bucket index (``hoodie.bucket.index.num.buckets``): Hudi keeps that in the writer's options only, so a
+table we create records it for later writes to follow. The folders are those of Hudi's
 ``createTableLayoutOnStorage``; ``hoodie.properties`` is written last and create-only, so a crash leaves
 empty folders that a retry reuses, and two creators cannot both win.
+
+The merge-mode keys written here are read back by ``merge_mode`` as Hudi 1.x infers them.
 """
 
 from __future__ import annotations
@@ -12,9 +16,10 @@ import json
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
+from hudi_bucket.core.buckets import check_num_buckets
 from hudi_bucket.core.filegroups import PARTITION_METAFILE
 from hudi_bucket.core.properties import HudiTableConfig, Properties, TableConfig, with_valid_checksum
-from hudi_bucket.errors import StorageError, UnsupportedTableError
+from hudi_bucket.errors import InvalidTableDefinitionError, StorageError, UnsupportedTableError
 from hudi_bucket.hudi.table import COPY_ON_WRITE, HudiTable, load_table
 from hudi_bucket.hudi.table_properties import BACKUP_FILE, PROPERTIES_FILE
 from hudi_bucket.storage.base import Storage, join
@@ -29,9 +34,11 @@ TABLE_FORMAT = "hoodie.table.format"  # table version 9 on
 RECORD_MERGE_MODE = "hoodie.record.merge.mode"
 RECORD_MERGE_STRATEGY_ID = "hoodie.record.merge.strategy.id"  # table version 8 only
 PAYLOAD_CLASS = "hoodie.compaction.payload.class"  # table version 8 only
+NUM_BUCKETS = "hoodie.bucket.index.num.buckets"  # a plain bucket index's bucket count, recorded by us
 
 EVENT_TIME_ORDERING = "EVENT_TIME_ORDERING"
 COMMIT_TIME_ORDERING = "COMMIT_TIME_ORDERING"
+CUSTOM = "CUSTOM"
 # Hudi's HoodieRecordMerger strategy ids and the payload class version 8 pairs with each merge mode.
 _MERGE_STRATEGY_IDS = {
     EVENT_TIME_ORDERING: "eeb8d96f-b1e4-49fd-bbf8-28ac514178e5",
@@ -69,15 +76,19 @@ def new_table_properties(
     ordering_fields: tuple[str, ...] = (),
     create_schema: str,
     database_name: str | None = None,
+    num_buckets: int | None = None,
 ) -> Properties:
     """``hoodie.properties`` of a new COPY_ON_WRITE table without a metadata table.
 
     With ordering fields the merge mode is EVENT_TIME_ORDERING, else COMMIT_TIME_ORDERING, as Hudi
     infers it. Version 8 names the ordering fields ``precombine.field`` and also records a merge strategy
     id and payload class; version 9 names them ``ordering.fields`` and adds ``table.format``.
+    ``num_buckets`` (a plain bucket index's count) is recorded when given.
     """
     _check_new_table(table_name, table_version, record_key_fields, partition_fields, ordering_fields)
     _check_create_schema(create_schema)
+    if num_buckets is not None:
+        check_num_buckets(num_buckets)
     merge_mode = EVENT_TIME_ORDERING if ordering_fields else COMMIT_TIME_ORDERING
     keys = HudiTableConfig
     entries: list[tuple[str, str]] = []
@@ -116,6 +127,8 @@ def new_table_properties(
     if ordering_fields:
         key = keys.PRECOMBINE_FIELD if table_version == 8 else keys.ORDERING_FIELDS
         entries.append((key.key, ",".join(ordering_fields)))
+    if num_buckets is not None:
+        entries.append((NUM_BUCKETS, str(num_buckets)))
     entries += [
         (keys.METADATA_PARTITIONS.key, ""),
         (keys.METADATA_PARTITIONS_INFLIGHT.key, ""),
@@ -157,6 +170,29 @@ def create_table(storage: Storage, props: Properties) -> HudiTable:
     return load_table(storage)
 
 
+def merge_mode(config: TableConfig) -> str:
+    """How the table merges an incoming record with a stored one, as Hudi 1.x infers it: the merge mode
+    written; else the one the payload class or merge strategy id stands for (CUSTOM for any other); else
+    EVENT_TIME_ORDERING when the table has ordering fields, COMMIT_TIME_ORDERING when not."""
+    props = config.props
+    if props.get(RECORD_MERGE_MODE):
+        return props[RECORD_MERGE_MODE]
+    for key, known in ((PAYLOAD_CLASS, _PAYLOAD_CLASSES), (RECORD_MERGE_STRATEGY_ID, _MERGE_STRATEGY_IDS)):
+        if props.get(key):
+            return next((mode for mode, value in known.items() if value == props[key]), CUSTOM)
+    return EVENT_TIME_ORDERING if config.ordering_fields else COMMIT_TIME_ORDERING
+
+
+def recorded_num_buckets(config: TableConfig) -> int | None:
+    """The plain bucket index's count a table records (tables we create without rules), else None."""
+    value = config.props.get(NUM_BUCKETS)
+    if value is None:
+        return None
+    if not (value.isascii() and value.isdigit()) or int(value) < 1:
+        raise config.props.corrupt(f"{NUM_BUCKETS}={value} is not a bucket count")
+    return int(value)
+
+
 def write_partition_metadata(storage: Storage, partition: str, commit_time: str, depth: int) -> bool:
     """Write the partition's ``.hoodie_partition_metadata`` as Hudi does, unless one is there already.
 
@@ -188,14 +224,16 @@ def _check_new_table(
     ordering_fields: Sequence[str],
 ) -> None:
     if table_version not in TABLE_VERSIONS:
-        raise ValueError(f"table version {table_version}: we create tables of version 8 or 9")
+        raise InvalidTableDefinitionError(
+            f"table version {table_version}: we create tables of version 8 or 9"
+        )
     if not table_name:
-        raise ValueError("a table needs a name")
+        raise InvalidTableDefinitionError("a table needs a name")
     if not record_key_fields:
-        raise ValueError("a bucket-indexed table needs record key fields")
+        raise InvalidTableDefinitionError("a bucket-indexed table needs record key fields")
     for field in (*record_key_fields, *partition_fields, *ordering_fields):
         if not field or "," in field:
-            raise ValueError(f"field name {field!r}: Hudi lists fields comma-separated")
+            raise InvalidTableDefinitionError(f"field name {field!r}: Hudi lists fields comma-separated")
 
 
 def _check_create_schema(create_schema: str) -> None:
@@ -204,7 +242,9 @@ def _check_create_schema(create_schema: str) -> None:
     except ValueError:
         schema = None
     if not isinstance(schema, dict) or schema.get("type") != "record":
-        raise ValueError("create_schema must be an Avro record schema (JSON), as to_avro_json writes it")
+        raise InvalidTableDefinitionError(
+            "create_schema must be an Avro record schema (JSON), as to_avro_json writes it"
+        )
 
 
 def _make_folder(storage: Storage, folder: str) -> None:
