@@ -21,6 +21,7 @@ from hudi import HudiTableBuilder
 from hudi_bucket.core.buckets import bucket_id_from_file_id, new_bucket_file_id, record_key_bucket_id
 from hudi_bucket.core.commits import INSERT_OVERWRITE, CommitMetadata, WriteStat
 from hudi_bucket.core.filegroups import FileGroup, partition_file_path
+from hudi_bucket.core.metafields import META_COLUMNS, RECORD_KEY
 from hudi_bucket.core.recordkeys import KeyStyle
 from hudi_bucket.core.timeline import Action
 from hudi_bucket.hudi.table import (
@@ -32,14 +33,6 @@ from hudi_bucket.hudi.table import (
 )
 from hudi_bucket.storage import LocalStorage
 
-RECORD_KEY = "_hoodie_record_key"
-META_COLUMNS = (
-    "_hoodie_commit_time",
-    "_hoodie_commit_seqno",
-    RECORD_KEY,
-    "_hoodie_partition_path",
-    "_hoodie_file_name",
-)
 NewFiles = Mapping[str, list[tuple[str, pa.Table]]]
 """Partition -> the (file id, rows) of each base file a replacecommit writes there."""
 
