@@ -68,14 +68,17 @@ def rewrite_partitions(
         return ()
     uri = storage.uri.rstrip("/")
 
-    def read(paths: Sequence[str]) -> Any:
-        return spark.read.option("mergeSchema", "true").parquet(*(f"{uri}/{p}" for p in paths))
-
-    everything = read(files)
+    everything = spark.read.option("mergeSchema", "true").parquet(*(f"{uri}/{p}" for p in files))
     data_columns = tuple(c for c in everything.columns if c not in META_COLUMNS)
     if shuffle_free:
-        tasks = [read(group).coalesce(1) for r in rewrites for group in r.task_groups()]
-        rows = reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True), tasks)
+        # The merged schema is given to every group: inferring it per group is one Spark job each.
+        schema = everything.schema
+
+        def read_group(paths: Sequence[str]) -> Any:
+            return spark.read.schema(schema).parquet(*(f"{uri}/{p}" for p in paths)).coalesce(1)
+
+        tasks = [read_group(group) for r in rewrites for group in r.task_groups()]
+        rows = reduce(lambda a, b: a.union(b), tasks)
         grouping = Grouping.PRESERVE
     else:
         rows, grouping = everything, Grouping.SHUFFLE
