@@ -1,42 +1,47 @@
-"""The operator under load: 1,000 HudiBucketTables against kmock, in one process.
+"""The operator under load: 1,000 HudiBucketTables created at once, against kmock, in one process.
 
-Run: .venv/bin/python tests/bench/bench_operator.py [--tables N] [--batch B] [--poll S] [--settle K]
-(1,000 tables take about 2 minutes on 2 cores, most of it the steady-state window; --tables 100 --poll 2
-takes about 20 seconds.)
+Run: .venv/bin/python tests/bench/bench_operator.py [--tables N] [--batch B] [--pause S] [--poll S]
+     [--settle K] [--profile] [--tracemalloc] [--same-loop] [--plain-kmock] [--json PATH]
+1,000 tables take 1.5 to 3 minutes on 2 cores (more when other work shares them): about 5 seconds for
+the control run, the creation burst, a drain, then --settle poll intervals of steady state. --tables 100
+--poll 5 --settle 1 takes about 20 seconds. A standalone script: pytest does not collect it.
 
-What it measures, in one run:
+The parties, as tests/operator/test_operator.py sets them up: kmock's KubernetesEmulator behind
+kmock.Server (as kmock's pytest fixture builds them), the five resources declared as the ``cluster``
+fixture declares them, and Kopf started with ``kopf.operator(clusterwide=True, standalone=True,
+stop_flag=...)`` on this process's main event loop, handlers.CONFIG pointed at kmock. kmock runs in a
+thread of its own, with its own event loop: in a cluster the API server is another process, and on one
+loop its work (serving every request and streaming every watch event, in Python) queues in front of the
+operator's (``--same-loop`` puts it on the operator's loop, as the tests do). The load generator, which
+POSTs the tables like Argo CD would, runs on kmock's loop too.
 
-1. Reconcile latency: from a HudiBucketTable's creation (its POST answered by the API server) to its
-   plan SparkApplication being created (the operator's POST answered), p50/p90/p99/max over all tables.
-   Tables are POSTed in batches (``--batch`` concurrent POSTs, batch after batch, no pause), as an Argo CD
-   sync of many tables would. Creation is driven by the watch event (``@kopf.on.event``), not the timer
-   (``HBO_POLL_SECONDS``): the poll interval matters for the steady state only. The latency is split into
-   "creation -> first reconcile pass starts" (watch delivery + Kopf's queueing) and "first pass -> app"
-   (our reconcile: list the table's apps, create the report ConfigMap, create the SparkApplication).
-2. Memory: the process's RSS (VmRSS of /proc/self/status). Kopf, kmock and this script share the
-   process, so RSS alone is not the operator's. A control run in a child process (same imports, kmock
-   with the same N tables, no operator) gives "kmock holding N objects"; the operator's share is RSS
-   minus that. kmock also grows while the operator runs (children, object history: it keeps every
-   version of every object), so a second, adjusted figure also subtracts the growth of kmock's store,
-   sized object by object (Python-level sizes, so only an estimate).
-3. Steady state: after every table reached its plan job, ``--settle`` poll intervals pass (every table's
-   timer lists its SparkApplications each interval): RSS at the end, CPU use, request rates, event-loop
-   lag.
+What it prints, in one run:
 
-Emulation choices (the harness's, not the product's), each a way kmock 0.8 differs from a real API
-server that would otherwise dominate what is measured:
+1. Reconcile latency, from the moment kmock stored a table (and sent its ADDED event) to the moment it
+   stored the table's plan SparkApplication: p50/p90/p99/max over all tables, split into "stored -> Kopf
+   reads the ADDED event" (watch delivery), "read -> the first reconcile pass starts" (Kopf's queueing),
+   and "first pass -> app stored" (list the table's apps, create the report ConfigMap, create the app).
+   Tables are POSTed ``--batch`` at a time (concurrently), batch after batch (``--pause``: at most one
+   batch every PAUSE seconds). Creation is driven by the watch event (``@kopf.on.event``), not by the
+   timer (HBO_POLL_SECONDS, default 10 like the chart's pollSeconds), which matters for the steady state.
+2. For each phase (creation, drain, steady state): CPU of the operator's thread and of kmock's thread
+   (thread CPU clocks, so the API server's cost is apart from the operator's), how busy the operator's
+   event loop was and how much of that it waited for a CPU or the GIL, event-loop lag, reconcile passes,
+   watch events, every request kind with its rate and outcome (no-op patches, 422s), log records.
+3. Memory: VmRSS. Kopf, kmock and this script share the process, so the RSS is also taken before Kopf
+   starts, and a control run in a child process (same imports, kmock holding the same tables, no
+   operator) gives "kmock holding N objects": the operator's share is the difference. kmock also grows
+   while the operator runs (the children, and every version of every object, which kmock keeps), so an
+   adjusted share also subtracts that growth, sized object by object (Python-level sizes: an estimate).
+4. Steady state: after every table has its plan job and the creation burst drained (no write for 2 s),
+   ``--settle`` poll intervals: RSS at the end, and what one poll round costs.
 
-- kmock ignores ``labelSelector`` on lists: every poll would get every SparkApplication of the
-  namespace (1,000 apps, megabytes of JSON) and the client would filter them. A real API server filters
-  server-side. The emulator here filters equality selectors (still a linear scan over kmock's store).
-- kmock records every request it serves (twice: the server's log and the serving reaction's, each with
-  the aiohttp request, body and parsed JSON). A real API server keeps nothing; the logs are emptied
-  every second here (``--keep-request-log`` keeps them).
-- Events (``generateName``) are answered 201 and not stored: kmock would key them all by name ``None``
-  and answer 409 after the first. A real API server stores them (with a TTL) in etcd, not in the
-  operator; the bench counts them.
+kmock 0.8 differs from a real API server in ways that would otherwise be what is measured; unless
+``--plain-kmock``, the emulator here behaves like the API server on those points (see BenchEmulator):
+label selectors on lists, resourceVersions, no-op patches, Events, and its request log.
 
-``--profile`` runs the whole thing under cProfile and prints where CPU time went, by package.
+``--profile`` profiles both threads in CPU time and charges standard-library time to the calling
+package; ``--tracemalloc`` attributes the live heap at steady state to packages (both slow the run).
 """
 
 from __future__ import annotations
@@ -46,6 +51,7 @@ import asyncio
 import collections
 import contextlib
 import cProfile
+import ctypes
 import dataclasses
 import gc
 import io
@@ -57,6 +63,7 @@ import resource
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import tracemalloc
@@ -69,6 +76,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tables", type=int, default=1000, help="HudiBucketTables to create (1000)")
     parser.add_argument("--batch", type=int, default=50, help="concurrent POSTs per batch (50)")
+    parser.add_argument(
+        "--pause", type=float, default=0.0, help="start a batch at most every PAUSE seconds (0: at once)"
+    )
     parser.add_argument("--poll", type=float, default=10.0, help="HBO_POLL_SECONDS: the timer interval (10)")
     parser.add_argument("--settle", type=int, default=3, help="poll intervals of steady state (3)")
     parser.add_argument("--timeout", type=float, default=240.0, help="give up waiting for apps after (s)")
@@ -87,6 +97,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--keep-request-log", action="store_true", help="let kmock keep every request")
     parser.add_argument("--profile", action="store_true", help="cProfile the run; CPU time by package")
+    parser.add_argument(
+        "--profile-out", metavar="PREFIX", help="with --profile: also dump PREFIX.{operator,kmock}.pstats"
+    )
     parser.add_argument(
         "--tracemalloc",
         action="store_true",
@@ -140,6 +153,55 @@ def rss_kib(field: str = "VmRSS") -> int:
 def settled_rss_kib() -> int:
     gc.collect()
     return rss_kib()
+
+
+_MALLINFO2_FIELDS = ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks")
+
+
+class _MallInfo2(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_size_t) for name in (*_MALLINFO2_FIELDS, "fordblks", "keepcost")]
+
+
+def _is_socket(fd: str) -> bool:
+    with contextlib.suppress(OSError):
+        return os.readlink(f"/proc/self/fd/{fd}").startswith("socket:")
+    return False
+
+
+def heap_kib() -> dict[str, int]:
+    """Where the heap is: pymalloc's arenas (in use by objects, or held), glibc malloc (in use, free but
+    kept). What is held or kept but not in use is memory the burst needed and the process did not give
+    back. Empty where glibc's mallinfo2 is missing."""
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        libc.mallinfo2.restype = _MallInfo2
+        info = libc.mallinfo2()
+    except (OSError, AttributeError):
+        return {}
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as captured:  # _debugmallocstats writes to the C stderr
+        os.dup2(captured.fileno(), 2)
+        try:
+            sys._debugmallocstats()
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        captured.seek(0)
+        text = captured.read().decode(errors="replace")
+    numbers = {}
+    for line in text.splitlines():
+        if "=" in line:
+            name, _, value = line.rpartition("=")
+            with contextlib.suppress(ValueError):
+                numbers[name.strip("# ").strip()] = int(value.strip().replace(",", ""))
+    arenas = next((v for k, v in numbers.items() if "bytes/arena" in k), 0)
+    return {
+        "sockets": sum(1 for fd in os.listdir("/proc/self/fd") if _is_socket(fd)),
+        "pymalloc_used": numbers.get("bytes in allocated blocks", 0) // 1024,
+        "pymalloc_arenas": arenas // 1024,
+        "malloc_used": (info.uordblks + info.hblkhd) // 1024,
+        "malloc_free": info.fordblks // 1024,
+    }
 
 
 def cpu_seconds() -> float:
@@ -464,7 +526,9 @@ async def create_tables(
         rtts.append(done - sent)
 
     for start in range(0, count, batch):
+        begun = time.perf_counter()
         await asyncio.gather(*(one(i) for i in range(start, min(start + batch, count))))
+        await asyncio.sleep(max(0.0, ARGS.pause - (time.perf_counter() - begun)))
 
 
 class ApiServer:
@@ -475,7 +539,7 @@ class ApiServer:
     def __init__(self, same_loop: bool = False) -> None:
         self.same_loop = same_loop
         self.ready = threading.Event()
-        self.profiler = cProfile.Profile() if ARGS.profile and not same_loop else None
+        self.profiler = cProfile.Profile(time.thread_time) if ARGS.profile and not same_loop else None
         self.thread: threading.Thread | None = None
 
     async def _serve(self) -> None:
@@ -544,6 +608,7 @@ async def control() -> dict[str, Any]:
     figures = {
         "rss_empty_kib": empty,
         "rss_tables_kib": settled_rss_kib(),
+        "heap": heap_kib(),
         "store_bytes": await server.run(deep_size, server.api._objects),
     }
     await server.stop()
@@ -813,6 +878,7 @@ async def bench(control_figures: dict[str, Any]) -> dict[str, Any]:
     probe.install()
     sampler = Sampler()
     rss: dict[str, int] = {"imports": settled_rss_kib()}
+    heaps: dict[str, dict[str, int]] = {}
 
     server = ApiServer(same_loop=ARGS.same_loop)
     await server.start()
@@ -833,8 +899,9 @@ async def bench(control_figures: dict[str, Any]) -> dict[str, Any]:
         raise RuntimeError("Kopf never started watching HudiBucketTables")
     await asyncio.sleep(0.5)
     rss["operator_idle"] = settled_rss_kib()
+    heaps["operator_idle"] = heap_kib()
     if ARGS.tracemalloc:
-        tracemalloc.start(25)
+        tracemalloc.start(12)
 
     # -- creation: batches of concurrent POSTs, then wait for every table's plan app -----------------
     await meter.mark()
@@ -845,6 +912,7 @@ async def bench(control_figures: dict[str, Any]) -> dict[str, Any]:
     all_planned = await until(lambda: len(api.app_created) >= ARGS.tables, timeout=ARGS.timeout)
     creation = await meter.phase()
     rss["all_planned"] = settled_rss_kib()
+    heaps["all_planned"] = heap_kib()
     store_planned = (await server.run(deep_size, api._objects)) if all_planned else 0
 
     # -- steady state: let the creation burst drain (no writes for 2 s), then the measured polls ------
@@ -862,6 +930,7 @@ async def bench(control_figures: dict[str, Any]) -> dict[str, Any]:
     await asyncio.sleep(ARGS.settle * ARGS.poll)
     steady = await meter.phase()
     rss["steady"] = settled_rss_kib()
+    heaps["steady"] = heap_kib()
     heap = heap_by_package() if ARGS.tracemalloc else []
     store = await server.run(_inspect_store, api)
     memo_bytes = deep_size(getattr(memo, "statuses", {}))
@@ -901,6 +970,7 @@ async def bench(control_figures: dict[str, Any]) -> dict[str, Any]:
         "max_concurrent_passes": probe.max_concurrent,
         "apps_created_twice": sum(1 for n in api.apps_per_table.values() if n > 1),
         "rss": rss,
+        "heaps": heaps,
         "rss_peak": rss_kib("VmHWM"),
         "rss_samples": sampler.rss,
         "store_planned": store_planned,
@@ -978,6 +1048,37 @@ def _phase(p: dict[str, Any], n: int) -> list[str]:
     return lines
 
 
+def _heaps(f: dict[str, Any]) -> list[str]:
+    rows = [("control: kmock holding the tables", f["control"].get("heap") or {})]
+    rows += [(name, f["heaps"].get(key) or {}) for name, key in _HEAP_ROWS]
+    if not all(h for _, h in rows):
+        return []
+    lines = [
+        "  the heap behind the RSS: Python objects (pymalloc: in use / arenas held), C heap (malloc: in use /"
+        " freed but kept):"
+    ]
+    lines += [
+        f"    {name:36s} {h['pymalloc_used'] / 1024:6.1f} / {h['pymalloc_arenas'] / 1024:6.1f} MiB    "
+        f"{h['malloc_used'] / 1024:6.1f} / {h['malloc_free'] / 1024:6.1f} MiB    {h['sockets']:4d} sockets open"
+        for name, h in rows
+    ]
+    base, steady = rows[0][1], f["heaps"]["steady"]
+    used = steady["pymalloc_used"] + steady["malloc_used"] - base["pymalloc_used"] - base["malloc_used"]
+    held = steady["pymalloc_arenas"] - steady["pymalloc_used"] + steady["malloc_free"]
+    lines.append(
+        f"    at steady state the operator's objects (and kmock's growth) use {used / 1024:.1f} MiB more than the "
+        f"control; {held / 1024:.1f} MiB is held free, the creation burst's high-water mark"
+    )
+    return lines
+
+
+_HEAP_ROWS = (
+    ("Kopf running, no tables", "operator_idle"),
+    ("every table has its plan app", "all_planned"),
+    ("steady state", "steady"),
+)
+
+
 def _heap(heap: list[tuple[str, int, int]]) -> list[str]:
     if not heap:
         return []
@@ -1002,9 +1103,11 @@ def report(f: dict[str, Any]) -> str:
 
     return "\n".join(
         [
-            f"hudi-bucket-operator bench: {n} HudiBucketTables POSTed {f['batch']} at a time; "
-            f"HBO_POLL_SECONDS={f['poll_seconds']:g}; log level {ARGS.log_level}; "
-            f"kmock {'as is' if ARGS.plain_kmock else 'with API-server semantics (see --help)'}",
+            f"hudi-bucket-operator bench: {n} HudiBucketTables POSTed {f['batch']} at a time"
+            + (f", a batch every {ARGS.pause:g} s; " if ARGS.pause else "; ")
+            + f"HBO_POLL_SECONDS={f['poll_seconds']:g}; log level {ARGS.log_level}; "
+            f"kmock {'as is' if ARGS.plain_kmock else 'with API-server semantics (see --help)'}"
+            f"{' on the operator loop' if ARGS.same_loop else ' in its own thread'}",
             "",
             "Reconcile latency: table created (stored by the API server, its ADDED event sent) -> its plan "
             "SparkApplication created (stored)",
@@ -1053,6 +1156,7 @@ def report(f: dict[str, Any]) -> str:
             f"{statistics.mean(f['table_versions'] or [0]):.1f} versions a table):",
             f"    every table planned                  {share(rss['all_planned'] - base - growth_planned)}",
             f"    steady state                         {share(rss['steady'] - base - growth_steady)}",
+            *_heaps(f),
             f"  the operator's memo.statuses: {f['memo_bytes'] / 1024:.0f} KiB; asyncio tasks: {f['tasks']}",
             *_heap(f["heap"]),
             "",
@@ -1177,7 +1281,8 @@ def main() -> int:
         print(json.dumps(asyncio.run(control())))
         return 0
     control_figures = run_control()
-    profiler = cProfile.Profile() if ARGS.profile else None
+    # Thread CPU time, not wall time: two threads share the GIL, and the machine may be busy.
+    profiler = cProfile.Profile(time.thread_time) if ARGS.profile else None
     if profiler is not None:
         profiler.enable()
     figures = asyncio.run(bench(control_figures))
@@ -1189,6 +1294,10 @@ def main() -> int:
         print(profile_summary(profiler, "the operator's thread" if api_profiler else "the process"))
     if api_profiler is not None:
         print(profile_summary(api_profiler, "kmock's thread", top=8, functions=0))
+    if ARGS.profile_out:
+        for profile, name in ((profiler, "operator"), (api_profiler, "kmock")):
+            if profile is not None:
+                profile.dump_stats(f"{ARGS.profile_out}.{name}.pstats")
     if ARGS.json:
         with open(ARGS.json, "w") as out:
             json.dump(figures, out, indent=1)

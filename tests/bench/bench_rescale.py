@@ -2,7 +2,9 @@
 against a plain Spark job that moves the same bytes into the same number of files.
 
 Run: .venv/bin/python tests/bench/bench_rescale.py [--rows N] [--rounds R] [--keep]
-(3,000,000 rows and 2 rounds take about 6 minutes on 2 cores; --rows 300000 about 1.5 minutes.)
+(3,000,000 rows and 2 rounds: about 2.5 minutes on 2 idle cores, 8 when other jobs load them; --rows
+300000: about 3 minutes under the same load. Run times carry the load average: compare ratios from
+quiet runs.)
 
 One local[2] SparkSession. Spark generates the dataset (a string record key, a long, a double, a
 30-char string, a date and a ``day`` partition column over 6 days, 2025-11-11 holding half the rows),
