@@ -2,9 +2,9 @@
 
 Run: .venv/bin/python tests/bench/bench_operator.py [--tables N] [--batch B] [--pause S] [--poll S]
      [--settle K] [--profile] [--tracemalloc] [--same-loop] [--plain-kmock] [--json PATH]
-1,000 tables take 1.5 to 3 minutes on 2 cores (more when other work shares them): about 5 seconds for
-the control run, the creation burst, a drain, then --settle poll intervals of steady state. --tables 100
---poll 5 --settle 1 takes about 20 seconds. A standalone script: pytest does not collect it.
+1,000 tables take about a minute on 2 idle cores (3 to 4 when other work shares them): the control run,
+the creation burst (about 15 s), a drain, then --settle poll intervals of steady state (30 s). --tables
+100 --poll 5 --settle 1 takes about 15 seconds. A standalone script: pytest does not collect it.
 
 The parties, as tests/operator/test_operator.py sets them up: kmock's KubernetesEmulator behind
 kmock.Server (as kmock's pytest fixture builds them), the five resources declared as the ``cluster``
@@ -300,6 +300,7 @@ class BenchEmulator(kmock.KubernetesEmulator):
 
     - lists honour equality ``labelSelector``s through a label index (kmock ignores selectors and
       answers every object of the resource; a real API server filters server-side, in its watch cache);
+    - a create, get, patch or delete finds its object by key (kmock scans its whole store for it);
     - every write bumps ``metadata.resourceVersion`` (kmock never changes it), so a JSON patch whose
       ``test`` of the resourceVersion is stale fails with 422, as Kopf's finalizer patches expect;
     - a patch that changes nothing is answered with the object, neither stored as a new version nor
@@ -451,6 +452,36 @@ class BenchEmulator(kmock.KubernetesEmulator):
             self.select_seconds += time.perf_counter() - started
             self.selects += 1
         return {"metadata": {"resourceVersion": "..."}, "items": items}
+
+    # kmock finds the object of every create, get, patch and delete by scanning its whole store
+    # (KubernetesEmulator.__get_objs); an API server looks it up by key. So does the emulator here.
+
+    def _stored(self, request: kmock.Request) -> Any:
+        data = request.data if isinstance(request.data, dict) else {}
+        namespace = request.namespace or data.get("metadata", {}).get("namespace")
+        name = request.name or data.get("metadata", {}).get("name")
+        key = (request.resource, namespace, name)
+        return self._objects[key] if key in self._objects else None  # noqa: SIM401 - no .get()
+
+    async def _serve_fetch(self, request: kmock.Request) -> Any:
+        if not self.realistic:
+            return await super()._serve_fetch(request)
+        obj = self._stored(request)
+        if obj is None or obj.deleted:
+            raise kmock.KubernetesObjectNotFoundError()
+        return obj.raw
+
+    async def _serve_create(self, request: kmock.Request) -> Any:
+        obj = self._stored(request) if self.realistic else None
+        return obj.raw if obj is not None else await super()._serve_create(request)
+
+    async def _serve_update(self, request: kmock.Request) -> Any:
+        obj = self._stored(request) if self.realistic else None
+        return obj.last.raw if obj is not None else await super()._serve_update(request)
+
+    async def _serve_delete(self, request: kmock.Request) -> Any:
+        obj = self._stored(request) if self.realistic else None
+        return obj.last.raw if obj is not None else await super()._serve_delete(request)
 
     def linear_scan_seconds(self, plural: str, namespace: str, label: str, value: str) -> float:
         """What one label-selected list costs as a linear scan of kmock's store (kmock's own way)."""
@@ -1117,7 +1148,7 @@ def report(f: dict[str, Any]) -> str:
             f"    read -> its handler's 1st pass         {_ms(f['dispatch'])}",
             f"  1st pass -> app created   {_ms(f['reconciling'])}  (list apps, POST ConfigMap, POST app)",
             f"  table POST round trip     {_ms(f['post_rtt'])}",
-            f"  {len(f['latency'])}/{n} tables planned{'' if f['all_planned'] else ' (TIMED OUT)'}; "
+            f"  {len(f['latency'])}/{n} tables planned{'' if f['all_planned'] else ' (not all within --timeout)'}; "
             f"{f['apps_created_twice']} got a second plan app; "
             f"{statistics.mean(f['passes_before_submit'] or [0]):.2f} passes a table up to the submitting one; "
             f"up to {f['max_concurrent_passes']} passes in flight",
