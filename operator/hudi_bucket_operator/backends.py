@@ -76,7 +76,7 @@ class SparkOperatorBackend:
 
     async def observe(self, table: TableRef) -> list[ObservedJob]:
         apps = await self.client.list(
-            SPARK_APPLICATIONS, table.namespace, {naming.TABLE_UID_LABEL: table.uid}
+            SPARK_APPLICATIONS, table.namespace, naming.children_selector(table.uid)
         )
         return [await self._observed(table, app) for app in apps]
 
@@ -155,9 +155,7 @@ class LocalBackend:
     async def observe(self, table: TableRef) -> list[ObservedJob]:
         observed = []
         for job in self.jobs.values():
-            if job.observed.name.startswith(
-                naming.job_prefix(table.name)
-            ) and job.report_path.parent == self._dir(table):
+            if job.report_path.parent == self._dir(table):  # one folder per table
                 observed.append(await self._refresh(job))
         return observed
 
