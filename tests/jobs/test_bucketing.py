@@ -11,9 +11,9 @@ from pyspark.errors import PythonException
 from pyspark.sql import functions as F  # noqa: N812
 
 from hudi_bucket.core.buckets import bucket_id, record_key_bucket_id
-from hudi_bucket.core.recordkeys import KeyStyle
+from hudi_bucket.core.recordkeys import KeyStyle, is_single_value_key
 from hudi_bucket.errors import HudiBucketError, InvalidBucketCountError
-from hudi_bucket.jobs.bucketing import bucket_id_column, num_buckets_column
+from hudi_bucket.jobs.bucketing import bucket_id_column, key_taken_whole, num_buckets_column
 
 pytestmark = pytest.mark.spark
 
@@ -71,6 +71,33 @@ def test_column_equals_the_scalar_function_on_random_keys(
 
     assert len(result) > ROWS * 0.9
     assert {r.i: r.bucket for r in result} == {i: b for i, b in expected.items() if b is not None}
+
+
+@pytest.mark.parametrize("style", list(KeyStyle))
+def test_the_jvm_path_equals_the_scalar_function_on_keys_taken_whole(spark: Any, style: KeyStyle) -> None:
+    rng = random.Random(f"whole{style.value}")
+    rows = [(i, random_key(rng), rng.choice(COUNTS)) for i in range(ROWS)]
+    keys = spark.createDataFrame(rows, "i int, key string, n int")
+    whole = {r.i for r in keys.filter(key_taken_whole("key", style)).select("i").collect()}
+    assert whole == {i for i, key, _ in rows if is_single_value_key(key, style)}
+
+    jvm = bucket_id_column("key", "n", ["id"], style, every_key_whole=True)
+    result = keys.filter(key_taken_whole("key", style)).select("i", jvm.alias("bucket")).collect()
+
+    assert len(result) > ROWS * 0.4
+    assert {r.i: r.bucket for r in result} == {
+        i: record_key_bucket_id(key, ["id"], n, style) for i, key, n in rows if i in whole
+    }
+
+
+def test_a_null_key_is_never_taken_whole_and_fails_the_jvm_path(spark: Any) -> None:
+    keys = spark.createDataFrame([("a",), (None,)], "key string")
+    assert [r.w for r in keys.select(key_taken_whole("key", KeyStyle.HUDI_1X).alias("w")).collect()] == [
+        True,
+        False,
+    ]
+    with pytest.raises(Exception, match="a record key is null"):
+        keys.select(bucket_id_column("key", 8, ["id"], every_key_whole=True)).collect()
 
 
 def test_hudi_check_vectors_and_key_styles(spark: Any) -> None:

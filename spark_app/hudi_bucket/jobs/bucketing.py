@@ -1,8 +1,11 @@
 """Hudi bucket ids as Spark columns.
 
-The bucket of a row is computed from its ``_hoodie_record_key`` by ``core.bucket_batch``, inside a scalar
-Arrow UDF: only the key and bucket-count columns cross into the Python workers, as Arrow batches, and each
-batch is bucketed with array arithmetic. The bucket count is a column because it differs per partition
+The bucket of a row is computed from its ``_hoodie_record_key``. In general that is ``core.bucket_batch``
+inside a scalar Arrow UDF: only the key and bucket-count columns cross into the Python workers, as Arrow
+batches, and each batch is bucketed with array arithmetic. When the caller knows that every key is taken
+whole (``key_taken_whole``, which one cheap pass over the key column tells), the JVM computes the same
+bucket from Java's own ``String.hashCode``: no Python worker starts, which a task-per-bucket rewrite
+would otherwise pay once per task. The bucket count is a column because it differs per partition
 under the partition-level bucket index; ``num_buckets_column`` builds it from a partition column.
 
 Python workers import ``hudi_bucket``: the job image has it, and locally ``session.build_session`` starts
@@ -12,7 +15,9 @@ them with the driver's interpreter.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
+from functools import reduce
 from itertools import chain
+from operator import and_
 
 import pyarrow as pa
 from pyspark.sql import Column
@@ -24,6 +29,8 @@ from hudi_bucket.core.buckets import check_num_buckets
 from hudi_bucket.core.recordkeys import KeyStyle
 
 ColumnOrName = Column | str
+_JAVA_INT_MAX = 0x7FFFFFFF
+_NULL_KEY_MESSAGE = "a record key is null; Hudi never writes a record without a key"
 
 
 def bucket_id_column(
@@ -31,15 +38,20 @@ def bucket_id_column(
     num_buckets_col: ColumnOrName | int,
     hash_fields: Collection[str],
     key_style: KeyStyle = KeyStyle.HUDI_1X,
+    *,
+    every_key_whole: bool = False,
 ) -> Column:
     """Each row's bucket id (int) under its own bucket count, as ``buckets.record_key_bucket_id`` gives it.
 
     ``hash_fields`` names the index-key fields (empty: every field of the key). A null record key or bucket
     count fails the Spark job, as Hudi cannot bucket a record without a key: filter or replace nulls first.
+    ``every_key_whole`` promises that ``key_taken_whole`` holds on every row: the JVM computes the ids.
     """
     if isinstance(num_buckets_col, int):
         check_num_buckets(num_buckets_col)
         num_buckets_col = F.lit(num_buckets_col)
+    if every_key_whole:
+        return _whole_key_bucket_id(_column(record_key_col), _column(num_buckets_col))
     fields = tuple(hash_fields)
 
     @F.arrow_udf(IntegerType())
@@ -47,6 +59,23 @@ def bucket_id_column(
         return pa.array(bucket_ids_for_record_keys(record_keys, fields, num_buckets, key_style), pa.int32())
 
     return hudi_bucket_id(_column(record_key_col), _column(num_buckets_col))
+
+
+def key_taken_whole(record_key_col: ColumnOrName, key_style: KeyStyle) -> Column:
+    """Whether ``key_style`` takes the key as its one index-key value (``recordkeys.is_single_value_key``);
+    false for a null key."""
+    key = _column(record_key_col)
+    holds_every_marker = reduce(and_, (key.contains(marker) for marker in key_style.pair_markers))
+    return key.isNotNull() & ~holds_every_marker
+
+
+def _whole_key_bucket_id(record_key: Column, num_buckets: Column) -> Column:
+    """Hudi hashes the one-value list ``[key]``: ``31 + key.hashCode()`` in Java int arithmetic, masked
+    to 31 bits. Computed in bigint, whose low 32 bits wrap exactly as Java's int does."""
+    string_hash = F.call_function("reflect", F.lit("java.util.Objects"), F.lit("hashCode"), record_key)
+    list_hash = (string_hash.cast("bigint") + F.lit(31)).bitwiseAND(F.lit(_JAVA_INT_MAX))
+    bucket = (list_hash % num_buckets).cast("int")
+    return F.when(record_key.isNull(), F.raise_error(F.lit(_NULL_KEY_MESSAGE))).otherwise(bucket)
 
 
 def num_buckets_column(
