@@ -16,8 +16,8 @@ from __future__ import annotations
 import re
 import uuid
 from collections import defaultdict
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
@@ -36,6 +36,7 @@ from hudi_bucket.core.metafields import (
 from hudi_bucket.core.recordkeys import KeyStyle
 from hudi_bucket.errors import HudiBucketError
 from hudi_bucket.jobs.bucketing import bucket_id_column, num_buckets_column
+from hudi_bucket.jobs.session import scoped_conf
 from hudi_bucket.storage.base import Storage, walk
 
 WRITE_TOKEN = "0-0-0"  # <task>-<stage>-<attempt>; readers only parse it, and file ids keep names unique
@@ -87,10 +88,12 @@ def write_bucket_files(
     data_columns: tuple[str, ...],
     grouping: Grouping = Grouping.SHUFFLE,
     existing: Mapping[tuple[str, int], ExistingGroup] | None = None,
+    every_key_whole: bool = False,
 ) -> tuple[WriteStat, ...]:
     """Write ``rows`` (data columns plus ``_hoodie_record_key`` and ``_hoodie_partition_path``) into
     bucket files for ``instant``; ``buckets`` gives each partition's bucket count. Returns one WriteStat
-    per file written. Files are in place but invisible until the caller completes the instant."""
+    per file written. Files are in place but invisible until the caller completes the instant.
+    ``every_key_whole``: see ``bucketing.bucket_id_column``."""
     from pyspark.sql import functions as F  # noqa: N812
 
     existing = existing or {}
@@ -111,7 +114,11 @@ def write_bucket_files(
         rows.withColumn(
             _BUCKET,
             bucket_id_column(
-                F.col(RECORD_KEY), num_buckets_column(partition, buckets, 1), hash_fields, key_style
+                F.col(RECORD_KEY),
+                num_buckets_column(partition, buckets, 1),
+                hash_fields,
+                key_style,
+                every_key_whole=every_key_whole,
             ),
         )
         .withColumn(_PARTITION_INDEX, _lookup(F, index, partition).cast("int"))
@@ -202,18 +209,11 @@ def _row_counts(spark: Any, target: str) -> dict[tuple[int, int], int]:
     return {(r[0], r[1]): r[2] for r in counts}
 
 
-@contextmanager
-def _legacy_parquet_for_small_decimals(spark: Any, schema: Any) -> Iterator[None]:
+def _legacy_parquet_for_small_decimals(spark: Any, schema: Any) -> AbstractContextManager[None]:
     """Hudi's Spark writer switches on Spark's legacy Parquet layout when a decimal fits in 18 digits,
     so that Avro-based readers (Hudi's merge handles) find the FIXED_LEN_BYTE_ARRAY they expect."""
-    key = "spark.sql.parquet.writeLegacyFormat"
-    previous = spark.conf.get(key, "false")
-    if _has_small_decimal(schema):
-        spark.conf.set(key, "true")
-    try:
-        yield
-    finally:
-        spark.conf.set(key, previous)
+    legacy = _has_small_decimal(schema)
+    return scoped_conf(spark, {"spark.sql.parquet.writeLegacyFormat": "true"} if legacy else {})
 
 
 def _has_small_decimal(data_type: Any) -> bool:

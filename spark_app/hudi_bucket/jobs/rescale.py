@@ -4,6 +4,10 @@ When every partition's new bucket count is a multiple or a divisor of its old on
 clean bucket layout, each new bucket draws from known old buckets: new bucket ``b`` takes rows only from
 old buckets congruent to ``b`` modulo ``min(old, new)``. Reading each such group of old files as one task
 and writing from there needs no shuffle. Otherwise rows are hash-partitioned by (partition, bucket).
+
+A group is one read of its files, told to make one task of them (``ONE_TASK_PER_READ``), and the reads
+are a union: a union of ``coalesce(1)`` reads would not do, as Spark 4 runs single-partition union
+children as one task. Identical reads share their generated code (no codegen id in class names).
 """
 
 from __future__ import annotations
@@ -14,14 +18,28 @@ from dataclasses import dataclass
 from functools import reduce
 from typing import Any
 
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F  # noqa: N812 (PySpark's own convention)
+
 from hudi_bucket.core.buckets import bucket_id_from_file_id
 from hudi_bucket.core.commits import WriteStat
 from hudi_bucket.core.filegroups import FileGroup
-from hudi_bucket.core.metafields import META_COLUMNS
+from hudi_bucket.core.metafields import META_COLUMNS, RECORD_KEY
 from hudi_bucket.core.recordkeys import KeyStyle
 from hudi_bucket.errors import HudiBucketError
 from hudi_bucket.jobs.bucket_files import Grouping, write_bucket_files
+from hudi_bucket.jobs.bucketing import key_taken_whole
+from hudi_bucket.jobs.session import scoped_conf
 from hudi_bucket.storage.base import Storage
+
+# A read of some files becomes one task when nothing splits a file (maxPartitionBytes), files cost
+# nothing extra to pack together (openCostInBytes) and Spark is not asked for parallelism (minPartitionNum).
+ONE_TASK_PER_READ = {
+    "spark.sql.files.maxPartitionBytes": str(1 << 50),
+    "spark.sql.files.openCostInBytes": "0",
+    "spark.sql.files.minPartitionNum": "1",
+    "spark.sql.codegen.useIdInClassName": "false",
+}
 
 
 @dataclass(frozen=True)
@@ -44,6 +62,11 @@ class PartitionRewrite:
             if g.latest_base_file:
                 by_residue[bucket_id_from_file_id(g.file_id) % modulus].append(g.latest_base_file.path)
         return tuple(tuple(files) for _, files in sorted(by_residue.items()))
+
+
+def read_in_groups(spark: Any, schema: Any, groups: Sequence[Sequence[str]]) -> DataFrame:
+    """The rows of every group of files, each group one task when run under ``ONE_TASK_PER_READ``."""
+    return reduce(DataFrame.union, (spark.read.schema(schema).parquet(*group) for group in groups))
 
 
 class RowCountMismatchError(HudiBucketError):
@@ -70,30 +93,31 @@ def rewrite_partitions(
 
     everything = spark.read.option("mergeSchema", "true").parquet(*(f"{uri}/{p}" for p in files))
     data_columns = tuple(c for c in everything.columns if c not in META_COLUMNS)
+    # One pass over the key column: the row count to check the write against, and whether the JVM
+    # can compute every bucket id.
+    expected, keys_split = everything.select(
+        F.count(F.lit(1)), F.count_if(~key_taken_whole(F.col(RECORD_KEY), key_style))
+    ).first()
     if shuffle_free:
         # The merged schema is given to every group: inferring it per group is one Spark job each.
-        schema = everything.schema
-
-        def read_group(paths: Sequence[str]) -> Any:
-            return spark.read.schema(schema).parquet(*(f"{uri}/{p}" for p in paths)).coalesce(1)
-
-        tasks = [read_group(group) for r in rewrites for group in r.task_groups()]
-        rows = reduce(lambda a, b: a.union(b), tasks)
-        grouping = Grouping.PRESERVE
+        groups = [[f"{uri}/{p}" for p in group] for r in rewrites for group in r.task_groups()]
+        rows = read_in_groups(spark, everything.schema, groups)
+        grouping, read_conf = Grouping.PRESERVE, ONE_TASK_PER_READ
     else:
-        rows, grouping = everything, Grouping.SHUFFLE
-    expected = everything.count()  # Parquet footers only
-    stats = write_bucket_files(
-        spark,
-        storage,
-        rows,
-        instant=instant,
-        buckets={r.partition: r.new_buckets for r in rewrites},
-        hash_fields=hash_fields,
-        key_style=key_style,
-        data_columns=data_columns,
-        grouping=grouping,
-    )
+        rows, grouping, read_conf = everything, Grouping.SHUFFLE, {}
+    with scoped_conf(spark, read_conf):
+        stats = write_bucket_files(
+            spark,
+            storage,
+            rows,
+            instant=instant,
+            buckets={r.partition: r.new_buckets for r in rewrites},
+            hash_fields=hash_fields,
+            key_style=key_style,
+            data_columns=data_columns,
+            grouping=grouping,
+            every_key_whole=keys_split == 0,
+        )
     written = sum(s.num_writes for s in stats)
     if written != expected:
         raise RowCountMismatchError(f"read {expected} rows but wrote {written}")

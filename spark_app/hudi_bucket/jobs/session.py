@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 # Parquet as Hudi's Spark writer lays it out, so Hudi readers and hudi-rs read our files unchanged.
@@ -33,6 +35,22 @@ def configure(spark: Any) -> Any:
     for key, value in HADOOP_CONF.items():
         hadoop_conf.set(key, value)
     return spark
+
+
+@contextmanager
+def scoped_conf(spark: Any, settings: Mapping[str, str]) -> Iterator[None]:
+    """Session settings for the Spark actions run inside the block only (plans are made per action)."""
+    previous = {key: spark.conf.get(key, None) for key in settings}
+    for key, value in settings.items():
+        spark.conf.set(key, value)
+    try:
+        yield
+    finally:
+        for key, value in previous.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
 
 
 def use_this_python_for_workers() -> None:
