@@ -1,12 +1,13 @@
 """What a rescale costs: `apply`'s shuffle-free path against its full shuffle, and a shuffling `apply`
 against a plain Spark job that moves the same bytes into the same number of files.
 
-Run: .venv/bin/python tests/bench/bench_rescale.py [--rows N] [--rounds R] [--keep]
-(3,000,000 rows and 2 rounds: about 2.5 minutes on 2 idle cores, 8 when other jobs load them; --rows
-300000: about 3 minutes under the same load. Run times carry the load average: compare ratios from
-quiet runs.)
+Run: .venv/bin/python tests/bench/bench_rescale.py [--rows N] [--rounds R] [--master M] [--keep]
+(3,000,000 rows and 2 rounds: about 4 minutes on 2 idle cores, more when other jobs load them. Run times
+carry the load average: compare ratios from quiet runs.)
 
-One local[2] SparkSession. Spark generates the dataset (a string record key, a long, a double, a
+One SparkSession, local[2] unless ``--master`` says otherwise: ``local-cluster[2,1,3072]`` starts two
+executor processes of one core each, so shuffle blocks cross a socket as they do between cluster nodes,
+where local[2] hands them over inside one JVM. Spark generates the dataset (a string record key, a long, a double, a
 30-char string, a date and a ``day`` partition column over 6 days, 2025-11-11 holding half the rows),
 and ``write`` creates a bucket-indexed COW table from it: 8 buckets a day, 16 for 2025-11-11. Every
 measured run starts from a fresh copy of that table (``shutil.copytree``, not timed), and the runs
@@ -15,7 +16,11 @@ interleave, round by round, so none is favoured by going last; each figure is th
 a. ``apply`` doubling every partition's buckets (8 -> 16, 16 -> 32: each new bucket reads one old file,
    no shuffle) against the same ``apply`` with ``full_shuffle=True``;
 b. ``apply`` of a non-multiple change (8 -> 12, 16 -> 24: apply itself picks the shuffle) against a plain
-   ``read -> repartition(84 files, by record key) -> write parquet`` of the same live base files.
+   ``read -> repartition(84 files, by record key) -> write parquet`` of the same live base files;
+c. Spark alone, doing the doubling's data movement without any of apply's bookkeeping: the live files
+   read with a bucket column and written partitioned by (partition, bucket), one task per old file, against
+   the same with a hash repartition by (partition, bucket) before the write. Its ratio is what skipping the
+   shuffle can gain at most on this machine: the ceiling for a.
 
 After every ``apply`` the live base files are counted with Spark and must hold every input row. Each
 ``apply`` is also broken into phases (wrappers around the job's own functions, timing only), so a ratio
@@ -36,6 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pyspark
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F  # noqa: N812
 
@@ -46,8 +52,10 @@ from hudi_bucket.jobs import bucket_files as bucket_files_module
 from hudi_bucket.jobs import rescale as rescale_module
 from hudi_bucket.jobs.apply import ApplyResult, RescaleRequest, apply
 from hudi_bucket.jobs.bucket_files import RECORD_KEY
+from hudi_bucket.jobs.bucketing import bucket_id_column, num_buckets_column
 from hudi_bucket.jobs.context import TableContext
-from hudi_bucket.jobs.session import build_session
+from hudi_bucket.jobs.rescale import ONE_TASK_PER_READ, read_in_groups
+from hudi_bucket.jobs.session import build_session, scoped_conf
 from hudi_bucket.jobs.write import WriteRequest, write
 
 DEFAULT_ROWS = 3_000_000
@@ -252,6 +260,29 @@ class Bench:
         shutil.rmtree(output)
         return Run(seconds, rows, written)
 
+    def spark_split(self, layout: tuple[int, int], *, shuffle: bool) -> Run:
+        """Spark alone moving the doubling's rows: read, add the bucket column (JVM), write partitioned by
+        (partition, bucket), with one task per old file or after a hash repartition into 8 tasks."""
+        output = self.scratch / "split"
+        default, skewed = layout
+        with self.fresh_copy() as table:
+            files = live_base_files(self.spark, table)
+            schema = self.spark.read.parquet(files[0]).schema
+            partition = F.col("_hoodie_partition_path")
+            counts = num_buckets_column(partition, {f"day={SKEWED_DAY}": skewed}, default)
+            bucket = bucket_id_column(RECORD_KEY, counts, (), every_key_whole=True)
+            start = time.perf_counter()
+            rows = read_in_groups(self.spark, schema, [[f] for f in files]).withColumn("bucket", bucket)
+            if shuffle:
+                rows = rows.repartition(SHUFFLE_PARTITIONS, partition, "bucket")
+            with scoped_conf(self.spark, {} if shuffle else ONE_TASK_PER_READ):
+                rows.write.partitionBy("_hoodie_partition_path", "bucket").parquet(str(output))
+            seconds = time.perf_counter() - start
+        written = len(list(output.rglob("*.parquet")))
+        count = self.spark.read.parquet(str(output)).count()
+        shutil.rmtree(output)
+        return Run(seconds, count, written, shuffle_free=not shuffle)
+
 
 def best(runs: list[Run]) -> Run:
     return min(runs, key=lambda r: r.seconds)
@@ -278,7 +309,7 @@ def print_phases(label: str, run: Run) -> None:
         print(f"    {step:<40} {seconds.get(step, 0.0):6.1f} s")
         if step == "rewrite_partitions":
             reads = seconds.get(step, 0.0) - seconds.get("  write_bucket_files", 0.0)
-            print(f"    {'  reads, mergeSchema, union, count':<40} {reads:6.1f} s")
+            print(f"    {'  mergeSchema, key pass, reads':<40} {reads:6.1f} s")
 
 
 def warm_up(spark: SparkSession, scratch: Path) -> None:
@@ -296,8 +327,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=DEFAULT_ROWS, help="rows in the table")
     parser.add_argument("--rounds", type=int, default=2, help="runs of each measurement; the best counts")
+    parser.add_argument("--master", default="local[2]", help="Spark master, e.g. local-cluster[2,1,3072]")
     parser.add_argument("--keep", action="store_true", help="keep the scratch folder (printed)")
     args = parser.parse_args()
+    if args.master.startswith("local-cluster"):  # executors are started from Spark's own scripts
+        os.environ.setdefault("SPARK_HOME", str(Path(pyspark.__file__).parent))
 
     # Driver settings must be given before the JVM starts; build_session then adds the job's settings.
     os.environ.setdefault(
@@ -305,7 +339,7 @@ def main() -> None:
         f"--driver-memory {DRIVER_MEMORY} --conf spark.ui.enabled=false"
         " --conf spark.ui.showConsoleProgress=false pyspark-shell",
     )
-    spark = build_session("bench-rescale", master="local[2]")
+    spark = build_session("bench-rescale", master=args.master)
     spark.sparkContext.setLogLevel("ERROR")
     spark.conf.set("spark.sql.shuffle.partitions", str(SHUFFLE_PARTITIONS))
     scratch = Path(tempfile.mkdtemp(prefix="bench-rescale-"))
@@ -321,7 +355,7 @@ def main() -> None:
 
 def run_bench(spark: SparkSession, scratch: Path, rows: int, rounds: int) -> None:
     print(
-        f"Spark {spark.version}, local[2], shuffle partitions {SHUFFLE_PARTITIONS}, driver {DRIVER_MEMORY}, "
+        f"Spark {spark.version}, {spark.sparkContext.master}, shuffle partitions {SHUFFLE_PARTITIONS}, driver {DRIVER_MEMORY}, "
         f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} (other processes share the CPUs)"
     )
     start = time.perf_counter()
@@ -345,9 +379,15 @@ def run_bench(spark: SparkSession, scratch: Path, rows: int, rounds: int) -> Non
         "a. apply x2, full_shuffle=True": lambda: bench.apply(DOUBLED, full_shuffle=True),
         "b. apply 8->12 (shuffles)": lambda: bench.apply(NON_MULTIPLE),
         "b. plain read/repartition/write": lambda: bench.plain(NON_MULTIPLE),
+        "c. Spark alone x2, no shuffle": lambda: bench.spark_split(DOUBLED, shuffle=False),
+        "c. Spark alone x2, shuffle": lambda: bench.spark_split(DOUBLED, shuffle=True),
     }
     expected_files = dict(
-        zip(measurements, (files_in(DOUBLED),) * 2 + (files_in(NON_MULTIPLE),) * 2, strict=True)
+        zip(
+            measurements,
+            (files_in(DOUBLED),) * 2 + (files_in(NON_MULTIPLE),) * 2 + (files_in(DOUBLED),) * 2,
+            strict=True,
+        )
     )
     runs: dict[str, list[Run]] = {label: [] for label in measurements}
     for _ in range(rounds):
@@ -356,7 +396,7 @@ def run_bench(spark: SparkSession, scratch: Path, rows: int, rounds: int) -> Non
             check(label, run, rows, expected_files[label])
             runs[label].append(run)
 
-    free, full, ours, plain = (runs[label] for label in measurements)
+    free, full, ours, plain, alone_free, alone_full = (runs[label] for label in measurements)
     assert all(r.shuffle_free for r in free), "doubling should take the shuffle-free path"
     assert not any(r.shuffle_free for r in full + ours), "these runs should shuffle"
 
@@ -368,10 +408,12 @@ def run_bench(spark: SparkSession, scratch: Path, rows: int, rounds: int) -> Non
         print_phases(label, best(label_runs))
 
     speedup = best(full).seconds / best(free).seconds
+    ceiling = best(alone_full).seconds / best(alone_free).seconds
     overhead = best(ours).seconds / best(plain).seconds
     print(f"\n=== summary: {rows:,} rows, best of {rounds} round(s) ===")
     print(f"{'table creation (write)':<38} {created:.1f} s")
     print(ratio_line("shuffle-free speedup (full / free)", speedup, ">=", TARGET_SPEEDUP))
+    print(f"{'  Spark alone, same split (ceiling)':<38} {ceiling:.2f}x")
     print(ratio_line("apply overhead (apply / plain Spark)", overhead, "<=", TARGET_OVERHEAD))
 
 
