@@ -1,14 +1,15 @@
-"""What bucketing costs inside Spark: our Arrow UDF bucket column against two JVM-only expressions.
+"""What bucketing costs inside Spark: our two bucket-id columns against Spark's built-in ``hash()``.
 
 Run: .venv/bin/python tests/bench/bench_spark_bucket_ids.py   (under a minute on 2 cores)
 
 Over ~3M cached single-value string keys, each variant is projected, then forced with a ``sum`` (no
 rows are collected; ``reflect`` is non-deterministic, so it may not sit inside the aggregate itself):
-- ``bucket_id_column``: keys cross into Python workers as Arrow batches (``core.bucket_batch``);
-- Spark's built-in ``hash()`` (Murmur3, not Hudi's hash): the floor for any per-row expression;
-- ``reflect('java.util.Objects', 'hashCode', key)``: Java's string hash without leaving the JVM, turned
-  into Hudi's bucket with 64-bit arithmetic and a 31-bit mask (Spark 4 is ANSI: an int overflow fails).
-  It is Hudi's bucket only for single-value keys. The two bucket variants are checked to agree first.
+- ``bucket_id_column``, general path: keys cross into Python workers as Arrow batches
+  (``core.bucket_batch``); it handles every key style;
+- ``bucket_id_column(every_key_whole=True)``: Java's own string hash through ``reflect``, without leaving
+  the JVM; what ``apply`` uses once a pass over the keys has shown that every key is taken whole;
+- Spark's built-in ``hash()`` (Murmur3, not Hudi's hash): the floor for any per-row expression.
+The two bucket columns are checked to agree first.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from pyspark.sql import Column
 from pyspark.sql import functions as F  # noqa: N812
 
 from hudi_bucket.core.recordkeys import KeyStyle
@@ -29,13 +29,6 @@ NUM_BUCKETS = 64
 CHECKED_KEYS = 200_000
 WARM_UP_ROUNDS = 2
 TIMED_ROUNDS = 3
-
-
-def reflect_bucket(key: str, num_buckets: int) -> Column:
-    """``(List.hashCode([key]) & Integer.MAX_VALUE) % n``: the list hash is ``31 + key.hashCode()``, and
-    masking its 64-bit sum keeps exactly the low 31 bits that Java's wrapped int would have."""
-    java_hash = F.expr(f"CAST(reflect('java.util.Objects', 'hashCode', {key}) AS BIGINT)")
-    return ((F.lit(31) + java_hash).bitwiseAND(F.lit(0x7FFFFFFF))) % F.lit(num_buckets)
 
 
 def best_seconds(runs: Mapping[str, Callable[[], Any]]) -> dict[str, float]:
@@ -63,15 +56,16 @@ def main() -> None:
     )
     keys.count()
 
-    ours = bucket_id_column("key", NUM_BUCKETS, [], KeyStyle.HUDI_1X)
+    arrow = bucket_id_column("key", NUM_BUCKETS, [], KeyStyle.HUDI_1X)
+    jvm = bucket_id_column("key", NUM_BUCKETS, [], KeyStyle.HUDI_1X, every_key_whole=True)
     sample = keys.limit(CHECKED_KEYS)
-    disagreeing = sample.where(ours != reflect_bucket("key", NUM_BUCKETS)).count()
+    disagreeing = sample.where(arrow != jvm).count()
     assert disagreeing == 0, f"{disagreeing} keys bucketed differently by the two paths"
 
     variants = {
-        "bucket_id_column (Arrow UDF)": ours,
+        "bucket_id_column (Arrow UDF)": arrow,
+        "bucket_id_column (JVM, keys whole)": jvm,
         "built-in hash()": F.hash("key"),
-        "reflect Objects.hashCode bucket": reflect_bucket("key", NUM_BUCKETS),
     }
     seconds = best_seconds(
         {
@@ -85,8 +79,8 @@ def main() -> None:
     base = seconds["built-in hash()"]
     for label, value in seconds.items():
         print(f"{label:<34} {value:6.2f} s  {KEYS / value:>12,.0f} keys/s  {value / base:5.2f}x hash() time")
-    ratio = seconds["bucket_id_column (Arrow UDF)"] / seconds["reflect Objects.hashCode bucket"]
-    print(f"Arrow UDF / reflect time: {ratio:.2f}x")
+    ratio = seconds["bucket_id_column (Arrow UDF)"] / seconds["bucket_id_column (JVM, keys whole)"]
+    print(f"Arrow UDF / JVM time: {ratio:.2f}x")
     spark.stop()
 
 
