@@ -19,9 +19,11 @@ from hudi import HudiTableBuilder
 from hudi_bucket.cli import EXIT_OK, main
 from hudi_bucket.core.buckets import record_key_bucket_id
 from hudi_bucket.core.metafields import META_COLUMNS
+from hudi_bucket.core.rules import BucketRules
 from hudi_bucket.errors import HudiBucketError, NotAHudiTableError, NotBucketIndexedError, TableMismatchError
 from hudi_bucket.hudi.table_properties import read_table_properties, write_table_properties
 from hudi_bucket.jobs import write as write_module
+from hudi_bucket.jobs.apply import RescaleRequest, apply
 from hudi_bucket.jobs.context import TableContext
 from hudi_bucket.jobs.verify import verify_table
 from hudi_bucket.jobs.write import SourceSchemaError, WriteRequest, write
@@ -544,3 +546,24 @@ def test_a_failure_mid_write_leaves_no_new_partition_behind(spark: Any, table: P
         )
 
     assert listing(table) == before
+
+
+def test_partition_values_with_glob_characters_are_read_as_they_are(spark: Any, tmp_path: Path) -> None:
+    """Spark globs every path it reads: ``region=e*`` would read every partition, ``region={a,p}`` none."""
+    regions = {"eu": "e*", "us": "u[s]", "apac": "{a,p}"}
+    layout = Layout(9, True, ("region",), ("id",), r"region=e\*,4", 2, lambda _: 2)
+    root = tmp_path / "table"
+    rows = [{**r, "region": regions[r["region"]]} for r in source_rows()]
+    write(spark, str(root), layout.request(), rows=frame(spark, rows))
+    update = {**rows[0], "ts": 2, "amount": -1.0}
+
+    write(spark, str(root), layout.request(create=False), rows=frame(spark, [update]))
+
+    expected = ordered([update, *rows[1:]])
+    assert read_rows(root) == expected
+    result = apply(TableContext.open(spark, str(root)), RescaleRequest(BucketRules.parse(r"region=e\*,8", 4)))
+    assert result.shuffle_free
+    assert read_rows(root) == expected
+    report = verify(spark, root, lambda p: 8 if p == "region=e*" else 4)
+    assert report["ok"], report
+    assert report["checkedRows"] == len(rows)

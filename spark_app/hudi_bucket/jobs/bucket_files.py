@@ -37,6 +37,7 @@ from hudi_bucket.core.recordkeys import KeyStyle
 from hudi_bucket.errors import HudiBucketError
 from hudi_bucket.jobs.bucketing import bucket_id_column, num_buckets_column
 from hudi_bucket.jobs.session import scoped_conf
+from hudi_bucket.jobs.spark_paths import literal
 from hudi_bucket.storage.base import Storage, walk
 
 WRITE_TOKEN = "0-0-0"  # <task>-<stage>-<attempt>; readers only parse it, and file ids keep names unique
@@ -205,7 +206,7 @@ def _move_into_place(
 
 def _row_counts(spark: Any, target: str) -> dict[tuple[int, int], int]:
     """Rows per staged file, from Parquet footers (the count reads no column data)."""
-    counts = spark.read.parquet(target).groupBy(_PARTITION_INDEX, _BUCKET).count().collect()
+    counts = spark.read.parquet(literal(target)).groupBy(_PARTITION_INDEX, _BUCKET).count().collect()
     return {(r[0], r[1]): r[2] for r in counts}
 
 

@@ -30,6 +30,7 @@ from hudi_bucket.errors import HudiBucketError
 from hudi_bucket.jobs.bucket_files import Grouping, write_bucket_files
 from hudi_bucket.jobs.bucketing import key_taken_whole
 from hudi_bucket.jobs.session import scoped_conf
+from hudi_bucket.jobs.spark_paths import table_file_uris
 from hudi_bucket.storage.base import Storage
 
 # A read of some files becomes one task when nothing splits a file (maxPartitionBytes), files cost
@@ -89,9 +90,7 @@ def rewrite_partitions(
     files = [f for r in rewrites for f in r.base_files]
     if not files:
         return ()
-    uri = storage.uri.rstrip("/")
-
-    everything = spark.read.option("mergeSchema", "true").parquet(*(f"{uri}/{p}" for p in files))
+    everything = spark.read.option("mergeSchema", "true").parquet(*table_file_uris(storage, files))
     data_columns = tuple(c for c in everything.columns if c not in META_COLUMNS)
     # One pass over the key column: the row count to check the write against, and whether the JVM
     # can compute every bucket id.
@@ -100,7 +99,7 @@ def rewrite_partitions(
     ).first()
     if shuffle_free:
         # The merged schema is given to every group: inferring it per group is one Spark job each.
-        groups = [[f"{uri}/{p}" for p in group] for r in rewrites for group in r.task_groups()]
+        groups = [table_file_uris(storage, group) for r in rewrites for group in r.task_groups()]
         rows = read_in_groups(spark, everything.schema, groups)
         grouping, read_conf = Grouping.PRESERVE, ONE_TASK_PER_READ
     else:

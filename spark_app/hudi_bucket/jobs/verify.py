@@ -9,7 +9,6 @@ per-file counts. Log files of MERGE_ON_READ slices are not read.
 
 from __future__ import annotations
 
-import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
@@ -25,13 +24,13 @@ from hudi_bucket.core.recordkeys import KeyStyle
 from hudi_bucket.errors import InvalidBucketCountError, StorageError
 from hudi_bucket.hudi.table import HudiTable, load_file_groups
 from hudi_bucket.jobs.bucketing import bucket_id_column
+from hudi_bucket.jobs.spark_paths import path_part, spark_root, table_file_uris
 from hudi_bucket.storage.base import Storage
 
 if TYPE_CHECKING:
     from pyspark.sql import Row, SparkSession
 
 RECORD_KEY = "_hoodie_record_key"
-_SCHEME_AND_AUTHORITY = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:(//[^/]*)?")
 PartitionBucketCounts = Callable[[str], int] | Mapping[str, int]
 """The bucket count of each partition path: a function (e.g. the rules) or a complete mapping."""
 
@@ -209,10 +208,10 @@ def _per_file_stats(
 ) -> list[Row]:
     """One Spark read of every checked base file; per file: rows, rows without a key, misplaced rows and
     the smallest misplaced (key, bucket). Only these small rows reach the driver."""
-    root = _spark_root(storage)
+    paths = [check.path for check in checks]
     # Only the key is read: a given schema spares a footer read per file and ignores every data column.
-    rows = spark.read.schema(f"{RECORD_KEY} string").parquet(*(f"{root}/{check.path}" for check in checks))
-    indexes = _file_indexes(rows.inputFiles(), _path_part(root), [check.path for check in checks])
+    rows = spark.read.schema(f"{RECORD_KEY} string").parquet(*table_file_uris(storage, paths))
+    indexes = _file_indexes(rows.inputFiles(), path_part(spark_root(storage)), paths)
     files = spark.createDataFrame(
         [(name, index, checks[index].bucket, checks[index].num_buckets) for name, index in indexes.items()],
         "input_file string, file_index int, bucket int, num_buckets int",
@@ -236,18 +235,6 @@ def _per_file_stats(
         )
         .collect()
     )
-
-
-def _spark_root(storage: Storage) -> str:
-    """The table root as a URI Spark reads; a storage root without a scheme is the local filesystem."""
-    root = storage.uri.rstrip("/")
-    return root if _SCHEME_AND_AUTHORITY.match(root) else f"file:{root}"
-
-
-def _path_part(uri: str) -> str:
-    """The path of a URI written unencoded, as Hadoop prints one: ``s3a://b/x#1 y`` -> ``/x#1 y``
-    (``urlparse`` would cut it at ``#`` or ``?``)."""
-    return _SCHEME_AND_AUTHORITY.sub("", uri, count=1)
 
 
 def _file_indexes(input_files: Iterable[str], root_path: str, paths: list[str]) -> dict[str, int]:

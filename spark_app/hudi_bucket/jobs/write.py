@@ -57,6 +57,7 @@ from hudi_bucket.jobs.bucketing import bucket_id_column, num_buckets_column
 from hudi_bucket.jobs.context import TableContext
 from hudi_bucket.jobs.java_regex import JavaRegexMatcher
 from hudi_bucket.jobs.preconditions import check_table, roll_back_our_leftovers
+from hudi_bucket.jobs.spark_paths import table_file_uris
 from hudi_bucket.storage import storage_for
 
 NEW_TABLE_BUCKETS = 4  # a new table's bucket count when none is given
@@ -257,7 +258,7 @@ def _table_columns(ctx: TableContext, layout: _Layout, rows: Any) -> tuple[str, 
     schema has them (where Spark's byte, short and int are all Avro ``int``)."""
     sample = next((g.latest_base_file for g in layout.groups.values() if g.latest_base_file), None)
     if sample is not None:
-        schema = ctx.spark.read.parquet(f"{ctx.storage.uri.rstrip('/')}/{sample.path}").schema
+        schema = ctx.spark.read.parquet(*table_file_uris(ctx.storage, [sample.path])).schema
         table = {f.name: f.dataType.simpleString() for f in schema.fields if f.name not in META_COLUMNS}
         incoming = {f.name: f.dataType.simpleString() for f in rows.schema.fields}
     else:
@@ -454,8 +455,7 @@ def _merge(
 
     if not rewritten:
         return incoming
-    uri = ctx.storage.uri.rstrip("/")
-    paths = [f"{uri}/{g.latest_base_file.path}" for g in rewritten.values()]
+    paths = table_file_uris(ctx.storage, [g.latest_base_file.path for g in rewritten.values()])
     old = ctx.spark.read.parquet(*paths).withColumn("__hbo_file", F.col("_metadata.file_name"))
     _refuse_misplaced(ctx, old, buckets)
     old = old.select(*columns, *_KEYS)
