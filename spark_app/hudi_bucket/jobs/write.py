@@ -17,10 +17,7 @@ rolled back on any failure.
 
 from __future__ import annotations
 
-import json
-import operator
 from dataclasses import dataclass
-from functools import reduce
 from typing import Any
 
 from hudi_bucket.core.buckets import BUCKET_ID_DIGITS, bucket_id_from_file_id, is_bucket_file_id
@@ -28,22 +25,18 @@ from hudi_bucket.core.commits import INSERT, UPSERT, CommitMetadata
 from hudi_bucket.core.filegroups import FileGroup
 from hudi_bucket.core.metafields import META_COLUMNS, PARTITION_PATH, RECORD_KEY
 from hudi_bucket.core.properties import Properties, TableConfig
-from hudi_bucket.core.recordkeys import EMPTY_PLACEHOLDER, NULL_PLACEHOLDER
 from hudi_bucket.core.rules import MAX_BUCKETS, BucketRules
 from hudi_bucket.core.timeline import Action
 from hudi_bucket.errors import (
-    HudiBucketError,
     InvalidBucketCountError,
     NotAHudiTableError,
     NotBucketIndexedError,
     TableMismatchError,
-    UnsupportedTableError,
 )
 from hudi_bucket.hudi import config_store
 from hudi_bucket.hudi.rollback import rollback
-from hudi_bucket.hudi.table import latest_table_schema, load_file_groups, timeline_store
+from hudi_bucket.hudi.table import load_file_groups, timeline_store
 from hudi_bucket.hudi.table_creation import (
-    CUSTOM,
     EVENT_TIME_ORDERING,
     create_table,
     merge_mode,
@@ -51,25 +44,24 @@ from hudi_bucket.hudi.table_creation import (
     recorded_num_buckets,
     write_partition_metadata,
 )
-from hudi_bucket.jobs.avro_schema import to_avro_json, to_avro_schema
+from hudi_bucket.jobs.avro_schema import to_avro_json
 from hudi_bucket.jobs.bucket_files import ExistingGroup, write_bucket_files
 from hudi_bucket.jobs.bucketing import bucket_id_column, num_buckets_column
 from hudi_bucket.jobs.context import TableContext
 from hudi_bucket.jobs.java_regex import JavaRegexMatcher
 from hudi_bucket.jobs.preconditions import check_table, roll_back_our_leftovers
+from hudi_bucket.jobs.source import (
+    KEY_COLUMNS,
+    SourceSchemaError,
+    keyed_records,
+    read_source,
+    table_columns,
+)
 from hudi_bucket.jobs.spark_paths import table_file_uris
 from hudi_bucket.storage import storage_for
 
 NEW_TABLE_BUCKETS = 4  # a new table's bucket count when none is given
-DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"  # Hudi's path for a null or empty partition value
-_KEYS = [PARTITION_PATH, RECORD_KEY]
 _REPAIR_HINT = "run `verify`, then `apply` the rules to repair the layout before writing"
-
-
-class SourceSchemaError(HudiBucketError):
-    """The dataset's columns do not match the table's."""
-
-    hint = "select the table's columns (same names) from the dataset; schema evolution is not supported here"
 
 
 @dataclass(frozen=True)
@@ -119,16 +111,9 @@ class _Layout:
     groups: dict[tuple[str, int], FileGroup]
 
 
-def read_source(spark: Any, request: WriteRequest) -> Any:
-    reader = spark.read.format(request.format)
-    if request.format == "csv":
-        reader = reader.option("header", "true").option("inferSchema", "true")
-    return reader.load(request.source)
-
-
 def write(spark: Any, uri: str, request: WriteRequest, *, rows: Any = None) -> WriteResult:
     """Write ``rows`` (a DataFrame; read from ``request.source`` when None) into the table at ``uri``."""
-    rows = read_source(spark, request) if rows is None else rows
+    rows = read_source(spark, request.source, request.format) if rows is None else rows
     rows = rows.drop(*[c for c in rows.columns if c in META_COLUMNS])
     try:
         ctx = TableContext.open(spark, uri)
@@ -139,15 +124,16 @@ def write(spark: Any, uri: str, request: WriteRequest, *, rows: Any = None) -> W
     ctx, _ = roll_back_our_leftovers(ctx)
     check_table(ctx)
     layout = _layout(ctx, request)
-    columns = _table_columns(ctx, layout, rows)
-    keyed = _keyed(rows.select(*columns), ctx.table.config, request)
+    sample = next((g.latest_base_file for g in layout.groups.values() if g.latest_base_file), None)
+    columns = table_columns(ctx, sample.path if sample else None, rows)
+    keyed = keyed_records(rows.select(*columns), ctx.table.config, request.ordering_field, request.is_upsert)
     return _commit(ctx, keyed, columns, layout, request, created=False)
 
 
 def _create_and_write(spark: Any, uri: str, request: WriteRequest, rows: Any) -> WriteResult:
     """Create the table, then write its first commit; every check comes before the table exists."""
     props, rules = _new_table(spark, uri, request, rows)
-    keyed = _keyed(rows, TableConfig(props), request)
+    keyed = keyed_records(rows, TableConfig(props), request.ordering_field, request.is_upsert)
     storage = storage_for(uri, spark)
     create_table(storage, props)
     if rules:
@@ -252,135 +238,6 @@ def _plain_bucket_count(config: TableConfig, given: int | None) -> int:
     return given
 
 
-def _table_columns(ctx: TableContext, layout: _Layout, rows: Any) -> tuple[str, ...]:
-    """The table's data columns, in its order. The dataset must have the same columns of the same types
-    (nullability aside), as a live base file has them; in a table without one yet, as its recorded Avro
-    schema has them (where Spark's byte, short and int are all Avro ``int``)."""
-    sample = next((g.latest_base_file for g in layout.groups.values() if g.latest_base_file), None)
-    if sample is not None:
-        schema = ctx.spark.read.parquet(*table_file_uris(ctx.storage, [sample.path])).schema
-        table = {f.name: f.dataType.simpleString() for f in schema.fields if f.name not in META_COLUMNS}
-        incoming = {f.name: f.dataType.simpleString() for f in rows.schema.fields}
-    else:
-        recorded = latest_table_schema(ctx.storage, ctx.table)
-        if recorded is None:
-            return tuple(rows.columns)
-        table = _avro_types(json.loads(recorded))
-        incoming = _avro_types(to_avro_schema(rows.schema, ctx.table.name, for_commit=False))
-    if table.keys() != incoming.keys():
-        raise SourceSchemaError(
-            f"the dataset's columns differ from the table's: missing {sorted(table.keys() - incoming.keys())}, "
-            f"extra {sorted(incoming.keys() - table.keys())}"
-        )
-    differing = [f"{c} is {incoming[c]}, not {t}" for c, t in table.items() if incoming[c] != t]
-    if differing:
-        raise SourceSchemaError(
-            f"the dataset's column types differ from the table's: {'; '.join(differing)}",
-            hint="cast those columns to the table's types; type changes are not supported here",
-        )
-    return tuple(table)
-
-
-def _avro_types(schema: dict[str, Any]) -> dict[str, str]:
-    """Each data field's Avro type, nullability taken out, as text."""
-    types = {f["name"]: _without_nulls(f["type"]) for f in schema["fields"] if f["name"] not in META_COLUMNS}
-    return {name: t if isinstance(t, str) else json.dumps(t, sort_keys=True) for name, t in types.items()}
-
-
-def _without_nulls(avro: Any) -> Any:
-    """An Avro type without its ``null`` union branches and field defaults, at every depth."""
-    if isinstance(avro, list):
-        kept = [_without_nulls(t) for t in avro if t != "null"]
-        return kept[0] if len(kept) == 1 else kept
-    if isinstance(avro, dict):
-        return {
-            k: [_without_nulls(f) for f in v] if k == "fields" else _without_nulls(v)
-            for k, v in avro.items()
-            if k != "default"
-        }
-    return avro
-
-
-def _keyed(rows: Any, config: TableConfig, request: WriteRequest) -> Any:
-    """The dataset with Hudi's record key and partition path, one record per key where Hudi combines
-    duplicates first (the greatest ordering value wins)."""
-    if request.ordering_field and (request.ordering_field,) != config.ordering_fields:
-        raise TableMismatchError(
-            f"--ordering-field {request.ordering_field}: the table orders records by "
-            f"{list(config.ordering_fields) or 'commit time only'}",
-            hint="leave --ordering-field out, or pass the table's own",
-        )
-    if request.is_upsert and merge_mode(config) == CUSTOM:
-        raise UnsupportedTableError(
-            "the table merges records with a custom payload class or merger, which we cannot run",
-            hint="upsert with Hudi's own writer, or insert",
-        )
-    _refuse_keyless(rows, config.record_key_fields)
-    keyed = _with_keys(rows, config)
-    if request.is_upsert or request.ordering_field:
-        keyed = _deduplicate(keyed, config.ordering_fields)
-    return keyed
-
-
-def _refuse_keyless(rows: Any, keys: tuple[str, ...]) -> None:
-    """Hudi's key generators refuse a record whose key fields are all null or empty."""
-    from pyspark.sql import functions as F  # noqa: N812
-
-    blank = reduce(operator.and_, (F.coalesce(F.col(k).cast("string"), F.lit("")) == "" for k in keys))
-    if rows.filter(blank).limit(1).count():
-        raise SourceSchemaError(
-            f"the dataset has records whose record key ({', '.join(keys)}) is null or empty",
-            hint="drop or fix those records: Hudi writes no record without a key",
-        )
-
-
-def _with_keys(rows: Any, config: TableConfig) -> Any:
-    """Hudi's record key and partition path for each row, as its key generators build them."""
-    from pyspark.sql import functions as F  # noqa: N812
-
-    def text(field: str) -> Any:
-        return F.col(field).cast("string")
-
-    keys = config.record_key_fields
-    if len(keys) == 1 and config.key_generator_type != "COMPLEX":
-        key = text(keys[0])
-    else:
-        key = F.concat_ws(
-            ",",
-            *(
-                F.concat(
-                    F.lit(f"{k}:"),
-                    F.when(text(k).isNull(), NULL_PLACEHOLDER)
-                    .when(text(k) == "", EMPTY_PLACEHOLDER)
-                    .otherwise(text(k)),
-                )
-                for k in keys
-            ),
-        )
-    segments = [
-        F.concat(
-            F.lit(f"{p}=" if config.hive_style_partitioning else ""),
-            F.when(text(p).isNull() | (text(p) == ""), DEFAULT_PARTITION).otherwise(text(p)),
-        )
-        for p in config.partition_fields
-    ]
-    path = F.concat_ws("/", *segments) if segments else F.lit("")
-    return rows.withColumn(RECORD_KEY, key).withColumn(PARTITION_PATH, path)
-
-
-def _deduplicate(rows: Any, ordering_fields: tuple[str, ...]) -> Any:
-    """One record per key: the one with the greatest ordering values (any one without ordering fields)."""
-    from pyspark.sql import Window
-    from pyspark.sql import functions as F  # noqa: N812
-
-    if not ordering_fields:
-        return rows.dropDuplicates(_KEYS)
-    window = Window.partitionBy(*_KEYS).orderBy(*(F.col(f).desc_nulls_last() for f in ordering_fields))
-    return (
-        rows.withColumn("__hbo_rank", F.row_number().over(window)).filter("__hbo_rank = 1").drop("__hbo_rank")
-    )
-
-
 def _commit(
     ctx: TableContext,
     rows: Any,
@@ -395,7 +252,7 @@ def _commit(
     with_bucket = rows.withColumn("__hbo_b", _bucket(ctx, buckets))
     touched = {(r[0], r[1]) for r in with_bucket.select(PARTITION_PATH, "__hbo_b").distinct().collect()}
     rewritten = {k: g for k, g in layout.groups.items() if k in touched}
-    merged = _merge(ctx, rows.select(*columns, *_KEYS), rewritten, buckets, columns, request)
+    merged = _merge(ctx, rows.select(*columns, *KEY_COLUMNS), rewritten, buckets, columns, request)
 
     store = timeline_store(storage, table)
     instant = store.new_instant_time()
@@ -458,7 +315,7 @@ def _merge(
     paths = table_file_uris(ctx.storage, [g.latest_base_file.path for g in rewritten.values()])
     old = ctx.spark.read.parquet(*paths).withColumn("__hbo_file", F.col("_metadata.file_name"))
     _refuse_misplaced(ctx, old, buckets)
-    old = old.select(*columns, *_KEYS)
+    old = old.select(*columns, *KEY_COLUMNS)
     if not request.is_upsert:
         return old.unionByName(incoming)
     config = ctx.table.config
@@ -469,11 +326,11 @@ def _merge(
         wins = stored.isNotNull() & (new.isNull() | (stored > new))
     else:
         value, wins = F.lit(None), F.lit(False)
-    pairs = old.select(*_KEYS, value.alias("__hbo_stored")).join(
-        incoming.select(*_KEYS, value.alias("__hbo_incoming")), _KEYS
+    pairs = old.select(*KEY_COLUMNS, value.alias("__hbo_stored")).join(
+        incoming.select(*KEY_COLUMNS, value.alias("__hbo_incoming")), KEY_COLUMNS
     )
-    old = old.join(pairs.filter(~wins).select(*_KEYS), _KEYS, "left_anti")
-    incoming = incoming.join(pairs.filter(wins).select(*_KEYS), _KEYS, "left_anti")
+    old = old.join(pairs.filter(~wins).select(*KEY_COLUMNS), KEY_COLUMNS, "left_anti")
+    incoming = incoming.join(pairs.filter(wins).select(*KEY_COLUMNS), KEY_COLUMNS, "left_anti")
     return old.unionByName(incoming)
 
 

@@ -1,0 +1,166 @@
+"""The dataset a `write` takes: read, checked against the table's columns, and given Hudi's record key
+and partition path as Hudi's key generators build them (one record per key where Hudi combines
+duplicates first)."""
+
+from __future__ import annotations
+
+import json
+import operator
+from functools import reduce
+from typing import Any
+
+from hudi_bucket.core.metafields import META_COLUMNS, PARTITION_PATH, RECORD_KEY
+from hudi_bucket.core.properties import TableConfig
+from hudi_bucket.core.recordkeys import EMPTY_PLACEHOLDER, NULL_PLACEHOLDER
+from hudi_bucket.errors import HudiBucketError, TableMismatchError, UnsupportedTableError
+from hudi_bucket.hudi.table import latest_table_schema
+from hudi_bucket.hudi.table_creation import CUSTOM, merge_mode
+from hudi_bucket.jobs.avro_schema import to_avro_schema
+from hudi_bucket.jobs.context import TableContext
+from hudi_bucket.jobs.spark_paths import table_file_uris
+
+DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"  # Hudi's path for a null or empty partition value
+KEY_COLUMNS = [PARTITION_PATH, RECORD_KEY]
+
+
+class SourceSchemaError(HudiBucketError):
+    """The dataset's columns do not match the table's."""
+
+    hint = "select the table's columns (same names) from the dataset; schema evolution is not supported here"
+
+
+def read_source(spark: Any, source: str, source_format: str) -> Any:
+    """The dataset at ``source`` (parquet, csv with a header, or json), as a DataFrame."""
+    reader = spark.read.format(source_format)
+    if source_format == "csv":
+        reader = reader.option("header", "true").option("inferSchema", "true")
+    return reader.load(source)
+
+
+def table_columns(ctx: TableContext, base_file: str | None, rows: Any) -> tuple[str, ...]:
+    """The table's data columns, in its order. The dataset must have the same columns of the same types
+    (nullability aside), as a live base file (``base_file``, relative to the table) has them; in a table
+    without one yet, as its recorded Avro schema has them (where Spark's byte, short and int are all Avro
+    ``int``)."""
+    if base_file is not None:
+        schema = ctx.spark.read.parquet(*table_file_uris(ctx.storage, [base_file])).schema
+        table = {f.name: f.dataType.simpleString() for f in schema.fields if f.name not in META_COLUMNS}
+        incoming = {f.name: f.dataType.simpleString() for f in rows.schema.fields}
+    else:
+        recorded = latest_table_schema(ctx.storage, ctx.table)
+        if recorded is None:
+            return tuple(rows.columns)
+        table = _avro_types(json.loads(recorded))
+        incoming = _avro_types(to_avro_schema(rows.schema, ctx.table.name, for_commit=False))
+    if table.keys() != incoming.keys():
+        raise SourceSchemaError(
+            f"the dataset's columns differ from the table's: missing {sorted(table.keys() - incoming.keys())}, "
+            f"extra {sorted(incoming.keys() - table.keys())}"
+        )
+    differing = [f"{c} is {incoming[c]}, not {t}" for c, t in table.items() if incoming[c] != t]
+    if differing:
+        raise SourceSchemaError(
+            f"the dataset's column types differ from the table's: {'; '.join(differing)}",
+            hint="cast those columns to the table's types; type changes are not supported here",
+        )
+    return tuple(table)
+
+
+def _avro_types(schema: dict[str, Any]) -> dict[str, str]:
+    """Each data field's Avro type, nullability taken out, as text."""
+    types = {f["name"]: _without_nulls(f["type"]) for f in schema["fields"] if f["name"] not in META_COLUMNS}
+    return {name: t if isinstance(t, str) else json.dumps(t, sort_keys=True) for name, t in types.items()}
+
+
+def _without_nulls(avro: Any) -> Any:
+    """An Avro type without its ``null`` union branches and field defaults, at every depth."""
+    if isinstance(avro, list):
+        kept = [_without_nulls(t) for t in avro if t != "null"]
+        return kept[0] if len(kept) == 1 else kept
+    if isinstance(avro, dict):
+        return {
+            k: [_without_nulls(f) for f in v] if k == "fields" else _without_nulls(v)
+            for k, v in avro.items()
+            if k != "default"
+        }
+    return avro
+
+
+def keyed_records(rows: Any, config: TableConfig, ordering_field: str, upsert: bool) -> Any:
+    """The dataset with Hudi's record key and partition path, one record per key where Hudi combines
+    duplicates first (the greatest ordering value wins)."""
+    if ordering_field and (ordering_field,) != config.ordering_fields:
+        raise TableMismatchError(
+            f"--ordering-field {ordering_field}: the table orders records by "
+            f"{list(config.ordering_fields) or 'commit time only'}",
+            hint="leave --ordering-field out, or pass the table's own",
+        )
+    if upsert and merge_mode(config) == CUSTOM:
+        raise UnsupportedTableError(
+            "the table merges records with a custom payload class or merger, which we cannot run",
+            hint="upsert with Hudi's own writer, or insert",
+        )
+    _refuse_keyless(rows, config.record_key_fields)
+    keyed = _with_keys(rows, config)
+    if upsert or ordering_field:
+        keyed = _deduplicate(keyed, config.ordering_fields)
+    return keyed
+
+
+def _refuse_keyless(rows: Any, keys: tuple[str, ...]) -> None:
+    """Hudi's key generators refuse a record whose key fields are all null or empty."""
+    from pyspark.sql import functions as F  # noqa: N812
+
+    blank = reduce(operator.and_, (F.coalesce(F.col(k).cast("string"), F.lit("")) == "" for k in keys))
+    if rows.filter(blank).limit(1).count():
+        raise SourceSchemaError(
+            f"the dataset has records whose record key ({', '.join(keys)}) is null or empty",
+            hint="drop or fix those records: Hudi writes no record without a key",
+        )
+
+
+def _with_keys(rows: Any, config: TableConfig) -> Any:
+    """Hudi's record key and partition path for each row, as its key generators build them."""
+    from pyspark.sql import functions as F  # noqa: N812
+
+    def text(field: str) -> Any:
+        return F.col(field).cast("string")
+
+    keys = config.record_key_fields
+    if len(keys) == 1 and config.key_generator_type != "COMPLEX":
+        key = text(keys[0])
+    else:
+        key = F.concat_ws(
+            ",",
+            *(
+                F.concat(
+                    F.lit(f"{k}:"),
+                    F.when(text(k).isNull(), NULL_PLACEHOLDER)
+                    .when(text(k) == "", EMPTY_PLACEHOLDER)
+                    .otherwise(text(k)),
+                )
+                for k in keys
+            ),
+        )
+    segments = [
+        F.concat(
+            F.lit(f"{p}=" if config.hive_style_partitioning else ""),
+            F.when(text(p).isNull() | (text(p) == ""), DEFAULT_PARTITION).otherwise(text(p)),
+        )
+        for p in config.partition_fields
+    ]
+    path = F.concat_ws("/", *segments) if segments else F.lit("")
+    return rows.withColumn(RECORD_KEY, key).withColumn(PARTITION_PATH, path)
+
+
+def _deduplicate(rows: Any, ordering_fields: tuple[str, ...]) -> Any:
+    """One record per key: the one with the greatest ordering values (any one without ordering fields)."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F  # noqa: N812
+
+    if not ordering_fields:
+        return rows.dropDuplicates(KEY_COLUMNS)
+    window = Window.partitionBy(*KEY_COLUMNS).orderBy(*(F.col(f).desc_nulls_last() for f in ordering_fields))
+    return (
+        rows.withColumn("__hbo_rank", F.row_number().over(window)).filter("__hbo_rank = 1").drop("__hbo_rank")
+    )
