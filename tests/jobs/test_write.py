@@ -567,3 +567,22 @@ def test_partition_values_with_glob_characters_are_read_as_they_are(spark: Any, 
     report = verify(spark, root, lambda p: 8 if p == "region=e*" else 4)
     assert report["ok"], report
     assert report["checkedRows"] == len(rows)
+
+
+def test_keys_hudi_would_split_are_bucketed_as_hudi_splits_them(spark: Any, tmp_path: Path) -> None:
+    """A single-field key that looks like a complex key (``id:7,x:1``) is split by Hudi 1.x and hashed
+    as ``["7"]``: such keys, incoming or stored, keep bucket ids off the JVM's whole-key path."""
+    layout = Layout(9, True, ("region",), ("id",), "region=eu,3", 2, lambda p: 3 if p == "region=eu" else 2)
+    root = tmp_path / "table"
+    rows = source_rows()
+    lookalikes = [{**r, "id": f"id:{i},x:{i}"} for i, r in enumerate(rows[:6])]
+    write(spark, str(root), layout.request(), rows=frame(spark, rows[6:] + lookalikes))
+    assert verify(spark, root, layout.buckets)["ok"]
+    updates = [{**r, "ts": 2, "amount": -r["amount"]} for r in rows[6:]]  # keys taken whole only
+
+    write(spark, str(root), layout.request(create=False), rows=frame(spark, updates))
+
+    assert read_rows(root) == ordered(updates + lookalikes)
+    report = verify(spark, root, layout.buckets)
+    assert report["ok"], report
+    assert report["checkedRows"] == len(rows)

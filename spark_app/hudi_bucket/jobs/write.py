@@ -46,7 +46,7 @@ from hudi_bucket.hudi.table_creation import (
 )
 from hudi_bucket.jobs.avro_schema import to_avro_json
 from hudi_bucket.jobs.bucket_files import ExistingGroup, write_bucket_files
-from hudi_bucket.jobs.bucketing import bucket_id_column, num_buckets_column
+from hudi_bucket.jobs.bucketing import bucket_id_column, key_taken_whole, num_buckets_column
 from hudi_bucket.jobs.context import TableContext
 from hudi_bucket.jobs.java_regex import JavaRegexMatcher
 from hudi_bucket.jobs.preconditions import check_table, roll_back_our_leftovers
@@ -246,13 +246,20 @@ def _commit(
     request: WriteRequest,
     created: bool,
 ) -> WriteResult:
+    from pyspark.sql import functions as F  # noqa: N812
+
     storage, table, spark = ctx.storage, ctx.table, ctx.spark
-    incoming_partitions = [r[0] for r in rows.select(PARTITION_PATH).distinct().collect()]
+    # Each partition, and how many of its keys must be split (none: the JVM computes every bucket id).
+    partitions = rows.groupBy(PARTITION_PATH).agg(F.count_if(~_taken_whole(ctx))).collect()
+    incoming_partitions = [r[0] for r in partitions]
+    incoming_whole = not any(r[1] for r in partitions)
     buckets = {p: layout.rules.buckets_for(p, ctx.matcher) for p in incoming_partitions}
-    with_bucket = rows.withColumn("__hbo_b", _bucket(ctx, buckets))
+    with_bucket = rows.withColumn("__hbo_b", _bucket(ctx, buckets, every_key_whole=incoming_whole))
     touched = {(r[0], r[1]) for r in with_bucket.select(PARTITION_PATH, "__hbo_b").distinct().collect()}
     rewritten = {k: g for k, g in layout.groups.items() if k in touched}
-    merged = _merge(ctx, rows.select(*columns, *KEY_COLUMNS), rewritten, buckets, columns, request)
+    merged, stored_whole = _merge(
+        ctx, rows.select(*columns, *KEY_COLUMNS), rewritten, buckets, columns, request
+    )
 
     store = timeline_store(storage, table)
     instant = store.new_instant_time()
@@ -274,6 +281,7 @@ def _commit(
             key_style=ctx.key_style,
             data_columns=columns,
             existing={k: ExistingGroup(g.file_id, g.latest_base_file.instant) for k, g in rewritten.items()},
+            every_key_whole=incoming_whole and stored_whole,
         )
         by_partition: dict[str, tuple] = dict.fromkeys(incoming_partitions, ())
         for stat in stats:
@@ -288,12 +296,20 @@ def _commit(
     )
 
 
-def _bucket(ctx: TableContext, buckets: dict[str, int]) -> Any:
+def _bucket(ctx: TableContext, buckets: dict[str, int], *, every_key_whole: bool = False) -> Any:
     """Each row's bucket id under its partition's bucket count."""
     from pyspark.sql import functions as F  # noqa: N812
 
     counts = num_buckets_column(F.col(PARTITION_PATH), buckets, 1)
-    return bucket_id_column(F.col(RECORD_KEY), counts, ctx.hash_fields, ctx.key_style)
+    return bucket_id_column(
+        F.col(RECORD_KEY), counts, ctx.hash_fields, ctx.key_style, every_key_whole=every_key_whole
+    )
+
+
+def _taken_whole(ctx: TableContext) -> Any:
+    from pyspark.sql import functions as F  # noqa: N812
+
+    return key_taken_whole(F.col(RECORD_KEY), ctx.key_style)
 
 
 def _merge(
@@ -303,21 +319,22 @@ def _merge(
     buckets: dict[str, int],
     columns: tuple[str, ...],
     request: WriteRequest,
-) -> Any:
-    """Incoming records plus the old records of every file group they land in (copy-on-write). An
-    upsert keeps one record per key, by the table's merge mode: under EVENT_TIME_ORDERING an old record
-    stays when its ordering value is greater (a null is less than any value; a tie goes to the incoming
-    record), under COMMIT_TIME_ORDERING the incoming record always wins."""
+) -> tuple[Any, bool]:
+    """Incoming records plus the old records of every file group they land in (copy-on-write), and
+    whether every old record's key is taken whole. An upsert keeps one record per key, by the table's
+    merge mode: under EVENT_TIME_ORDERING an old record stays when its ordering value is greater (a null
+    is less than any value; a tie goes to the incoming record), under COMMIT_TIME_ORDERING the incoming
+    record always wins."""
     from pyspark.sql import functions as F  # noqa: N812
 
     if not rewritten:
-        return incoming
+        return incoming, True
     paths = table_file_uris(ctx.storage, [g.latest_base_file.path for g in rewritten.values()])
     old = ctx.spark.read.parquet(*paths).withColumn("__hbo_file", F.col("_metadata.file_name"))
-    _refuse_misplaced(ctx, old, buckets)
+    stored_whole = _refuse_misplaced(ctx, old, buckets)
     old = old.select(*columns, *KEY_COLUMNS)
     if not request.is_upsert:
-        return old.unionByName(incoming)
+        return old.unionByName(incoming), stored_whole
     config = ctx.table.config
     ordering = config.ordering_fields if merge_mode(config) == EVENT_TIME_ORDERING else ()
     if ordering:
@@ -331,27 +348,31 @@ def _merge(
     )
     old = old.join(pairs.filter(~wins).select(*KEY_COLUMNS), KEY_COLUMNS, "left_anti")
     incoming = incoming.join(pairs.filter(wins).select(*KEY_COLUMNS), KEY_COLUMNS, "left_anti")
-    return old.unionByName(incoming)
+    return old.unionByName(incoming), stored_whole
 
 
-def _refuse_misplaced(ctx: TableContext, old: Any, buckets: dict[str, int]) -> None:
+def _refuse_misplaced(ctx: TableContext, old: Any, buckets: dict[str, int]) -> bool:
     """Every old record of a rewritten file group must hash to that group's bucket under the counts we
     write with; otherwise the count is not the table's (or its layout is broken), and the rewrite would
-    put records in file groups beside those that still hold their old copies."""
+    put records in file groups beside those that still hold their old copies. Returns whether every old
+    record's key is taken whole (the same pass tells)."""
     from pyspark.sql import functions as F  # noqa: N812
 
     name = F.col("__hbo_file")
-    stray = (
+    bucket = F.col("__hbo_bucket")
+    misplaced = bucket != F.substring(name, 1, BUCKET_ID_DIGITS).cast("int")
+    first = F.struct(PARTITION_PATH, RECORD_KEY, name.alias("file"), bucket)
+    found = (
         old.withColumn("__hbo_bucket", _bucket(ctx, buckets))
-        .filter(F.col("__hbo_bucket") != F.substring(name, 1, BUCKET_ID_DIGITS).cast("int"))
-        .select(PARTITION_PATH, RECORD_KEY, name.alias("file"), "__hbo_bucket")
-        .limit(1)
-        .collect()
+        .agg(F.count_if(~_taken_whole(ctx)), F.min(F.when(misplaced, first)))
+        .first()
     )
-    if stray:
-        partition, key, file, bucket = stray[0]
+    split_keys, stray = found
+    if stray is not None:
+        partition, key, file, bucket_id = stray
         raise NotBucketIndexedError(
-            f"partition {partition or '(table)'}: record {key} of {file} hashes to bucket {bucket}, "
+            f"partition {partition or '(table)'}: record {key} of {file} hashes to bucket {bucket_id}, "
             "not to that file's",
             hint=f"pass the table's bucket count (--default of a table without rules); else {_REPAIR_HINT}",
         )
+    return split_keys == 0
