@@ -126,10 +126,11 @@ class KubeClient:
         ]
 
     async def patch(
-        self, resource: Resource, namespace: str, name: str, body: dict[str, Any]
+        self, resource: Resource, namespace: str, name: str, body: dict[str, Any], subresource: str = ""
     ) -> dict[str, Any]:
         headers = {"Content-Type": "application/merge-patch+json"}
-        return await self._call("PATCH", resource.path(namespace, name), json=body, headers=headers)
+        path = resource.path(namespace, name, subresource)
+        return await self._call("PATCH", path, json=body, headers=headers)
 
     async def delete(self, resource: Resource, namespace: str, name: str) -> None:
         with contextlib.suppress(KubeNotFoundError):

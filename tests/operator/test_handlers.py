@@ -1,0 +1,117 @@
+"""The Kopf handlers' own logic, called directly: status is written inside the table's lock, only when it
+changed, and from the newest status this process knows, whatever snapshot Kopf hands in."""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+from dataclasses import replace
+from typing import Any
+
+import kopf
+import pytest
+
+from hudi_bucket_operator import handlers
+from hudi_bucket_operator.backends import TableRef, job_name_for
+from hudi_bucket_operator.reconcile import JobPhase, ObservedJob, SubmitJob
+from hudi_bucket_operator.spec import TableSpec
+
+pytestmark = pytest.mark.asyncio
+
+BODY: dict[str, Any] = {
+    "metadata": {"name": "orders", "namespace": "lake", "uid": "u-1", "generation": 1},
+    "spec": {
+        "table": {"uri": "s3a://lake/warehouse/orders"},
+        "buckets": {"default": 4, "currentBuckets": 4, "rules": [{"pattern": "11-11", "buckets": 16}]},
+    },
+    "status": {},
+}
+
+
+class MemoryBackend:
+    """Jobs kept in a dict: submitted jobs stay Pending until a test moves them on."""
+
+    def __init__(self) -> None:
+        self.jobs: dict[str, ObservedJob] = {}
+
+    async def observe(self, table: TableRef) -> list[ObservedJob]:
+        return list(self.jobs.values())
+
+    async def submit(self, table: TableRef, spec: TableSpec, job: SubmitJob) -> str:
+        name = job_name_for(table, job)
+        self.jobs[name] = ObservedJob(
+            name, job.kind, job.generation, job.retry_token, JobPhase.PENDING, "2026-11-21T00:00:00Z"
+        )
+        return name
+
+    async def forget(self, table: TableRef, name: str) -> None:
+        self.jobs.pop(name, None)
+
+    def move_all(self, phase: JobPhase) -> None:
+        self.jobs = {name: replace(job, phase=phase) for name, job in self.jobs.items()}
+
+
+class RecordingKube:
+    """Records every status write; ``delay`` holds each write, so concurrent passes could interleave."""
+
+    def __init__(self, delay: float = 0.0) -> None:
+        self.writes: list[dict[str, Any]] = []
+        self.delay = delay
+
+    async def patch(
+        self, resource: Any, namespace: str, name: str, body: dict, subresource: str = ""
+    ) -> dict:
+        assert (resource, namespace, name, subresource) == (handlers.TABLES, "lake", "orders", "status")
+        await asyncio.sleep(self.delay)
+        self.writes.append(body["status"])
+        return {}
+
+
+@pytest.fixture
+def memo(monkeypatch: pytest.MonkeyPatch) -> kopf.Memo:
+    monkeypatch.setattr(handlers.kopf, "event", lambda *args, **kwargs: None)
+    memo = kopf.Memo()
+    memo.locks = collections.defaultdict(asyncio.Lock)
+    memo.statuses = {}
+    memo.backend = MemoryBackend()
+    memo.kube = RecordingKube()
+    return memo
+
+
+async def test_a_pass_that_changes_nothing_writes_nothing(memo: kopf.Memo) -> None:
+    await handlers.poll(body=BODY, memo=memo)  # submits the plan job
+    await handlers.poll(body=BODY, memo=memo)  # sees it pending
+    assert [w["lastJob"]["phase"] for w in memo.kube.writes] == ["Pending", "Pending"]
+
+    # Kopf may keep handing in the snapshot from before our writes; the job has not moved.
+    await handlers.poll(body=BODY, memo=memo)
+    await handlers.changed(event={"type": "MODIFIED"}, body=BODY, memo=memo)
+
+    assert len(memo.kube.writes) == 2
+
+
+async def test_concurrent_passes_write_in_the_order_they_decided(memo: kopf.Memo) -> None:
+    memo.kube = RecordingKube(delay=0.05)
+    await handlers.poll(body=BODY, memo=memo)
+    await handlers.poll(body=BODY, memo=memo)
+    memo.backend.move_all(JobPhase.RUNNING)
+
+    # A timer pass and an event pass on the same stale snapshot, at once.
+    await asyncio.gather(
+        handlers.poll(body=BODY, memo=memo),
+        handlers.changed(event={"type": "MODIFIED"}, body=BODY, memo=memo),
+    )
+
+    phases = [w["lastJob"]["phase"] for w in memo.kube.writes]
+    assert phases == ["Pending", "Pending", "Running"]
+    assert memo.statuses["u-1"] == memo.kube.writes[-1]
+
+
+async def test_a_deleted_table_is_forgotten(memo: kopf.Memo) -> None:
+    await handlers.poll(body=BODY, memo=memo)
+    assert "u-1" in memo.statuses
+
+    await handlers.changed(event={"type": "DELETED"}, body=BODY, memo=memo)
+
+    assert "u-1" not in memo.statuses
+    assert "u-1" not in memo.locks
