@@ -37,7 +37,7 @@ from hudi_bucket.core.recordkeys import KeyStyle
 from hudi_bucket.errors import HudiBucketError
 from hudi_bucket.jobs.bucketing import bucket_id_column, num_buckets_column
 from hudi_bucket.jobs.session import scoped_conf
-from hudi_bucket.jobs.spark_paths import literal
+from hudi_bucket.jobs.spark_paths import literal, spark_root
 from hudi_bucket.storage.base import Storage, walk
 
 WRITE_TOKEN = "0-0-0"  # <task>-<stage>-<attempt>; readers only parse it, and file ids keep names unique
@@ -136,7 +136,7 @@ def write_bucket_files(
     ordered = staged.select(*META_COLUMNS, *data_columns, _PARTITION_INDEX, _BUCKET)
 
     folder = staging_folder(instant)
-    target = f"{storage.uri.rstrip('/')}/{folder}"
+    target = f"{spark_root(storage)}/{folder}"
     with _legacy_parquet_for_small_decimals(spark, ordered.schema):
         ordered.write.mode("overwrite").partitionBy(_PARTITION_INDEX, _BUCKET).parquet(target)
     try:

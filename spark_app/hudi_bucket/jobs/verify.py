@@ -20,6 +20,7 @@ from pyspark.sql import functions as F  # noqa: N812 (PySpark's own convention)
 
 from hudi_bucket.core.buckets import bucket_id_from_file_id, check_num_buckets, is_bucket_file_id
 from hudi_bucket.core.filegroups import FileGroup
+from hudi_bucket.core.metafields import RECORD_KEY
 from hudi_bucket.core.recordkeys import KeyStyle
 from hudi_bucket.errors import InvalidBucketCountError, StorageError
 from hudi_bucket.hudi.table import HudiTable, load_file_groups
@@ -30,7 +31,6 @@ from hudi_bucket.storage.base import Storage
 if TYPE_CHECKING:
     from pyspark.sql import Row, SparkSession
 
-RECORD_KEY = "_hoodie_record_key"
 PartitionBucketCounts = Callable[[str], int] | Mapping[str, int]
 """The bucket count of each partition path: a function (e.g. the rules) or a complete mapping."""
 
