@@ -115,6 +115,8 @@ ARGS = parse_args()
 os.environ["HBO_POLL_SECONDS"] = str(ARGS.poll)
 os.environ["HBO_METRICS_PORT"] = "0"
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/: shared test data
+
 import aiohttp  # noqa: E402
 import aiohttp.web  # noqa: E402
 import kmock  # noqa: E402
@@ -122,17 +124,10 @@ import kopf  # noqa: E402
 from kmock._internal import dicts as kmock_dicts  # noqa: E402  (kmock's own patch semantics)
 from kopf._cogs.clients import watching as kopf_watching  # noqa: E402  (timing its watch stream)
 
+from hbt_resources import APPS, CONFIG_MAPS, SPEC, TABLES, VERBS  # noqa: E402
 from hudi_bucket_operator import handlers, naming  # noqa: E402
 
 NAMESPACE = "lake"
-TABLES = "hudi.bucketops.io/v1alpha1/hudibuckettables"
-APPS = "sparkoperator.k8s.io/v1beta2/sparkapplications"
-CONFIG_MAPS = "v1/configmaps"
-VERBS = {"list", "watch", "get", "patch", "create", "delete"}
-SPEC = {
-    "table": {"uri": "s3a://lake/warehouse/orders"},
-    "buckets": {"default": 4, "currentBuckets": 4, "rules": [{"pattern": "11-11", "buckets": 16}]},
-}
 
 
 # -- measuring ----------------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ from typing import Any
 import kopf
 import pytest
 
+from hbt_resources import SPEC
 from hudi_bucket_operator import handlers
 from hudi_bucket_operator.backends import TableRef, job_name_for
 from hudi_bucket_operator.reconcile import JobPhase, ObservedJob, SubmitJob
@@ -20,10 +21,7 @@ pytestmark = pytest.mark.asyncio
 
 BODY: dict[str, Any] = {
     "metadata": {"name": "orders", "namespace": "lake", "uid": "u-1", "generation": 1},
-    "spec": {
-        "table": {"uri": "s3a://lake/warehouse/orders"},
-        "buckets": {"default": 4, "currentBuckets": 4, "rules": [{"pattern": "11-11", "buckets": 16}]},
-    },
+    "spec": SPEC,
     "status": {},
 }
 

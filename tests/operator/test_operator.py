@@ -19,6 +19,7 @@ import pytest
 import pytest_asyncio
 
 import k8s_schema
+from hbt_resources import APPS, CONFIG_MAPS, SPEC, TABLES, VERBS
 from hudi_bucket.core.planning import PartitionLayout, make_plan
 from hudi_bucket.core.rules import BucketRules, PythonRegexMatcher
 from hudi_bucket_operator import handlers, naming
@@ -27,15 +28,7 @@ from paths import K8S_FIXTURES
 
 pytestmark = pytest.mark.asyncio
 
-TABLES = "hudi.bucketops.io/v1alpha1/hudibuckettables"
-APPS = "sparkoperator.k8s.io/v1beta2/sparkapplications"
-CONFIG_MAPS = "v1/configmaps"
 TABLE_PATH = "/apis/hudi.bucketops.io/v1alpha1/namespaces/lake/hudibuckettables/orders"
-VERBS = {"list", "watch", "get", "patch", "create", "delete"}
-SPEC = {
-    "table": {"uri": "s3a://lake/warehouse/orders"},
-    "buckets": {"default": 4, "currentBuckets": 4, "rules": [{"pattern": "11-11", "buckets": 16}]},
-}
 
 
 def spark_application_errors(app: dict[str, Any]) -> list[str]:
