@@ -102,10 +102,10 @@ class SparkOperatorBackend:
 
     async def _report(self, table: TableRef, name: str) -> JobReport | None:
         try:
-            config_map = await self.client.get(CONFIG_MAPS, table.namespace, name)
+            data = await self.client.config_map_data(table.namespace, name)
         except KubeNotFoundError:
             return None
-        text = (config_map.get("data") or {}).get(REPORT_KEY)
+        text = data.get(REPORT_KEY)
         return JobReport.from_dict(json.loads(text)) if text else None
 
     async def submit(self, table: TableRef, spec: TableSpec, job: SubmitJob) -> str:
@@ -133,7 +133,7 @@ class SparkOperatorBackend:
         return name
 
     async def forget(self, table: TableRef, name: str) -> None:
-        await self.client.delete(CONFIG_MAPS, table.namespace, name)
+        await self.client.delete_config_map(table.namespace, name)
 
 
 @dataclass

@@ -1,24 +1,27 @@
-"""The operator's only Kubernetes API client (Kopf itself patches our status and posts events).
+"""The operator's Kubernetes API client: the official `kubernetes` package (its asyncio flavour), wrapped.
 
-A small async client over aiohttp for the few calls we make on children: create, get, list by label,
-merge-patch, delete. It is built from the ConnectionInfo Kopf logged in with, so both share one
-identity. Errors are grouped by HTTP class; a 409 on create is what adoption looks for.
+Kopf watches the tables and posts events with its own client; everything else we call goes through
+`KubeClient`. Both log in from one source, `load_configuration`: the pod's service account in a
+cluster, else the kubeconfig (``$KUBECONFIG`` or ``~/.kube/config``). This module is the only one that
+imports `kubernetes` (import-linter keeps it so). Errors are grouped by HTTP class; a 409 on create is
+what adoption looks for.
 """
 
 from __future__ import annotations
 
-import base64
 import contextlib
-import ssl
-import tempfile
+import json
+import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote
 
-import aiohttp
 import kopf
+from kubernetes.aio import client, config
 
 from hudi_bucket.errors import HudiBucketError
+
+SERVICE_ACCOUNT_TOKEN = "/var/run/secrets/kubernetes.io/serviceaccount/token"
 
 
 class KubeError(HudiBucketError):
@@ -37,119 +40,136 @@ class KubeNotFoundError(KubeError):
     """404."""
 
 
+class KubeLoginError(HudiBucketError):
+    """Neither a pod's service account nor a kubeconfig was found."""
+
+    hint = "run in a pod with a service account, or set KUBECONFIG (or HBO_KUBE_SERVER for an open server)"
+
+
 @dataclass(frozen=True)
 class Resource:
-    """Where a kind lives in the API: ``/api/v1`` for the core group, ``/apis/<group>/<version>`` else."""
+    """A custom resource's coordinates in the API."""
 
     group: str
     version: str
     plural: str
-
-    def path(self, namespace: str, name: str = "", subresource: str = "") -> str:
-        base = f"/api/{self.version}" if not self.group else f"/apis/{self.group}/{self.version}"
-        path = f"{base}/namespaces/{quote(namespace)}/{self.plural}"
-        if name:
-            path += f"/{quote(name)}"
-        if subresource:
-            path += f"/{subresource}"
-        return path
 
 
 SPARK_APPLICATIONS = Resource("sparkoperator.k8s.io", "v1beta2", "sparkapplications")
 CONFIG_MAPS = Resource("", "v1", "configmaps")
 
 
+def in_a_pod() -> bool:
+    return bool(os.environ.get("KUBERNETES_SERVICE_HOST")) and os.path.isfile(SERVICE_ACCOUNT_TOKEN)
+
+
+async def load_configuration(server: str = "") -> client.Configuration:
+    """A fresh client configuration: ``server`` as given (no credentials), else the pod's service account,
+    else the kubeconfig. Loaded anew on each login, so a rotated token is read again."""
+    configuration = client.Configuration()
+    if server:
+        configuration.host = server
+        return configuration
+    try:
+        if in_a_pod():
+            config.load_incluster_config(client_configuration=configuration)
+        else:
+            await config.load_kube_config(client_configuration=configuration, persist_config=False)
+    except config.ConfigException as err:
+        raise KubeLoginError(f"cannot log in to Kubernetes: {err}") from None
+    return configuration
+
+
+async def connection_info(configuration: client.Configuration) -> kopf.ConnectionInfo:
+    """The same identity, in the terms Kopf's own client takes."""
+    header = await configuration.get_api_key_with_prefix("BearerToken") or ""
+    scheme, _, token = header.partition(" ") if " " in header else ("", "", header)
+    return kopf.ConnectionInfo(
+        server=configuration.host,
+        ca_path=configuration.ssl_ca_cert,
+        insecure=not configuration.verify_ssl,
+        username=configuration.username or None,
+        password=configuration.password or None,
+        scheme=scheme or None,
+        token=token or None,
+        certificate_path=configuration.cert_file,
+        private_key_path=configuration.key_file,
+    )
+
+
 class KubeClient:
-    def __init__(self, info: kopf.ConnectionInfo) -> None:
-        self._info = info
-        self._session: aiohttp.ClientSession | None = None
+    """The few calls the operator makes: children (SparkApplications, report ConfigMaps) and status."""
 
-    def _ssl(self) -> ssl.SSLContext | bool:
-        if self._info.insecure:
-            return False
-        context = ssl.create_default_context()
-        if self._info.ca_path:
-            context.load_verify_locations(cafile=str(self._info.ca_path))
-        elif self._info.ca_data:
-            context.load_verify_locations(cadata=_text(self._info.ca_data))
-        if self._info.certificate_path or self._info.certificate_data:
-            cert, key = (
-                _file(self._info.certificate_path, self._info.certificate_data),
-                _file(self._info.private_key_path, self._info.private_key_data),
-            )
-            context.load_cert_chain(cert, key)
-        return context
+    def __init__(self) -> None:
+        self._api: client.ApiClient | None = None
+        self._retired: list[client.ApiClient] = []
 
-    async def _ensure(self) -> aiohttp.ClientSession:
-        if self._session is None:
-            headers = {"Accept": "application/json", **self._info.as_http_headers()}
-            connector = None
-            if self._info.server.startswith("https"):
-                connector = aiohttp.TCPConnector(ssl=self._ssl())
-            self._session = aiohttp.ClientSession(
-                base_url=self._info.server, headers=headers, connector=connector
-            )
-        return self._session
+    async def log_in(self, configuration: client.Configuration) -> None:
+        """Use this identity from now on. The previous one's calls may still be in flight: it is closed at
+        the next login, minutes later at the earliest."""
+        while self._retired:
+            await self._retired.pop().close()
+        if self._api is not None:
+            self._retired.append(self._api)
+        self._api = client.ApiClient(configuration)
+        self._custom = client.CustomObjectsApi(self._api)
+        self._core = client.CoreV1Api(self._api)
 
     async def close(self) -> None:
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
+        for api in (*self._retired, *([self._api] if self._api else [])):
+            await api.close()
+        self._api, self._retired = None, []
 
-    async def _call(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
-        session = await self._ensure()
-        async with session.request(method, path, **kwargs) as response:
-            if response.status >= 400:
-                text = await response.text()
-                try:
-                    message = (await response.json(content_type=None)).get("message", text)
-                except ValueError:
-                    message = text
-                error = {404: KubeNotFoundError, 409: KubeConflictError}.get(response.status, KubeError)
-                raise error(response.status, f"{method} {path}: {message}")
-            return await response.json(content_type=None) or {}
-
-    async def create(self, resource: Resource, body: dict[str, Any]) -> dict[str, Any]:
-        return await self._call("POST", resource.path(body["metadata"]["namespace"]), json=body)
-
-    async def get(self, resource: Resource, namespace: str, name: str) -> dict[str, Any]:
-        return await self._call("GET", resource.path(namespace, name))
+    async def create(self, resource: Resource, body: dict[str, Any]) -> None:
+        namespace = body["metadata"]["namespace"]
+        with _errors(f"create {resource.plural} {namespace}/{body['metadata']['name']}"):
+            if resource is CONFIG_MAPS:
+                await self._core.create_namespaced_config_map(namespace, client.V1ConfigMap.from_dict(body))
+            else:
+                await self._custom.create_namespaced_custom_object(
+                    resource.group, resource.version, namespace, resource.plural, body
+                )
 
     async def list(self, resource: Resource, namespace: str, labels: dict[str, str]) -> list[dict[str, Any]]:
         selector = ",".join(f"{k}={v}" for k, v in labels.items())
-        result = await self._call("GET", resource.path(namespace), params={"labelSelector": selector})
-        # Filter again: a selector the server ignores must not hand us another table's children.
-        return [
-            item
-            for item in result.get("items") or []
-            if all((item.get("metadata", {}).get("labels") or {}).get(k) == v for k, v in labels.items())
-        ]
+        with _errors(f"list {resource.plural} in {namespace}"):
+            found = await self._custom.list_namespaced_custom_object(
+                resource.group, resource.version, namespace, resource.plural, label_selector=selector
+            )
+        return list(found.get("items") or [])
 
-    async def patch(
-        self, resource: Resource, namespace: str, name: str, body: dict[str, Any], subresource: str = ""
-    ) -> dict[str, Any]:
-        headers = {"Content-Type": "application/merge-patch+json"}
-        path = resource.path(namespace, name, subresource)
-        return await self._call("PATCH", path, json=body, headers=headers)
+    async def config_map_data(self, namespace: str, name: str) -> dict[str, str]:
+        with _errors(f"get configmaps {namespace}/{name}"):
+            found = await self._core.read_namespaced_config_map(name, namespace)
+        return dict(found.data or {})
 
-    async def delete(self, resource: Resource, namespace: str, name: str) -> None:
-        with contextlib.suppress(KubeNotFoundError):
-            await self._call("DELETE", resource.path(namespace, name))
+    async def delete_config_map(self, namespace: str, name: str) -> None:
+        with contextlib.suppress(KubeNotFoundError), _errors(f"delete configmaps {namespace}/{name}"):
+            await self._core.delete_namespaced_config_map(name, namespace)
+
+    async def patch_status(
+        self, resource: Resource, namespace: str, name: str, status: dict[str, Any]
+    ) -> None:
+        """A merge patch of the status subresource."""
+        with _errors(f"patch {resource.plural}/status {namespace}/{name}"):
+            await self._custom.patch_namespaced_custom_object_status(
+                resource.group, resource.version, namespace, resource.plural, name, {"status": status}
+            )
 
 
-def _text(data: str | bytes) -> str:
-    if isinstance(data, bytes):
-        data = data.decode()
+@contextlib.contextmanager
+def _errors(call: str) -> Iterator[None]:
+    """Turns the client's ApiException into our KubeError classes, with the API's own message."""
     try:
-        return base64.b64decode(data, validate=True).decode()
+        yield
+    except client.ApiException as error:
+        status = int(error.status or 0)
+        cls = {404: KubeNotFoundError, 409: KubeConflictError}.get(status, KubeError)
+        raise cls(status, f"{call}: {_message(error)}") from None
+
+
+def _message(error: client.ApiException) -> str:
+    try:
+        return str(json.loads(error.body or "{}").get("message") or error.reason)
     except ValueError:
-        return data
-
-
-def _file(path: Any, data: str | bytes | None) -> str:
-    if path:
-        return str(path)
-    handle = tempfile.NamedTemporaryFile("w", suffix=".pem", delete=False)  # noqa: SIM115 - kept for ssl
-    handle.write(_text(data or b""))
-    handle.close()
-    return handle.name
+        return str(error.body or error.reason)

@@ -1,6 +1,7 @@
-"""The job writes its report into a ConfigMap over plain HTTP: tried for real against kmock's API emulator.
+"""The job writes its report into a ConfigMap: the client's retries and errors, against kmock's emulator.
 
-The server runs in the test's event loop, so the blocking urllib client runs in a thread.
+The server runs in the test's event loop, so the blocking client runs in a thread. The in-pod path (the
+service account's token and CA) runs for real in the end-to-end tests (tests/e2e).
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ import kmock as kmock_lib
 import pytest
 
 from hudi_bucket import report_sink
-from hudi_bucket.cli import _write_report
 from hudi_bucket.core.report import JobReport, Outcome
 from hudi_bucket.errors import StorageError
 
@@ -124,17 +124,6 @@ async def test_forbidden_fails_at_once_with_a_clear_error(api: kmock_lib.Kuberne
     assert len(api["patch"]) == 1  # not retried
 
 
-@pytest.mark.asyncio
-async def test_the_cli_sends_configmap_uris_to_the_sink(
-    api: kmock_lib.KubernetesEmulator, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    host, port = api.url.host, api.url.port
-    monkeypatch.setattr(report_sink, "_in_cluster_server", lambda: f"http://{host}:{port}")
-    precreate(api)
-    await asyncio.to_thread(_write_report, URI, REPORT, None)
-    assert stored_report(api) == REPORT.to_dict()
-
-
 @pytest.mark.parametrize(
     "uri",
     [
@@ -153,16 +142,9 @@ def test_bad_uris_are_refused(uri: str) -> None:
 
 def test_outside_a_pod_it_says_what_is_missing(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
-    with pytest.raises(StorageError, match="KUBERNETES_SERVICE_HOST"):
+    with pytest.raises(StorageError, match="need the Kubernetes API and a service account") as caught:
         report_sink.write_configmap_report(URI, b"{}")
-
-
-def test_in_cluster_address(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("KUBERNETES_SERVICE_HOST", "10.0.0.1")
-    monkeypatch.setenv("KUBERNETES_SERVICE_PORT", "443")
-    assert report_sink._in_cluster_server() == "https://10.0.0.1:443"
-    monkeypatch.setenv("KUBERNETES_SERVICE_HOST", "fd00::1")
-    assert report_sink._in_cluster_server() == "https://[fd00::1]:443"
+    assert "run the job in a pod" in caught.value.hint
 
 
 def test_an_oversized_report_is_refused_before_sending() -> None:
