@@ -10,8 +10,8 @@ import pytest
 
 from paths import unzip_table
 
-# Operator tests poll fast: Kopf fixes timer intervals when the handlers module is imported.
-os.environ.setdefault("HBO_POLL_SECONDS", "0.3")
+# Operator tests resync fast (read when the handlers module is imported).
+os.environ.setdefault("HBO_RESYNC_SECONDS", "0.3")
 os.environ.setdefault("HBO_METRICS_PORT", "0")
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
+import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -61,6 +62,8 @@ def _run(args: argparse.Namespace) -> int:
     from hudi_bucket_operator import handlers
 
     kopf.configure(verbose=args.verbose, log_format=getattr(kopf.LogFormat, args.log_format.upper()))
+    if not args.verbose:  # one "Handler ... succeeded" line per table event is noise at a thousand tables
+        logging.getLogger("kopf.objects").setLevel(logging.WARNING)
     namespaces = args.namespace or list(handlers.CONFIG.namespaces)
     handlers.CONFIG = dataclasses.replace(handlers.CONFIG, namespaces=tuple(namespaces))
     kopf.run(

@@ -20,7 +20,7 @@ def _words(value: str) -> tuple[str, ...]:
 class OperatorConfig:
     backend: str = "sparkoperator"  # or "local"
     namespaces: tuple[str, ...] = ()  # empty: every namespace (cluster-wide)
-    poll_seconds: float = 10.0
+    resync_seconds: float = 60.0  # every table is reconciled this often, events or not
     metrics_port: int = 8080
     kube_server: str = ""  # an API server URL without credentials (tests, kubectl proxy)
     local_state_dir: Path = Path(".hudi-bucket-operator")
@@ -53,7 +53,7 @@ class OperatorConfig:
         return cls(
             backend=env.get("HBO_JOB_BACKEND", "sparkoperator"),
             namespaces=_words(env.get("HBO_NAMESPACES", "")),
-            poll_seconds=float(env.get("HBO_POLL_SECONDS", "10")),
+            resync_seconds=float(env.get("HBO_RESYNC_SECONDS", "60")),
             metrics_port=int(env.get("HBO_METRICS_PORT", "8080")),
             kube_server=env.get("HBO_KUBE_SERVER", ""),
             local_state_dir=Path(env.get("HBO_LOCAL_STATE_DIR", ".hudi-bucket-operator")),

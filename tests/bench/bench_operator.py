@@ -23,7 +23,7 @@ What it prints, in one run:
    and "first pass -> app stored" (list the table's apps, create the report ConfigMap, create the app).
    Tables are POSTed ``--batch`` at a time (concurrently), batch after batch (``--pause``: at most one
    batch every PAUSE seconds). Creation is driven by the watch event (``@kopf.on.event``), not by the
-   timer (HBO_POLL_SECONDS, default 10 like the chart's pollSeconds), which matters for the steady state.
+   timer (HBO_RESYNC_SECONDS, default 10 like the chart's resyncSeconds), which matters for the steady state.
 2. For each phase (creation, drain, steady state): CPU of the operator's thread and of kmock's thread
    (thread CPU clocks, so the API server's cost is apart from the operator's), how busy the operator's
    event loop was and how much of that it waited for a CPU or the GIL, event-loop lag, reconcile passes,
@@ -79,7 +79,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--pause", type=float, default=0.0, help="start a batch at most every PAUSE seconds (0: at once)"
     )
-    parser.add_argument("--poll", type=float, default=10.0, help="HBO_POLL_SECONDS: the timer interval (10)")
+    parser.add_argument("--poll", type=float, default=10.0, help="HBO_RESYNC_SECONDS: the timer interval (10)")
     parser.add_argument("--settle", type=int, default=3, help="poll intervals of steady state (3)")
     parser.add_argument("--timeout", type=float, default=240.0, help="give up waiting for apps after (s)")
     parser.add_argument(
@@ -112,7 +112,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 ARGS = parse_args()
 # Kopf fixes the timer interval when the handlers module is imported: set it first.
-os.environ["HBO_POLL_SECONDS"] = str(ARGS.poll)
+os.environ["HBO_RESYNC_SECONDS"] = str(ARGS.poll)
 os.environ["HBO_METRICS_PORT"] = "0"
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/: shared test data
@@ -1131,7 +1131,7 @@ def report(f: dict[str, Any]) -> str:
         [
             f"hudi-bucket-operator bench: {n} HudiBucketTables POSTed {f['batch']} at a time"
             + (f", a batch every {ARGS.pause:g} s; " if ARGS.pause else "; ")
-            + f"HBO_POLL_SECONDS={f['poll_seconds']:g}; log level {ARGS.log_level}; "
+            + f"HBO_RESYNC_SECONDS={f['poll_seconds']:g}; log level {ARGS.log_level}; "
             f"kmock {'as is' if ARGS.plain_kmock else 'with API-server semantics (see --help)'}"
             f"{' on the operator loop' if ARGS.same_loop else ' in its own thread'}",
             "",

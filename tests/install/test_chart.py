@@ -8,14 +8,14 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-import helm_chart
 import jsonschema
 import kubernetes_validate
 import pytest
 import yaml
-from helm_chart import CHART, NAMESPACE, VALUE_SETS, find, one, render
 
+import helm_chart
 import k8s_schema
+from helm_chart import CHART, NAMESPACE, VALUE_SETS, find, one, render
 from hudi_bucket_operator.cli import build_parser
 from hudi_bucket_operator.render import JobDefaults, image_allowed
 from hudi_bucket_operator.settings import OperatorConfig
@@ -224,7 +224,7 @@ def test_default_job_settings_are_the_operators_defaults() -> None:
     assert from_chart.job_defaults.executor == built_in.job_defaults.executor
     assert from_chart.job_defaults.image == f"hudi-bucket-operator-job:{app_version()}"
     assert from_chart.metrics_port == 8080
-    assert from_chart.poll_seconds == 10
+    assert from_chart.resync_seconds == 60
 
 
 def test_custom_job_defaults_and_allowlist_reach_the_operator() -> None:
@@ -238,7 +238,7 @@ def test_custom_job_defaults_and_allowlist_reach_the_operator() -> None:
         executor=Resources(cores=4, memory="16g", instances=12),
         allowed_images=("registry.example.com/hudi/", "registry.example.com/team-a/spark-job"),
     )
-    assert (config.poll_seconds, config.metrics_port) == (2.5, 9090)
+    assert (config.resync_seconds, config.metrics_port) == (2.5, 9090)
 
 
 def test_image_allowlist_limits_what_a_table_may_run() -> None:

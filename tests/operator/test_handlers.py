@@ -15,7 +15,7 @@ from hbt_resources import SPEC
 from hudi_bucket_operator import handlers
 from hudi_bucket_operator.backends import TableRef, job_name_for
 from hudi_bucket_operator.reconcile import JobPhase, ObservedJob, SubmitJob
-from hudi_bucket_operator.spec import TableSpec
+from hudi_bucket_operator.spec import UNMANAGED, TableSpec
 
 pytestmark = pytest.mark.asyncio
 
@@ -56,13 +56,10 @@ class RecordingKube:
         self.writes: list[dict[str, Any]] = []
         self.delay = delay
 
-    async def patch(
-        self, resource: Any, namespace: str, name: str, body: dict, subresource: str = ""
-    ) -> dict:
-        assert (resource, namespace, name, subresource) == (handlers.TABLES, "lake", "orders", "status")
+    async def patch_status(self, resource: Any, namespace: str, name: str, status: dict) -> None:
+        assert (resource, namespace, name) == (handlers.TABLES, "lake", "orders")
         await asyncio.sleep(self.delay)
-        self.writes.append(body["status"])
-        return {}
+        self.writes.append(status)
 
 
 @pytest.fixture
@@ -71,33 +68,38 @@ def memo(monkeypatch: pytest.MonkeyPatch) -> kopf.Memo:
     memo = kopf.Memo()
     memo.locks = collections.defaultdict(asyncio.Lock)
     memo.statuses = {}
+    memo.tables = {}
     memo.backend = MemoryBackend()
     memo.kube = RecordingKube()
     return memo
 
 
+MODIFIED = {"type": "MODIFIED"}
+APP = {"metadata": {"ownerReferences": [{"kind": "HudiBucketTable", "name": "orders", "uid": "u-1"}]}}
+
+
 async def test_a_pass_that_changes_nothing_writes_nothing(memo: kopf.Memo) -> None:
-    await handlers.poll(body=BODY, memo=memo)  # submits the plan job
-    await handlers.poll(body=BODY, memo=memo)  # sees it pending
+    await handlers.changed(event=MODIFIED, body=BODY, memo=memo)  # submits the plan job
+    await handlers.job_changed(body=APP, memo=memo)  # sees it pending
     assert [w["lastJob"]["phase"] for w in memo.kube.writes] == ["Pending", "Pending"]
 
     # Kopf may keep handing in the snapshot from before our writes; the job has not moved.
-    await handlers.poll(body=BODY, memo=memo)
-    await handlers.changed(event={"type": "MODIFIED"}, body=BODY, memo=memo)
+    await handlers.changed(event=MODIFIED, body=BODY, memo=memo)
+    await handlers.job_changed(body=APP, memo=memo)
 
     assert len(memo.kube.writes) == 2
 
 
 async def test_concurrent_passes_write_in_the_order_they_decided(memo: kopf.Memo) -> None:
     memo.kube = RecordingKube(delay=0.05)
-    await handlers.poll(body=BODY, memo=memo)
-    await handlers.poll(body=BODY, memo=memo)
+    await handlers.changed(event=MODIFIED, body=BODY, memo=memo)
+    await handlers.job_changed(body=APP, memo=memo)
     memo.backend.move_all(JobPhase.RUNNING)
 
-    # A timer pass and an event pass on the same stale snapshot, at once.
+    # A job's event and the table's event on the same stale snapshot, at once.
     await asyncio.gather(
-        handlers.poll(body=BODY, memo=memo),
-        handlers.changed(event={"type": "MODIFIED"}, body=BODY, memo=memo),
+        handlers.job_changed(body=APP, memo=memo),
+        handlers.changed(event=MODIFIED, body=BODY, memo=memo),
     )
 
     phases = [w["lastJob"]["phase"] for w in memo.kube.writes]
@@ -105,11 +107,45 @@ async def test_concurrent_passes_write_in_the_order_they_decided(memo: kopf.Memo
     assert memo.statuses["u-1"] == memo.kube.writes[-1]
 
 
+async def test_a_job_of_an_unknown_table_or_another_owner_kind_reconciles_nothing(memo: kopf.Memo) -> None:
+    await handlers.job_changed(body=APP, memo=memo)  # the table was never seen
+    other = {"metadata": {"ownerReferences": [{"kind": "ConfigMap", "uid": "u-1"}]}}
+    memo.tables["u-1"] = BODY
+    await handlers.job_changed(body=other, memo=memo)
+    assert memo.kube.writes == []
+    assert memo.backend.jobs == {}
+
+
 async def test_a_deleted_table_is_forgotten(memo: kopf.Memo) -> None:
-    await handlers.poll(body=BODY, memo=memo)
+    await handlers.changed(event=MODIFIED, body=BODY, memo=memo)
     assert "u-1" in memo.statuses
 
     await handlers.changed(event={"type": "DELETED"}, body=BODY, memo=memo)
 
     assert "u-1" not in memo.statuses
     assert "u-1" not in memo.locks
+    assert "u-1" not in memo.tables
+
+
+async def test_a_table_marked_unmanaged_is_forgotten_and_left_alone(memo: kopf.Memo) -> None:
+    await handlers.changed(event=MODIFIED, body=BODY, memo=memo)
+    unmanaged = {**BODY, "metadata": {**BODY["metadata"], "annotations": {UNMANAGED: "true"}}}
+    await handlers.changed(event=MODIFIED, body=unmanaged, memo=memo)
+    assert "u-1" not in memo.tables
+    assert len(memo.kube.writes) == 1  # only the first pass wrote
+
+
+async def test_the_resync_reconciles_every_known_table(
+    memo: kopf.Memo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(handlers, "CONFIG", replace(handlers.CONFIG, resync_seconds=0.01))
+    memo.tables["u-1"] = BODY
+    resync = asyncio.create_task(handlers._resync(memo))
+    try:
+        for _ in range(200):
+            if memo.backend.jobs:
+                break
+            await asyncio.sleep(0.01)
+    finally:
+        resync.cancel()
+    assert len(memo.backend.jobs) == 1
