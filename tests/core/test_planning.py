@@ -214,18 +214,21 @@ def test_current_buckets_at_the_limits_are_accepted() -> None:
         make_plan([laid_out("dt=1", 1)], None, rules("x,1", 8), PY, current_buckets=count)
 
 
-@pytest.mark.parametrize(
-    ("current", "options", "message"),
-    [
-        (rules("x,1", 8), {"convert": True}, "--convert given, but a bucket config is in force"),
-        (rules("x,1", 8), {"current_buckets": 8}, "--current-buckets given, but a bucket config"),
-        (None, {"convert": True, "current_buckets": 8}, "--convert and --current-buckets"),
-    ],
-)
-def test_contradictory_options_are_refused(current: BucketRules | None, options: dict, message: str) -> None:
-    with pytest.raises(PlanError, match=message) as error:
-        make_plan([laid_out("dt=1", 8)], current, rules("x,1", 8), PY, **options)
-    assert "drop --" in str(error.value)
+def test_contradictory_options_are_refused() -> None:
+    with pytest.raises(PlanError, match="--convert and --current-buckets") as error:
+        make_plan([laid_out("dt=1", 8)], None, rules("x,1", 8), PY, convert=True, current_buckets=8)
+    assert "drop --current-buckets" in str(error.value)
+
+
+@pytest.mark.parametrize("options", [{"convert": True}, {"current_buckets": 4}], ids=["convert", "current"])
+def test_onboarding_options_are_ignored_once_a_config_is_in_force(options: dict) -> None:
+    """A declared spec keeps them after its first apply: the config in force is the truth from then on."""
+    in_force = rules("x,1", 8)
+    assert make_plan([laid_out("dt=1", 8)], in_force, in_force, PY, **options).is_noop
+    assert (
+        make_plan([laid_out("dt=1", 8)], in_force, rules("dt=1,16", 8), PY, **options).changes[0].old_buckets
+        == 8
+    )
 
 
 def test_a_partition_listed_twice_is_refused() -> None:

@@ -205,9 +205,13 @@ def make_plan(
     Without a config in force, every partition's current count is ``current_buckets`` (a plain
     bucket-index table's N), else ``desired.default``. With ``convert``, every non-empty partition is
     rewritten: its file ids are not bucket ids, whatever digits they may happen to start with.
+    Both only say how to onboard a table: once a config is in force it is the truth, and they are
+    ignored, so that a declared spec stays valid after its first apply.
     """
     desired.validate(matcher)
-    _check_options(current, current_buckets, convert)
+    _check_options(current_buckets, convert)
+    if current is not None:
+        current_buckets, convert = None, False
     ordered = _by_partition(layouts)
     if not convert:
         _refuse_non_bucket_layouts(ordered)
@@ -228,20 +232,13 @@ def make_plan(
     return Plan(desired, current, tuple(changes), base_instant)
 
 
-def _check_options(current: BucketRules | None, current_buckets: int | None, convert: bool) -> None:
+def _check_options(current_buckets: int | None, convert: bool) -> None:
     if current_buckets is not None and (
         isinstance(current_buckets, bool) or not 1 <= current_buckets <= MAX_BUCKETS
     ):
         raise InvalidBucketCountError(
             f"current bucket count {current_buckets!r} is outside 1..{MAX_BUCKETS}",
             hint="give the bucket count the table was written with (hoodie.bucket.index.num.buckets)",
-        )
-    if current is not None and (convert or current_buckets is not None):
-        option = "--convert" if convert else "--current-buckets"
-        raise PlanError(
-            f"{option} given, but a bucket config is in force: the table is bucket-indexed and the config "
-            "gives each partition's current count",
-            hint=f"drop {option}",
         )
     if convert and current_buckets is not None:
         raise PlanError(
