@@ -174,7 +174,7 @@ def test_facts_are_read_from_a_loaded_table() -> None:
         ["20250101000000001_20250101000000002.commit", "20250101000000003.inflight"]
     )
     table = HudiTable("file:///t", TableConfig(properties), timeline, metadata_table_exists=True)
-    assert TableFacts.from_table(table) == TableFacts(
+    assert table.facts() == TableFacts(
         is_merge_on_read=True,
         table_version=8,
         metadata_table_live=True,

@@ -11,13 +11,10 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from hudi_bucket.core.timeline import Action, Instant, Timeline
 from hudi_bucket.errors import PreflightError
-
-if TYPE_CHECKING:
-    from hudi_bucket.hudi.table import HudiTable
 
 PARQUET = "PARQUET"
 METADATA_TABLE_NOTE = (
@@ -58,17 +55,6 @@ class TableFacts:
     drop_partition_columns: bool
     pending: tuple[Instant, ...] = ()
     base_file_format: str = PARQUET
-
-    @classmethod
-    def from_table(cls, table: HudiTable) -> TableFacts:
-        return cls(
-            is_merge_on_read=table.is_merge_on_read,
-            table_version=table.version,
-            metadata_table_live=table.metadata_table_live,
-            drop_partition_columns=table.config.drop_partition_columns,
-            pending=table.timeline.pending(),
-            base_file_format=table.config.base_file_format,
-        )
 
 
 @dataclass(frozen=True)

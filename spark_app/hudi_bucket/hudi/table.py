@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from hudi_bucket.core import properties as props
 from hudi_bucket.core.filegroups import PARTITION_METAFILE, FileGroup, PartitionFile, live_file_groups
+from hudi_bucket.core.preflight import TableFacts
 from hudi_bucket.core.timeline import REPLACE_ACTIONS, WRITE_ACTIONS, Timeline, TimelineLayout
 from hudi_bucket.errors import UnsupportedTableError
 from hudi_bucket.hudi.table_properties import PROPERTIES_FILE, read_table_properties, write_table_properties
@@ -58,6 +59,17 @@ class HudiTable:
     @property
     def is_partitioned(self) -> bool:
         return bool(self.config.partition_fields)
+
+    def facts(self) -> TableFacts:
+        """What preflight checks, read off this table."""
+        return TableFacts(
+            is_merge_on_read=self.is_merge_on_read,
+            table_version=self.version,
+            metadata_table_live=self.metadata_table_live,
+            drop_partition_columns=self.config.drop_partition_columns,
+            pending=self.timeline.pending(),
+            base_file_format=self.config.base_file_format,
+        )
 
 
 def timeline_store(storage: Storage, table: HudiTable) -> TimelineStore:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hudi_bucket.core.preflight import PreflightResult, TableFacts, preflight
+from hudi_bucket.core.preflight import PreflightResult, preflight
 from hudi_bucket.hudi.rollback import rollback
 from hudi_bucket.hudi.table import timeline_store
 from hudi_bucket.jobs.context import TableContext
@@ -22,8 +22,6 @@ def check_table(ctx: TableContext, *, disable_metadata_table: bool = False) -> P
     """Preflight the table as it is now; raises PreflightError listing every refusal."""
     store = timeline_store(ctx.storage, ctx.table)
     ours = frozenset(i.timestamp for i in ctx.table.timeline.pending() if store.is_ours(i))
-    result = preflight(
-        TableFacts.from_table(ctx.table), our_pending=ours, disable_metadata_table=disable_metadata_table
-    )
+    result = preflight(ctx.table.facts(), our_pending=ours, disable_metadata_table=disable_metadata_table)
     result.raise_if_refused()
     return result
