@@ -54,7 +54,7 @@ VALUE_SETS: dict[str, dict[str, Any]] = {
             "executor": {"instances": 12, "cores": 4, "memory": "16g"},
             "serviceAccount": {"name": "lake-spark", "namespaces": ["lake", "sales"]},
         },
-        "pollSeconds": 2.5,
+        "resyncSeconds": 2.5,
         "metrics": {"port": 9090},
     },
 }

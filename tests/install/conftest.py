@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import helm_chart
 import pytest
+
+import helm_chart
 
 
 @pytest.fixture(scope="session")

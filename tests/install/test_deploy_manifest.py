@@ -4,12 +4,12 @@ The single-file manifest is the chart rendered with its default values, kept up 
 
 from __future__ import annotations
 
-import helm_chart
 import kubernetes_validate
 import pytest
 import yaml
-from helm_chart import DEPLOY_MANIFEST, NAMESPACE
 
+import helm_chart
+from helm_chart import DEPLOY_MANIFEST, NAMESPACE
 from paths import REPO
 
 pytestmark = pytest.mark.usefixtures("helm_available")

@@ -7,10 +7,10 @@ import re
 import shlex
 from pathlib import Path
 
-import helm_chart
 import pytest
 import yaml
 
+import helm_chart
 from paths import REPO
 
 DOC = REPO / "docs" / "install.md"

@@ -12,11 +12,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 import celpy
-import helm_chart
 import pytest
 import yaml
 from lupa import lua51
 
+import helm_chart
 from hudi_bucket_operator import conditions
 from hudi_bucket_operator.spec import API_VERSION, GROUP, KIND
 from paths import REPO
