@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# Builds the Kubernetes control plane that the e2e tests run (etcd, kube-apiserver,
+# kube-controller-manager) from source, through the Go module proxy, into a cache folder outside the
+# repo, once per version:
+#   ${HBO_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/hudi-bucket-operator}/kube-<version>/bin/
+# The last line on stdout is always that bin folder; progress goes to stderr. When the binaries are
+# there already it prints only that line. The first build takes about 6 minutes on 2 idle cores
+# (12 CPU-minutes; it downloads about 0.8 GB of modules and fills about 3 GB of Go build cache).
+set -euo pipefail
+
+KUBE_VERSION=v1.36.3  # k8s.io/kubernetes; its staging modules are published as v0.<minor>.<patch>
+ETCD_VERSION=v3.6.8   # what k8s.io/kubernetes $KUBE_VERSION requires of go.etcd.io/etcd/client/v3
+GO_MINOR=1.26         # the .go-version in the k8s.io/kubernetes module zip (1.26.5): a newer Go built an
+                      # apiserver whose OpenAPI was broken, so every `kubectl apply` failed
+
+STAGING_VERSION="v0.${KUBE_VERSION#v1.}"
+CACHE=${HBO_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/hudi-bucket-operator}
+TARGET="$CACHE/kube-$KUBE_VERSION"
+# Written last, inside the folder that is then renamed into place: its content is the proof of a
+# complete build of exactly these versions.
+STAMP="kubernetes=$KUBE_VERSION etcd=$ETCD_VERSION go=$GO_MINOR"
+
+built() { [ "$(cat "$TARGET/versions" 2>/dev/null)" = "$STAMP" ]; }
+if built; then echo "$TARGET/bin"; exit 0; fi
+
+mkdir -p "$CACHE"
+# One build at a time: a second caller waits, then finds the binaries there.
+if command -v flock >/dev/null; then
+  exec 9>"$CACHE/.kube-build.lock"
+  flock 9
+  if built; then echo "$TARGET/bin"; exit 0; fi
+fi
+
+# The machine's own Go, never one fetched behind our back; it must be the minor Kubernetes names.
+export GOTOOLCHAIN=local GOWORK=off CGO_ENABLED=0
+go_version=$(go env GOVERSION)
+case "$go_version" in
+  "go$GO_MINOR" | "go$GO_MINOR".*) ;;
+  *) echo "build.sh: Kubernetes $KUBE_VERSION must be built with Go $GO_MINOR.x (its .go-version); found $go_version" >&2
+     exit 1 ;;
+esac
+
+work=$(mktemp -d "$CACHE/.build-kube-$KUBE_VERSION.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+log="$work/build.log"
+fail() {
+  echo "build.sh: $1 failed; the last lines of its log:" >&2
+  tail -n 40 "$log" >&2
+  exit 1
+}
+echo "build.sh: building etcd $ETCD_VERSION and Kubernetes $KUBE_VERSION with $go_version into $TARGET (about 6 minutes on 2 idle cores)" >&2
+mkdir -p "$work/out/bin" "$work/kube" "$work/etcd"
+started=$SECONDS
+
+# Kubernetes: a throwaway module requiring k8s.io/kubernetes. Its go.mod points the staging modules at
+# ./staging, which is not in the module zip, so map each one to its published version instead.
+cd "$work"  # outside any module, so `go list -m` asks the proxy
+read -r kube_mod build_date < <(go list -m -f '{{.GoMod}} {{.Time.UTC.Format "2006-01-02T15:04:05Z"}}' \
+  "k8s.io/kubernetes@$KUBE_VERSION" 2>"$log") || fail "looking up k8s.io/kubernetes@$KUBE_VERSION"
+{
+  printf 'module hudi-bucket-operator.local/kube-build\n\ngo %s.0\n\nreplace (\n' "$GO_MINOR"
+  sed -n "s#^[[:space:]]*\(k8s.io/[A-Za-z0-9._-]*\) => ./staging/.*#\t\1 => \1 $STAGING_VERSION#p" "$kube_mod"
+  printf ')\n'
+} > "$work/kube/go.mod"
+grep -q "k8s.io/apiserver => " "$work/kube/go.mod" || { echo "build.sh: no staging replaces found in $kube_mod" >&2; exit 1; }
+
+# Same version variables as Kubernetes' own release build, so `--version` and /version say $KUBE_VERSION.
+minor=${KUBE_VERSION#v1.}; minor=${minor%%.*}
+ldflags="-s -w"
+for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+  ldflags+=" -X $pkg.gitVersion=$KUBE_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor"
+  ldflags+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=$build_date"
+done
+
+(
+  cd "$work/kube"
+  go get "k8s.io/kubernetes/cmd/kube-apiserver@$KUBE_VERSION" "k8s.io/kubernetes/cmd/kube-controller-manager@$KUBE_VERSION"
+  go build -trimpath -ldflags="$ldflags" -o "$work/out/bin/" \
+    k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager
+) > "$log" 2>&1 || fail "building kube-apiserver and kube-controller-manager"
+
+# etcd: its main package is the root of go.etcd.io/etcd/server/v3, built from a throwaway module too
+# (its own go.mod has replace lines, so `go install pkg@version` refuses it).
+printf 'module hudi-bucket-operator.local/etcd-build\n\ngo %s.0\n' "$GO_MINOR" > "$work/etcd/go.mod"
+(
+  cd "$work/etcd"
+  go get "go.etcd.io/etcd/server/v3@$ETCD_VERSION"
+  go build -trimpath -ldflags="-s -w" -o "$work/out/bin/etcd" go.etcd.io/etcd/server/v3
+) >> "$log" 2>&1 || fail "building etcd"
+
+echo "$STAMP" > "$work/out/versions"
+# A stale build of other versions is moved aside first; mv -T renames and never moves into a folder.
+if [ -e "$TARGET" ]; then mv -T "$TARGET" "$work/previous"; fi
+mv -T "$work/out" "$TARGET"
+echo "build.sh: built in $((SECONDS - started)) s" >&2
+echo "$TARGET/bin"

@@ -1,0 +1,161 @@
+"""A test-only stand-in for the Kubeflow Spark Operator's controller.
+
+It watches SparkApplications (by polling the real API server) and runs each new one once, as a local
+`hudi-bucket-job` process with the application's own arguments, "in a pod" of the application's driver
+ServiceAccount (see pods.py): so the job writes its report into the ConfigMap with that account's
+token, and the chart's job Role is what allows it. It writes status as the real controller does:
+SUBMITTED, RUNNING, then COMPLETED, or FAILED with an errorMessage.
+
+``hold()`` keeps new applications SUBMITTED (not started) until ``release()``: a job in flight, for as
+long as a test needs one.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kubernetes import client, config
+
+import pods
+from control_plane import ControlPlane
+
+GROUP, VERSION, PLURAL = "sparkoperator.k8s.io", "v1beta2", "sparkapplications"
+MANAGED_BY = "app.kubernetes.io/managed-by=hudi-bucket-operator"
+
+
+@dataclass
+class Run:
+    namespace: str
+    name: str
+    arguments: list[str]
+    log: Path
+    exit_code: int | None = None
+    states: list[str] = field(default_factory=list)
+
+
+class SparkOperatorStandIn:
+    def __init__(self, control_plane: ControlPlane, work_dir: Path, poll_seconds: float = 0.3) -> None:
+        self.control_plane = control_plane
+        self.work_dir = work_dir
+        self.poll_seconds = poll_seconds
+        self.runs: dict[str, Run] = {}  # by application uid: each application runs once
+        self._api = client.CustomObjectsApi(config.new_client_from_config(str(control_plane.kubeconfig_path)))
+        self._gate = threading.Event()
+        self._gate.set()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, name="spark-operator-stand-in", daemon=True)
+        self._workers: list[threading.Thread] = []
+
+    def start(self) -> SparkOperatorStandIn:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._gate.set()
+        self._thread.join(timeout=10)
+        for worker in self._workers:
+            worker.join(timeout=120)
+
+    def hold(self) -> None:
+        self._gate.clear()
+
+    def release(self) -> None:
+        self._gate.set()
+
+    def runs_in(self, namespace: str) -> list[Run]:
+        return [run for run in self.runs.values() if run.namespace == namespace]
+
+    def _watch(self) -> None:
+        while not self._stop.is_set():
+            try:
+                apps = self._api.list_cluster_custom_object(GROUP, VERSION, PLURAL, label_selector=MANAGED_BY)
+            except client.ApiException:
+                apps = {"items": []}  # the API server restarting, say: look again next time
+            for app in apps.get("items") or []:
+                uid = app["metadata"]["uid"]
+                if uid not in self.runs and not (app.get("status") or {}).get("applicationState"):
+                    self._start(uid, app)
+            self._stop.wait(self.poll_seconds)
+
+    def _start(self, uid: str, app: dict[str, Any]) -> None:
+        meta = app["metadata"]
+        run = Run(
+            meta["namespace"], meta["name"], list(app["spec"].get("arguments") or []),
+            self.work_dir / f"{meta['namespace']}-{meta['name']}.log",
+        )  # fmt: skip
+        self.runs[uid] = run
+        worker = threading.Thread(target=self._run, args=(run, app), name=f"job-{meta['name']}", daemon=True)
+        self._workers.append(worker)
+        worker.start()
+
+    def _run(self, run: Run, app: dict[str, Any]) -> None:
+        self._set_state(run, "SUBMITTED")
+        self._gate.wait()
+        if self._stop.is_set() or not self._exists(run):  # deleted while held: never runs
+            return
+        service_account = app["spec"]["driver"].get("serviceAccount") or "default"
+        files = pods.service_account_files(
+            self.control_plane, run.namespace, service_account, self.work_dir / f"sa-{run.name}"
+        )
+        self._set_state(run, "RUNNING")
+        command = [sys.executable, "-m", "hudi_bucket", *run.arguments, "--master", "local[1]"]
+        with run.log.open("wb") as log:
+            process = subprocess.run(
+                pods.pod_command(command),
+                env={**_base_env(), **pods.pod_env(self.control_plane, files)},
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                check=False,
+            )
+        run.exit_code = process.returncode
+        if process.returncode == 0:
+            self._set_state(run, "COMPLETED")
+        else:
+            message = f"driver container failed with ExitCode: {process.returncode}, Reason: Error"
+            self._set_state(run, "FAILED", message)
+
+    def _exists(self, run: Run) -> bool:
+        try:
+            self._api.get_namespaced_custom_object(GROUP, VERSION, run.namespace, PLURAL, run.name)
+        except client.ApiException as err:
+            if err.status == 404:
+                return False
+            raise
+        return True
+
+    def _set_state(self, run: Run, state: str, error: str = "") -> None:
+        run.states.append(state)
+        app_state: dict[str, Any] = {"state": state}
+        if error:
+            app_state["errorMessage"] = error
+        status = {
+            "applicationState": app_state,
+            "driverInfo": {"podName": f"{run.name}-driver"},  # the CRD requires it
+            "submissionAttempts": 1,
+            "lastSubmissionAttemptTime": _now(),
+        }
+        try:
+            self._api.patch_namespaced_custom_object_status(
+                GROUP, VERSION, run.namespace, PLURAL, run.name, {"status": status}
+            )
+        except client.ApiException as err:
+            if err.status != 404:  # deleted meanwhile (its table was): nothing to report to
+                raise
+
+
+def _base_env() -> dict[str, str]:
+    import os
+
+    keep = ("PATH", "HOME", "JAVA_HOME", "LANG", "TMPDIR", "PYSPARK_PYTHON")
+    return {key: os.environ[key] for key in keep if key in os.environ}
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())

@@ -1,0 +1,352 @@
+"""The product as it runs in a cluster, end to end on a real control plane.
+
+The chart is installed by a real helm. The operator runs as a real process, "in a pod" of the chart's
+ServiceAccount (its token, the Deployment's own args and env), so the chart's RBAC is what is tested.
+A stand-in for the Spark Operator runs each SparkApplication as a real `hudi-bucket-job` process with
+the job ServiceAccount's token, on a real Hudi table in a local folder. The tests run in order: each
+scenario leaves the cluster as the next one expects it.
+"""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+from hudi import HudiTableBuilder
+from kubernetes import client
+
+from control_plane import ControlPlane
+from harness import (
+    SPARK_APPLICATIONS,
+    Cluster,
+    OperatorProcess,
+    manifest,
+    operator_in_pod,
+    operator_with_kubeconfig,
+    until,
+)
+from hudi_bucket import cli
+from hudi_bucket.jobs.write import WriteRequest, write
+from rbac_rules import Permission, granted
+from spark_operator import SparkOperatorStandIn
+
+pytestmark = pytest.mark.spark  # the tables are written, and verified, with the session's Spark
+
+LAKE = "lake"  # the namespace the namespaced install watches
+RELEASE = "hudi-bucket-operator"
+RELEASE_NS = "hudi-bucket-operator"
+LEGACY_FINALIZER = "hudi.bucketops.io/timers"
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def chart_values(**overrides: Any) -> dict[str, Any]:
+    return {
+        "watch": {"namespaces": [LAKE]},
+        "resyncSeconds": 2,
+        "metrics": {"port": free_port()},
+        "health": {"port": free_port()},
+        "jobs": {"image": {"tag": "e2e"}},
+        **overrides,
+    }
+
+
+def spec(uri: Path, **apply: str) -> dict[str, Any]:
+    return {
+        "table": {"uri": str(uri)},
+        "buckets": {"default": 2, "currentBuckets": 2, "rules": [{"pattern": "11-11", "buckets": 6}]},
+        "apply": apply or {"policy": "Manual"},
+    }
+
+
+def rows(root: Path) -> list[dict[str, Any]]:
+    table = pa.Table.from_batches(HudiTableBuilder.from_base_uri(str(root)).build().read())
+    return sorted(table.select(["order_id", "day", "amount"]).to_pylist(), key=lambda r: r["order_id"])
+
+
+@dataclass
+class World:
+    cluster: Cluster
+    spark_operator: SparkOperatorStandIn
+    operator: OperatorProcess
+    work: Path
+    template: Path
+
+    def table_copy(self, name: str) -> Path:
+        target = self.work / "tables" / name
+        shutil.copytree(self.template, target)
+        return target
+
+    def restart_operator(self) -> None:
+        self.operator.stop()
+        self.operator = operator_in_pod(self.cluster, RELEASE_NS, RELEASE, self.work)
+
+
+@pytest.fixture(scope="module")
+def world(
+    control_plane: ControlPlane, spark: Any, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[World]:
+    work = tmp_path_factory.mktemp("e2e-operator")
+    template = work / "template"
+    data = spark.createDataFrame(
+        [(f"O-{i}", "2025-11-11" if i % 3 else "2025-11-10", float(i)) for i in range(60)],
+        "order_id string, day string, amount double",
+    )
+    request = WriteRequest(
+        source="", record_key=("order_id",), partition_fields=("day",), create=True, hive_style=True,
+        default_buckets=2,
+    )  # fmt: skip
+    write(spark, str(template), request, rows=data)
+
+    cluster = Cluster(control_plane)
+    cluster.install_crds()
+    cluster.kubectl("create", "namespace", LAKE)
+    cluster.install_chart(RELEASE, RELEASE_NS, chart_values())
+    spark_operator = SparkOperatorStandIn(control_plane, work).start()
+    try:
+        world = World(
+            cluster, spark_operator, operator_in_pod(cluster, RELEASE_NS, RELEASE, work), work, template
+        )
+        yield world
+        world.operator.stop()
+    finally:
+        spark_operator.stop()
+
+
+def test_a_manual_plan_waits_for_approval_then_applies(world: World) -> None:
+    cluster, uri = world.cluster, world.table_copy("orders")
+    before = rows(uri)
+    cluster.create_table(LAKE, "orders", spec(uri))
+
+    status = cluster.phase_is(LAKE, "orders", "AwaitingApproval")
+    plan_id = status["plan"]["id"]
+    assert status["plan"]["items"][0]["partition"] == "day=2025-11-11"
+    assert status["observedGeneration"] == 1
+    time.sleep(3)  # longer than the resync: nothing moves without approval
+    assert cluster.job_kinds(LAKE, "orders") == ["plan"]
+    until(
+        lambda: any(e.startswith("AwaitingApproval") for e in cluster.events(LAKE, "orders")),
+        30,
+        "the AwaitingApproval event (Kopf posts events in the background)",
+    )
+
+    cluster.patch_table(LAKE, "orders", {"spec": {"apply": {"policy": "Manual", "approvedPlan": plan_id}}})
+    status = cluster.phase_is(LAKE, "orders", "Ready")
+    assert cluster.job_kinds(LAKE, "orders") == ["plan", "plan", "apply"]
+    assert status["observedGeneration"] == 2
+    assert status["config"]["expressions"] == "11-11,6"
+    assert status["history"][0]["planId"] == plan_id
+    assert {p["partition"]: p["buckets"] for p in status["partitions"]["items"]} == {
+        "day=2025-11-10": 2,
+        "day=2025-11-11": 6,
+    }
+    # The table is what the status says: same rows (hudi-rs reads them), every record in its bucket.
+    assert rows(uri) == before
+    assert cli.main(["verify", "--table", str(uri)]) == 0
+    # Each job ran once, as the job ServiceAccount, and its report (a ConfigMap) went once recorded.
+    runs = world.spark_operator.runs_in(LAKE)
+    assert [r.states[-1] for r in runs] == ["COMPLETED"] * 3
+    until(lambda: cluster.config_maps(LAKE) == [], 30, "the recorded reports to be deleted")
+
+
+def test_the_automatic_policy_applies_each_plan(world: World) -> None:
+    cluster, uri = world.cluster, world.table_copy("events")
+    cluster.create_table(LAKE, "events", spec(uri, policy="Automatic"))
+    status = cluster.phase_is(LAKE, "events", "Ready")
+    assert cluster.job_kinds(LAKE, "events") == ["plan", "apply"]
+    assert status["history"][0]["outcome"] == "Succeeded"
+    assert cli.main(["verify", "--table", str(uri)]) == 0
+
+
+def test_the_api_server_refuses_a_spec_the_crd_rules_out(world: World) -> None:
+    bad = {
+        "table": {"uri": "s3a://lake/t"},
+        "buckets": {"default": 4, "rules": [{"pattern": "\\d{2,3}", "buckets": 8}]},
+    }
+    refused = world.cluster.kubectl("apply", "-f", "-", input=manifest("bad", LAKE, bad), check=False)
+    assert refused.returncode != 0
+    assert "a rule's pattern cannot contain ',' (Hudi splits each rule on it)" in refused.stderr  # a CEL rule
+    with pytest.raises(client.ApiException) as missing:
+        world.cluster.table(LAKE, "bad")
+    assert missing.value.status == 404
+
+
+def test_a_failed_job_stalls_until_the_retry_annotation_changes(world: World) -> None:
+    cluster, nowhere = world.cluster, world.work / "not-a-table"
+    nowhere.mkdir()
+    cluster.create_table(LAKE, "broken", spec(nowhere))
+    status = cluster.phase_is(LAKE, "broken", "Stalled")
+    stalled = next(c for c in status["conditions"] if c["type"] == "Stalled")
+    assert stalled["reason"] == "JobFailed"
+    assert "is not a Hudi table" in stalled["message"]  # the job's own words, from its report
+    time.sleep(3)
+    assert cluster.job_kinds(LAKE, "broken") == ["plan"]  # no retry loop
+
+    cluster.patch_table(LAKE, "broken", {"metadata": {"annotations": {"hudi.bucketops.io/retry": "1"}}})
+    until(lambda: cluster.job_kinds(LAKE, "broken") == ["plan", "plan"], 60, "a second plan job")
+    cluster.phase_is(LAKE, "broken", "Stalled")
+
+
+def test_a_paused_table_starts_no_job_until_resumed_and_an_unmanaged_one_none_at_all(world: World) -> None:
+    cluster, uri = world.cluster, world.table_copy("paused")
+    cluster.create_table(LAKE, "paused", spec(uri), annotations={"hudi.bucketops.io/paused": "true"})
+    cluster.create_table(LAKE, "unmanaged", spec(uri), annotations={"hudi.bucketops.io/unmanaged": "true"})
+    cluster.phase_is(LAKE, "paused", "Paused")
+    time.sleep(3)
+    assert cluster.jobs(LAKE, "paused") == []
+    assert cluster.jobs(LAKE, "unmanaged") == []
+    assert cluster.status(LAKE, "unmanaged") == {}
+    cluster.patch_table(LAKE, "paused", {"metadata": {"annotations": {"hudi.bucketops.io/paused": "false"}}})
+    cluster.phase_is(LAKE, "paused", "AwaitingApproval")
+
+
+def test_a_killed_operator_adopts_the_job_in_flight(world: World) -> None:
+    cluster, uri = world.cluster, world.table_copy("restart")
+    world.spark_operator.hold()  # the job is submitted but does not finish yet
+    cluster.create_table(LAKE, "restart", spec(uri))
+    until(lambda: cluster.jobs(LAKE, "restart"), 60, "the plan job")
+    world.operator.kill()
+    world.operator = operator_in_pod(world.cluster, RELEASE_NS, RELEASE, world.work)
+    cluster.phase_is(LAKE, "restart", "Planning")
+    world.spark_operator.release()
+    cluster.phase_is(LAKE, "restart", "AwaitingApproval")
+    assert cluster.job_kinds(LAKE, "restart") == ["plan"]  # adopted, not started twice
+    assert len([r for r in world.spark_operator.runs_in(LAKE) if r.name.startswith("restart-")]) == 1
+
+
+def test_a_report_left_by_a_crash_before_its_job_was_created_is_adopted(world: World) -> None:
+    """The operator creates a job's report ConfigMap, then its SparkApplication: killed in between, it
+    finds the ConfigMap on its next pass (409 on create), keeps it as it is, and creates the job."""
+    cluster, uri = world.cluster, world.table_copy("crashed")
+    world.spark_operator.hold()
+    cluster.create_table(LAKE, "crashed", spec(uri))
+    [app] = until(lambda: cluster.jobs(LAKE, "crashed"), 60, "the plan job")
+    world.operator.kill()
+    name = app["metadata"]["name"]
+    cluster.custom.delete_namespaced_custom_object(*SPARK_APPLICATIONS[:2], LAKE, SPARK_APPLICATIONS[2], name)
+    assert name in cluster.config_maps(LAKE)  # what the crash left
+    world.operator = operator_in_pod(world.cluster, RELEASE_NS, RELEASE, world.work)
+    [again] = until(lambda: cluster.jobs(LAKE, "crashed"), 60, "the plan job, created again")
+    assert again["metadata"]["name"] == name
+    world.spark_operator.release()
+    cluster.phase_is(LAKE, "crashed", "AwaitingApproval")
+
+
+def test_a_table_from_a_release_with_a_finalizer_loses_it(world: World) -> None:
+    cluster, uri = world.cluster, world.table_copy("legacy")
+    cluster.create_table(LAKE, "legacy", spec(uri), finalizers=[LEGACY_FINALIZER])
+    until(lambda: not cluster.table(LAKE, "legacy")["metadata"].get("finalizers"), 30, "the finalizer to go")
+    cluster.phase_is(LAKE, "legacy", "AwaitingApproval")
+
+
+def test_helm_upgrade_keeps_the_tables_managed(world: World) -> None:
+    cluster = world.cluster
+    before = cluster.status(LAKE, "orders")
+    cluster.install_chart(RELEASE, RELEASE_NS, chart_values(logFormat="json", resyncSeconds=3), upgrade=True)
+    world.restart_operator()  # as the Deployment's rollout would
+    _, container = cluster.deployment_container(RELEASE_NS, RELEASE)
+    assert "--log-format=json" in container["args"]
+    time.sleep(4)
+    assert cluster.job_kinds(LAKE, "orders") == ["plan", "plan", "apply"]  # nothing redone
+    assert cluster.status(LAKE, "orders")["history"] == before["history"]
+
+    rules = [{"pattern": "11-1[01]", "buckets": 4}]
+    cluster.patch_table(LAKE, "orders", {"spec": {"buckets": {"rules": rules}}})
+    status = cluster.phase_is(LAKE, "orders", "AwaitingApproval")
+    assert status["observedGeneration"] == 3
+    world.operator.assert_alive()
+
+
+def test_deleting_a_table_deletes_its_children_and_no_data(world: World) -> None:
+    cluster = world.cluster
+    uri = Path(cluster.table(LAKE, "events")["spec"]["table"]["uri"])
+    before, files = rows(uri), sorted(p.relative_to(uri) for p in uri.rglob("*"))
+    assert cluster.jobs(LAKE, "events")
+    cluster.custom.delete_namespaced_custom_object(
+        "hudi.bucketops.io", "v1alpha1", LAKE, "hudibuckettables", "events"
+    )
+    until(lambda: not cluster.jobs(LAKE, "events"), 60, "the garbage collector to delete the jobs")
+    assert rows(uri) == before
+    assert sorted(p.relative_to(uri) for p in uri.rglob("*")) == files
+
+
+def test_a_namespace_with_tables_is_deleted_with_the_operator_stopped(world: World) -> None:
+    world.operator.stop()
+    cluster = world.cluster
+    assert cluster.jobs(LAKE)  # tables, jobs and their reports are all there
+    cluster.core.delete_namespace(LAKE)
+
+    def gone() -> bool:
+        try:
+            cluster.core.read_namespace(LAKE)
+        except client.ApiException as err:
+            return err.status == 404
+        return False
+
+    until(gone, 90, "the namespace to be deleted")
+
+
+def test_a_cluster_wide_install_runs_from_a_kubeconfig(world: World) -> None:
+    cluster = world.cluster
+    cluster.helm("uninstall", RELEASE, "--namespace", RELEASE_NS)
+    cluster.kubectl("create", "namespace", "sales")
+    values = chart_values(watch={"namespaces": []}, jobs={"serviceAccount": {"namespaces": ["sales"]}})
+    cluster.install_chart(RELEASE, RELEASE_NS, values)
+    token = cluster.control_plane.token_for(RELEASE_NS, RELEASE)
+    kubeconfig = cluster.control_plane.kubeconfig_for_token(token, world.work / "operator.kubeconfig")
+    liveness = f"--liveness=http://127.0.0.1:{free_port()}/healthz"
+    world.operator = operator_with_kubeconfig(kubeconfig, world.work, liveness)
+
+    uri = world.table_copy("sales-orders")
+    cluster.create_table("sales", "orders", spec(uri, policy="Automatic"))
+    status = cluster.phase_is("sales", "orders", "Ready")
+    assert status["config"]["expressions"] == "11-11,6"
+    world.operator.assert_alive()
+
+
+def test_each_service_account_used_exactly_what_the_chart_grants_it(world: World) -> None:
+    """From the API server's audit log of every scenario above: the operator's ServiceAccount made every
+    call its Role and ClusterRole allow and no other, and was never refused; the jobs' ServiceAccounts
+    needed only to patch their report."""
+    cluster = world.cluster
+    operator = f"system:serviceaccount:{RELEASE_NS}:{RELEASE}"
+    used, refused = audited(cluster.control_plane.audit_events(), operator)
+    assert refused == set()
+    rbac = client.RbacAuthorizationV1Api(cluster.custom.api_client)
+    role = rbac.read_cluster_role(RELEASE)  # the cluster-wide install's; the namespaced one is gone
+    grants = granted(cluster.custom.api_client.sanitize_for_serialization(role)["rules"])
+    # Not a call: creating a child whose ownerReference blocks its owner's deletion needs this.
+    assert grants - used == {("hudi.bucketops.io", "hudibuckettables/finalizers", "update")}
+    assert used - grants == set()
+
+    jobs = {e["user"]["username"] for e in cluster.control_plane.audit_events()} & {
+        f"system:serviceaccount:{namespace}:hudi-bucket-jobs" for namespace in (LAKE, "sales")
+    }
+    assert len(jobs) == 2
+    for job in jobs:
+        used, refused = audited(cluster.control_plane.audit_events(), job)
+        assert (used, refused) == ({("", "configmaps", "patch")}, set())
+
+
+def audited(events: list[dict[str, Any]], user: str) -> tuple[set[Permission], set[Permission]]:
+    """The (group, resource, verb) triples ``user`` called, and those it was refused (403)."""
+    used, refused = set(), set()
+    for event in events:
+        ref = event.get("objectRef")
+        if event["user"]["username"] != user or ref is None:  # discovery (/apis ...) needs no grant
+            continue
+        resource = ref["resource"] + (f"/{ref['subresource']}" if ref.get("subresource") else "")
+        permission = (ref.get("apiGroup", ""), resource, event["verb"])
+        (refused if event["responseStatus"]["code"] == 403 else used).add(permission)
+    return used, refused
