@@ -1,5 +1,10 @@
 """Where jobs run. ``sparkoperator`` creates SparkApplications; ``local`` runs the same `hudi-bucket-job`
-command as a local PySpark process. Both report the same way, so ``decide`` cannot tell them apart."""
+command as a local PySpark process. Both report the same way, so ``decide`` cannot tell them apart.
+
+A table's SparkApplications are observed from the operator's index of them (fed by the watch, see
+`observed_job`), not listed on each pass; a report is fetched only when a finished job's result is
+about to be recorded.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +13,7 @@ import contextlib
 import json
 import os
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -24,7 +30,7 @@ from hudi_bucket_operator.kube import (
 )
 from hudi_bucket_operator.reconcile import JobKind, JobPhase, ObservedJob, SubmitJob
 from hudi_bucket_operator.render import JobDefaults, render_report_configmap, render_spark_application
-from hudi_bucket_operator.spec import TableSpec
+from hudi_bucket_operator.spec import KIND, TableSpec
 
 REPORT_KEY = "report.json"
 
@@ -40,8 +46,8 @@ class TableRef:
 
 
 class JobBackend(Protocol):
-    async def observe(self, table: TableRef) -> list[ObservedJob]:
-        """Every job of this table that still exists, with its phase and (once done) its report."""
+    async def report(self, table: TableRef, name: str) -> JobReport | None:
+        """The report of this table's finished job ``name`` (None: it wrote none)."""
         ...
 
     async def submit(self, table: TableRef, spec: TableSpec, job: SubmitJob) -> str:
@@ -67,6 +73,32 @@ def job_name_for(table: TableRef, job: SubmitJob) -> str:
 _SPARK_PHASES = {"COMPLETED": JobPhase.COMPLETED, "FAILED": JobPhase.FAILED, "RUNNING": JobPhase.RUNNING}
 
 
+def observed_job(app: Mapping[str, Any]) -> tuple[str, ObservedJob] | None:
+    """(the owning table's uid, the job) as a SparkApplication shows them; None if it is not one of ours."""
+    meta = app.get("metadata") or {}
+    labels, annotations = meta.get("labels") or {}, meta.get("annotations") or {}
+    owner = next((o.get("uid") for o in meta.get("ownerReferences") or [] if o.get("kind") == KIND), None)
+    try:
+        kind, generation = JobKind(labels[naming.JOB_KIND_LABEL]), int(labels[naming.GENERATION_LABEL])
+    except (KeyError, ValueError):
+        return None
+    if not owner:
+        return None
+    state = (app.get("status") or {}).get("applicationState") or {}
+    # Only COMPLETED and FAILED are final; everything else (SUBMITTED, PENDING_RERUN, ...) is in flight.
+    phase = _SPARK_PHASES.get(state.get("state", ""), JobPhase.PENDING)
+    return owner, ObservedJob(
+        name=meta["name"],
+        kind=kind,
+        generation=generation,
+        retry_token=annotations.get(naming.RETRY_TOKEN_ANNOTATION, ""),
+        phase=phase,
+        created=meta.get("creationTimestamp", ""),
+        sequence=0 if kind is JobKind.PLAN else 1,
+        error=state.get("errorMessage", ""),
+    )
+
+
 class SparkOperatorBackend:
     """Jobs as SparkApplications; each reports into a ConfigMap of the same name, owned by the table."""
 
@@ -74,33 +106,7 @@ class SparkOperatorBackend:
         self.client = client
         self.defaults = defaults
 
-    async def observe(self, table: TableRef) -> list[ObservedJob]:
-        apps = await self.client.list(
-            SPARK_APPLICATIONS, table.namespace, naming.children_selector(table.uid)
-        )
-        return [await self._observed(table, app) for app in apps]
-
-    async def _observed(self, table: TableRef, app: dict[str, Any]) -> ObservedJob:
-        meta = app.get("metadata") or {}
-        labels, annotations = meta.get("labels") or {}, meta.get("annotations") or {}
-        state = (app.get("status") or {}).get("applicationState") or {}
-        # Only COMPLETED and FAILED are final; everything else (SUBMITTED, PENDING_RERUN, ...) is in flight.
-        phase = _SPARK_PHASES.get(state.get("state", ""), JobPhase.PENDING)
-        report = await self._report(table, meta["name"]) if phase.terminal else None
-        kind = JobKind(labels[naming.JOB_KIND_LABEL])
-        return ObservedJob(
-            name=meta["name"],
-            kind=kind,
-            generation=int(labels[naming.GENERATION_LABEL]),
-            retry_token=annotations.get(naming.RETRY_TOKEN_ANNOTATION, ""),
-            phase=phase,
-            created=meta.get("creationTimestamp", ""),
-            sequence=0 if kind is JobKind.PLAN else 1,
-            error=state.get("errorMessage", ""),
-            report=report,
-        )
-
-    async def _report(self, table: TableRef, name: str) -> JobReport | None:
+    async def report(self, table: TableRef, name: str) -> JobReport | None:
         try:
             data = await self.client.config_map_data(table.namespace, name)
         except KubeNotFoundError:
@@ -179,6 +185,10 @@ class LocalBackend:
             f"job {job.observed.name}: {phase.value.lower()}" + (f" ({report.message})" if report else "")
         )
         return job.observed
+
+    async def report(self, table: TableRef, name: str) -> JobReport | None:
+        path = self._dir(table) / f"{name}.json"
+        return JobReport.from_dict(json.loads(path.read_text())) if path.exists() else None
 
     def _dir(self, table: TableRef) -> Path:
         return self.state_dir / table.namespace / table.name

@@ -1,15 +1,19 @@
-"""One reconcile pass for one table: observe its jobs, decide, act. Shared by the Kopf handlers and the
-local mode; the caller writes the returned status and posts the returned events."""
+"""One reconcile pass for one table: given its jobs, fetch the one report needed, decide, act. Shared by
+the Kopf handlers (jobs from their index of SparkApplications) and the local mode (jobs from the local
+backend); the caller writes the returned status and posts the returned events."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
 from hudi_bucket.errors import HudiBucketError
 from hudi_bucket_operator import conditions, metrics
 from hudi_bucket_operator.backends import JobBackend, TableRef
-from hudi_bucket_operator.reconcile import Decision, Observed, decide
+from hudi_bucket_operator.kube import KubeError
+from hudi_bucket_operator.reconcile import Decision, Observed, ObservedJob, decide, report_needed
 
 
 def table_ref(body: dict[str, Any]) -> TableRef:
@@ -17,7 +21,9 @@ def table_ref(body: dict[str, Any]) -> TableRef:
     return TableRef(meta["name"], meta.get("namespace") or "default", meta.get("uid", ""), body)
 
 
-async def reconcile_once(backend: JobBackend, body: dict[str, Any], now: datetime | None = None) -> Decision:
+async def reconcile_once(
+    backend: JobBackend, body: dict[str, Any], jobs: Sequence[ObservedJob], now: datetime | None = None
+) -> Decision:
     now = now or datetime.now(UTC)
     table = table_ref(body)
     meta = body["metadata"]
@@ -26,12 +32,18 @@ async def reconcile_once(backend: JobBackend, body: dict[str, Any], now: datetim
         generation=int(meta.get("generation") or 1),
         annotations=meta.get("annotations") or {},
         status=body.get("status") or {},
-        jobs=tuple(await backend.observe(table)),
+        jobs=tuple(jobs),
     )
+    needed = report_needed(observed)
+    if needed is not None and needed.report is None:
+        with_report = replace(needed, report=await backend.report(table, needed.name))
+        observed = replace(observed, jobs=tuple(with_report if j is needed else j for j in observed.jobs))
     decision = decide(observed, now)
     if decision.submit is not None and decision.spec is not None:
         try:
             name = await backend.submit(table, decision.spec, decision.submit)
+        except KubeError:
+            raise  # the API failed us: retried with backoff, the table is not at fault
         except HudiBucketError as err:  # e.g. an image the operator does not allow
             reason = type(err).__name__.removesuffix("Error")
             stalled = conditions.stalled(decision.status, now, reason, str(err))

@@ -1,10 +1,12 @@
-"""Kopf handlers: thin. They fetch, call the controller, and hand back status and events.
+"""Kopf handlers: thin. They keep what the watches show, and queue the tables that need a look.
 
-Reconciling is level-based and driven by events, as a controller-runtime controller is: a change to a
-HudiBucketTable, or to one of its SparkApplications, reconciles that table at once; a slow resync goes
-over every table now and then (jobs that report no events, such as local processes, and anything
-missed). All passes of one table run under one lock, so they never act twice, and the status is written
-inside that lock, only when it changed.
+The shape of a controller-runtime controller: Kopf watches the HudiBucketTables (kept in ``memo.tables``)
+and our SparkApplications (kept in the ``job_index``, small ObservedJob values by owning table: Kopf fills
+every index before any handler runs, so after a restart no table is judged before its jobs are known).
+An event of either only adds the table's uid to a de-duplicating work queue; a bounded pool of workers
+reconciles: the pure ``decide`` on what the watches show, one report read when a finished job's result
+is recorded, the one action, and a status PATCH only when the status changed. A slow resync re-queues
+every table from memory, with no API call unless something is to be done.
 No handler needs a finalizer, so deleting a table (or its namespace) never waits for the operator. The
 finalizer earlier releases put on every table (for their poll timer) is removed by Kopf at the table's
 next event: ``settings.persistence.finalizer`` still names it.
@@ -14,39 +16,47 @@ Deleting a HudiBucketTable never touches table data; its children go by owner re
 from __future__ import annotations
 
 import asyncio
-import collections
 import logging
 from typing import Any
 
 import kopf
 
 from hudi_bucket_operator import kube, metrics, naming
-from hudi_bucket_operator.backends import LocalBackend, SparkOperatorBackend
-from hudi_bucket_operator.controller import reconcile_once
+from hudi_bucket_operator.backends import LocalBackend, SparkOperatorBackend, observed_job
+from hudi_bucket_operator.controller import reconcile_once, table_ref
+from hudi_bucket_operator.reconcile import JobPhase, ObservedJob
 from hudi_bucket_operator.settings import OperatorConfig
 from hudi_bucket_operator.spec import API_VERSION, GROUP, KIND, PLURAL, UNMANAGED, VERSION
+from hudi_bucket_operator.workqueue import WorkQueue
 
 CONFIG = OperatorConfig.from_env()
 LEGACY_FINALIZER = f"{GROUP}/timers"  # what releases before 0.2 put on every table
 TABLES = kube.Resource(GROUP, VERSION, PLURAL)
 JOBS = kube.SPARK_APPLICATIONS
+OURS = {naming.MANAGED_BY: naming.OPERATOR}
 
 
 @kopf.on.startup()
 async def startup(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) -> None:
     # Kopf's own words are posted as Events only when something fails: "handler succeeded" on every
-    # pass would be an API write per table event. Our decisions are posted by `_reconcile` itself.
+    # event would be an API write per table event. Our decisions are posted by `_reconcile` itself.
     settings.posting.level = logging.WARNING
     settings.persistence.finalizer = LEGACY_FINALIZER  # so Kopf removes it
     # With namespaces named, there is nothing to discover: do not list namespaces or watch CRDs.
     settings.scanning.disabled = bool(CONFIG.namespaces)
-    memo.locks = collections.defaultdict(asyncio.Lock)
     memo.tables = {}  # uid -> the table as last seen (metadata, spec, status)
     memo.statuses = {}  # uid -> the status this process wrote last
-    memo.kube = kube.KubeClient()  # logged in by `login`, which Kopf runs after the startup handlers
+    # Kopf's index of our SparkApplications, as handed to every handler. Kept in a dict: a handler gets a
+    # shallow copy of the memo, so what it assigns to the memo itself stays in that copy.
+    memo.indexes = {}
+    memo.expected = {}  # uid -> {name: job} submitted, but not in the index yet (its watch event is due)
+    memo.kube = kube.KubeClient(CONFIG.workers)  # logged in by `login`, run after the startup handlers
     memo.backend = _backend(memo.kube)
-    metrics.serve(CONFIG.metrics_port)
+    # Its workers start with the first event (see `_queue`), inside the context Kopf gives handlers:
+    # kopf.event needs that context, which tasks started here would not have.
+    memo.queue = WorkQueue(lambda uid: _reconcile(uid, memo), workers=CONFIG.workers)
     memo.resync = asyncio.create_task(_resync(memo))
+    metrics.serve(CONFIG.metrics_port)
 
 
 @kopf.on.login()
@@ -69,58 +79,93 @@ def _backend(client: kube.KubeClient) -> Any:
 @kopf.on.cleanup()
 async def cleanup(memo: kopf.Memo, **_: Any) -> None:
     memo.resync.cancel()
+    await memo.queue.stop()
     await memo.kube.close()
 
 
+@kopf.index(JOBS.group, JOBS.version, JOBS.plural, labels=OURS)
+def job_index(body: kopf.Body, **_: Any) -> dict[str, ObservedJob]:
+    """Each of our SparkApplications as its owning table's uid -> the job (no body is kept)."""
+    found = observed_job(body)
+    return {} if found is None else {found[0]: found[1]}
+
+
 @kopf.on.event(GROUP, VERSION, PLURAL)
-async def changed(event: kopf.RawEvent, body: kopf.Body, memo: kopf.Memo, **_: Any) -> None:
+async def changed(
+    event: kopf.RawEvent, body: kopf.Body, memo: kopf.Memo, job_index: kopf.Index, **_: Any
+) -> None:
+    memo.indexes["jobs"] = job_index
     uid = body.get("metadata", {}).get("uid", "")
     unmanaged = body.get("metadata", {}).get("annotations", {}).get(UNMANAGED, "").lower() == "true"
     if event.get("type") == "DELETED" or unmanaged:  # forget it: not even the resync looks at it
         memo.tables.pop(uid, None)
         memo.statuses.pop(uid, None)
-        memo.locks.pop(uid, None)
+        memo.expected.pop(uid, None)
+        memo.queue.forget(uid)
         return
     memo.tables[uid] = _plain(body)
-    await _reconcile(memo.tables[uid], memo)
+    _queue(memo).add(uid)
 
 
-@kopf.on.event(JOBS.group, JOBS.version, JOBS.plural, labels={naming.MANAGED_BY: naming.OPERATOR})
-async def job_changed(body: kopf.Body, memo: kopf.Memo, **_: Any) -> None:
-    """A job moved (submitted, running, finished, deleted): reconcile the table that owns it."""
-    for owner in body.get("metadata", {}).get("ownerReferences") or []:
-        table = memo.tables.get(owner.get("uid"))
-        if owner.get("kind") == KIND and table is not None:
-            await _reconcile(table, memo)
+@kopf.on.event(JOBS.group, JOBS.version, JOBS.plural, labels=OURS)
+async def job_changed(body: kopf.Body, memo: kopf.Memo, job_index: kopf.Index, **_: Any) -> None:
+    """A job moved (submitted, running, finished, deleted): look at the table that owns it."""
+    memo.indexes["jobs"] = job_index
+    found = observed_job(body)
+    if found is not None and found[0] in memo.tables:
+        _queue(memo).add(found[0])
+
+
+def _queue(memo: kopf.Memo) -> WorkQueue[str]:
+    if not memo.queue.started:
+        memo.queue.start()
+    return memo.queue
 
 
 async def _resync(memo: kopf.Memo) -> None:
     while True:
         await asyncio.sleep(CONFIG.resync_seconds)
         for uid in list(memo.tables):
-            table = memo.tables.get(uid)
-            if table is not None:  # not deleted meanwhile
-                await _reconcile(table, memo)
+            memo.queue.add(uid)
 
 
-async def _reconcile(table: dict[str, Any], memo: kopf.Memo) -> None:
+async def _reconcile(uid: str, memo: kopf.Memo) -> None:
+    """One pass for one table (the work queue never runs two for the same table at once)."""
+    table = memo.tables.get(uid)
+    if table is None:  # deleted since it was queued
+        return
     meta = table["metadata"]
-    uid = meta.get("uid", "")
-    async with memo.locks[uid]:
-        plain = {**table}
-        # Each handler gets a snapshot of the body, possibly older than the status we wrote last: while
-        # this process lives, its own last status is the truth (after a restart, the stored one is).
-        written = memo.statuses.get(uid, plain["status"])
-        plain["status"] = written
-        decision = await reconcile_once(memo.backend, plain)
-        if decision.status != written:
-            try:
-                await memo.kube.patch_status(TABLES, meta["namespace"], meta["name"], decision.status)
-            except kube.KubeNotFoundError:  # deleted meanwhile: nothing left to report on
-                return
-        memo.statuses[uid] = decision.status
+    # The watch may still show a status older than the one we wrote last: while this process lives, its
+    # own last status is the truth (after a restart, the stored one is).
+    written = memo.statuses.get(uid, table["status"])
+    body = {**table, "status": written}
+    decision = await reconcile_once(memo.backend, body, await _jobs(memo, body))
+    if decision.status != written:
+        try:
+            await memo.kube.patch_status(TABLES, meta["namespace"], meta["name"], decision.status)
+        except kube.KubeNotFoundError:  # deleted meanwhile: nothing left to report on
+            return
+    memo.statuses[uid] = decision.status
+    if decision.submit is not None:
+        job = decision.submit
+        name = decision.status["lastJob"]["name"]
+        memo.expected.setdefault(uid, {})[name] = ObservedJob(
+            name, job.kind, job.generation, job.retry_token, JobPhase.PENDING, "", job.sequence
+        )
     for kind, reason, message in decision.events:
         kopf.event(_reference(table), type=kind, reason=reason, message=message)
+
+
+async def _jobs(memo: kopf.Memo, body: dict[str, Any]) -> list[ObservedJob]:
+    if isinstance(memo.backend, LocalBackend):  # local processes: no watch, the backend knows them
+        return await memo.backend.observe(table_ref(body))
+    uid = body["metadata"]["uid"]
+    indexed = list(memo.indexes["jobs"].get(uid, ())) if "jobs" in memo.indexes else []
+    # A job we just created is in the index once its watch event has come; until then, it is expected.
+    expected = memo.expected.get(uid, {})
+    for job in indexed:
+        expected.pop(job.name, None)
+    return indexed + list(expected.values())
 
 
 def _reference(table: dict[str, Any]) -> dict[str, Any]:

@@ -100,7 +100,8 @@ async def connection_info(configuration: client.Configuration) -> kopf.Connectio
 class KubeClient:
     """The few calls the operator makes: children (SparkApplications, report ConfigMaps) and status."""
 
-    def __init__(self) -> None:
+    def __init__(self, connections: int = 8) -> None:
+        self._connections = connections  # as many as calls can be in flight: one per worker
         self._api: client.ApiClient | None = None
         self._retired: list[client.ApiClient] = []
 
@@ -111,6 +112,7 @@ class KubeClient:
             await self._retired.pop().close()
         if self._api is not None:
             self._retired.append(self._api)
+        configuration.connection_pool_maxsize = self._connections
         self._api = client.ApiClient(configuration)
         self._custom = client.CustomObjectsApi(self._api)
         self._core = client.CoreV1Api(self._api)

@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 
 from hudi_bucket_operator.backends import LocalBackend
-from hudi_bucket_operator.controller import reconcile_once
+from hudi_bucket_operator.controller import reconcile_once, table_ref
 from hudi_bucket_operator.spec import KIND, InvalidSpecError
 
 Echo = Callable[[str], None]
@@ -75,7 +75,7 @@ async def apply_locally(manifests: list[dict[str, Any]], state_dir: Path, echo: 
             f"{body['metadata']['namespace']}/{body['metadata']['name']}: generation {body['metadata']['generation']}"
         )
         while True:
-            decision = await reconcile_once(backend, body)
+            decision = await reconcile_once(backend, body, await backend.observe(table_ref(body)))
             body = {**body, "status": decision.status}
             store.save(body)
             for kind, reason, message in decision.events:

@@ -91,10 +91,7 @@ def decide(observed: Observed, now: datetime) -> Decision:
     except InvalidSpecError as err:
         return _stalled(status, now, "InvalidSpec", str(err))
 
-    chain = sorted(
-        (j for j in observed.jobs if j.generation == observed.generation and j.retry_token == token),
-        key=lambda j: (j.sequence, j.created),
-    )
+    chain = _chain(observed)
     in_flight = [j for j in observed.jobs if not j.phase.terminal]
     if in_flight:
         job = in_flight[-1]
@@ -125,6 +122,25 @@ def decide(observed: Observed, now: datetime) -> Decision:
             spec=spec,
         )
     return _recorded(_after_job(_with_last_job(status, latest), spec, latest, paused, now))
+
+
+def report_needed(observed: Observed) -> ObservedJob | None:
+    """The one job whose report ``decide`` will read: the latest of this generation's chain, once it
+    has finished and until its result is recorded. Reports are fetched for it alone, not on every pass."""
+    chain = _chain(observed)
+    if not chain or any(not j.phase.terminal for j in observed.jobs):
+        return None
+    latest, last = chain[-1], observed.status.get("lastJob") or {}
+    return None if last.get("name") == latest.name and last.get("recorded") else latest
+
+
+def _chain(observed: Observed) -> list[ObservedJob]:
+    """This generation's jobs (for the current retry token), in the order they ran."""
+    token = observed.annotations.get(RETRY, "")
+    return sorted(
+        (j for j in observed.jobs if j.generation == observed.generation and j.retry_token == token),
+        key=lambda j: (j.sequence, j.created),
+    )
 
 
 def _recorded(decision: Decision) -> Decision:

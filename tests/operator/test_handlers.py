@@ -1,151 +1,179 @@
-"""The Kopf handlers' own logic, called directly: status is written inside the table's lock, only when it
-changed, and from the newest status this process knows, whatever snapshot Kopf hands in."""
+"""The Kopf handlers' own logic, called directly: events queue tables, the work queue reconciles them,
+status is written only when it changed, a job just created counts as there before its watch event."""
 
 from __future__ import annotations
 
 import asyncio
-import collections
+from collections.abc import AsyncIterator
 from dataclasses import replace
 from typing import Any
 
 import kopf
 import pytest
+import pytest_asyncio
 
 from hbt_resources import SPEC
-from hudi_bucket_operator import handlers
+from hudi_bucket_operator import handlers, naming
 from hudi_bucket_operator.backends import TableRef, job_name_for
-from hudi_bucket_operator.reconcile import JobPhase, ObservedJob, SubmitJob
+from hudi_bucket_operator.kube import KubeError
+from hudi_bucket_operator.reconcile import JobKind, JobPhase, ObservedJob, SubmitJob
 from hudi_bucket_operator.spec import UNMANAGED, TableSpec
+from hudi_bucket_operator.workqueue import WorkQueue
 
 pytestmark = pytest.mark.asyncio
 
+UID = "u-1"
 BODY: dict[str, Any] = {
-    "metadata": {"name": "orders", "namespace": "lake", "uid": "u-1", "generation": 1},
+    "metadata": {"name": "orders", "namespace": "lake", "uid": UID, "generation": 1},
     "spec": SPEC,
     "status": {},
 }
+MODIFIED = {"type": "MODIFIED"}
 
 
 class MemoryBackend:
-    """Jobs kept in a dict: submitted jobs stay Pending until a test moves them on."""
+    """Submitted jobs go into ``created`` (the cluster); the index shows them once a test says so."""
 
     def __init__(self) -> None:
-        self.jobs: dict[str, ObservedJob] = {}
+        self.created: dict[str, ObservedJob] = {}
+        self.submits = 0
+        self.fail_next_submit = False
 
-    async def observe(self, table: TableRef) -> list[ObservedJob]:
-        return list(self.jobs.values())
+    async def report(self, table: TableRef, name: str) -> None:
+        return None
 
     async def submit(self, table: TableRef, spec: TableSpec, job: SubmitJob) -> str:
+        self.submits += 1
+        if self.fail_next_submit:
+            self.fail_next_submit = False
+            raise KubeError(503, "etcd hiccup")
         name = job_name_for(table, job)
-        self.jobs[name] = ObservedJob(
+        self.created[name] = ObservedJob(
             name, job.kind, job.generation, job.retry_token, JobPhase.PENDING, "2026-11-21T00:00:00Z"
         )
         return name
 
     async def forget(self, table: TableRef, name: str) -> None:
-        self.jobs.pop(name, None)
-
-    def move_all(self, phase: JobPhase) -> None:
-        self.jobs = {name: replace(job, phase=phase) for name, job in self.jobs.items()}
+        pass
 
 
 class RecordingKube:
-    """Records every status write; ``delay`` holds each write, so concurrent passes could interleave."""
+    """Records every status write."""
 
-    def __init__(self, delay: float = 0.0) -> None:
+    def __init__(self) -> None:
         self.writes: list[dict[str, Any]] = []
-        self.delay = delay
 
     async def patch_status(self, resource: Any, namespace: str, name: str, status: dict) -> None:
         assert (resource, namespace, name) == (handlers.TABLES, "lake", "orders")
-        await asyncio.sleep(self.delay)
         self.writes.append(status)
 
 
-@pytest.fixture
-def memo(monkeypatch: pytest.MonkeyPatch) -> kopf.Memo:
+@pytest_asyncio.fixture
+async def memo(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[kopf.Memo]:
     monkeypatch.setattr(handlers.kopf, "event", lambda *args, **kwargs: None)
     memo = kopf.Memo()
-    memo.locks = collections.defaultdict(asyncio.Lock)
-    memo.statuses = {}
-    memo.tables = {}
+    memo.tables, memo.statuses, memo.expected = {}, {}, {}
+    memo.indexes = {"jobs": {}}  # what Kopf's index is to the handlers: uid -> the jobs
     memo.backend = MemoryBackend()
     memo.kube = RecordingKube()
-    return memo
+    memo.queue = WorkQueue(lambda uid: handlers._reconcile(uid, memo), workers=2, base_delay=0.01)
+    memo.queue.start()
+    yield memo
+    await memo.queue.stop()
 
 
-MODIFIED = {"type": "MODIFIED"}
-APP = {"metadata": {"ownerReferences": [{"kind": "HudiBucketTable", "name": "orders", "uid": "u-1"}]}}
+def index_shows_created_jobs(memo: kopf.Memo, phase: JobPhase = JobPhase.PENDING) -> None:
+    memo.indexes["jobs"] = {UID: [replace(job, phase=phase) for job in memo.backend.created.values()]}
 
 
-async def test_a_pass_that_changes_nothing_writes_nothing(memo: kopf.Memo) -> None:
-    await handlers.changed(event=MODIFIED, body=BODY, memo=memo)  # submits the plan job
-    await handlers.job_changed(body=APP, memo=memo)  # sees it pending
-    assert [w["lastJob"]["phase"] for w in memo.kube.writes] == ["Pending", "Pending"]
-
-    # Kopf may keep handing in the snapshot from before our writes; the job has not moved.
-    await handlers.changed(event=MODIFIED, body=BODY, memo=memo)
-    await handlers.job_changed(body=APP, memo=memo)
-
-    assert len(memo.kube.writes) == 2
+async def settled(memo: kopf.Memo) -> None:
+    for _ in range(500):
+        if not len(memo.queue):
+            return
+        await asyncio.sleep(0.005)
+    raise AssertionError("the queue did not drain")
 
 
-async def test_concurrent_passes_write_in_the_order_they_decided(memo: kopf.Memo) -> None:
-    memo.kube = RecordingKube(delay=0.05)
-    await handlers.changed(event=MODIFIED, body=BODY, memo=memo)
-    await handlers.job_changed(body=APP, memo=memo)
-    memo.backend.move_all(JobPhase.RUNNING)
-
-    # A job's event and the table's event on the same stale snapshot, at once.
-    await asyncio.gather(
-        handlers.job_changed(body=APP, memo=memo),
-        handlers.changed(event=MODIFIED, body=BODY, memo=memo),
-    )
-
-    phases = [w["lastJob"]["phase"] for w in memo.kube.writes]
-    assert phases == ["Pending", "Pending", "Running"]
-    assert memo.statuses["u-1"] == memo.kube.writes[-1]
+def app_of(job: ObservedJob) -> dict[str, Any]:
+    """The SparkApplication of a job, as the watch shows it."""
+    return {
+        "metadata": {
+            "name": job.name,
+            "labels": {naming.JOB_KIND_LABEL: job.kind.value, naming.GENERATION_LABEL: str(job.generation)},
+            "ownerReferences": [{"kind": "HudiBucketTable", "name": "orders", "uid": UID}],
+        }
+    }
 
 
-async def test_a_job_of_an_unknown_table_or_another_owner_kind_reconciles_nothing(memo: kopf.Memo) -> None:
-    await handlers.job_changed(body=APP, memo=memo)  # the table was never seen
-    other = {"metadata": {"ownerReferences": [{"kind": "ConfigMap", "uid": "u-1"}]}}
-    memo.tables["u-1"] = BODY
-    await handlers.job_changed(body=other, memo=memo)
+async def table_event(memo: kopf.Memo, body: dict[str, Any] = BODY, kind: str = "MODIFIED") -> None:
+    await handlers.changed(event={"type": kind}, body=body, memo=memo, job_index=memo.indexes["jobs"])
+
+
+async def test_a_burst_of_events_submits_one_job_and_writes_one_status(memo: kopf.Memo) -> None:
+    for _ in range(20):
+        await table_event(memo)
+    await settled(memo)
+    assert memo.backend.submits == 1  # the job just created counts, though the index does not show it yet
+    assert [w["lastJob"]["phase"] for w in memo.kube.writes] == ["Pending"]
+
+
+async def test_a_jobs_event_reconciles_its_table_and_only_a_change_is_written(memo: kopf.Memo) -> None:
+    await table_event(memo)
+    await settled(memo)
+    index_shows_created_jobs(memo, JobPhase.RUNNING)
+    (job,) = memo.backend.created.values()
+    await handlers.job_changed(body=app_of(job), memo=memo, job_index=memo.indexes["jobs"])
+    await handlers.job_changed(body=app_of(job), memo=memo, job_index=memo.indexes["jobs"])
+    await settled(memo)
+    assert [w["lastJob"]["phase"] for w in memo.kube.writes] == ["Pending", "Running"]
+    assert memo.expected[UID] == {}  # the index has it now
+    assert memo.statuses[UID] == memo.kube.writes[-1]
+
+
+async def test_a_job_of_a_table_never_seen_reconciles_nothing(memo: kopf.Memo) -> None:
+    job = ObservedJob("orders-plan-x", JobKind.PLAN, 1, "", JobPhase.PENDING, "")
+    await handlers.job_changed(body=app_of(job), memo=memo, job_index=memo.indexes["jobs"])
+    await settled(memo)
     assert memo.kube.writes == []
-    assert memo.backend.jobs == {}
+
+
+async def test_a_failed_api_call_is_retried_not_blamed_on_the_table(memo: kopf.Memo) -> None:
+    memo.backend.fail_next_submit = True
+    await table_event(memo)
+    for _ in range(500):
+        if memo.backend.created:
+            break
+        await asyncio.sleep(0.005)
+    assert memo.backend.submits == 2
+    assert all(w["phase"] != "Stalled" for w in memo.kube.writes)
 
 
 async def test_a_deleted_table_is_forgotten(memo: kopf.Memo) -> None:
-    await handlers.changed(event=MODIFIED, body=BODY, memo=memo)
-    assert "u-1" in memo.statuses
-
-    await handlers.changed(event={"type": "DELETED"}, body=BODY, memo=memo)
-
-    assert "u-1" not in memo.statuses
-    assert "u-1" not in memo.locks
-    assert "u-1" not in memo.tables
+    await table_event(memo)
+    await settled(memo)
+    await table_event(memo, kind="DELETED")
+    assert (UID in memo.statuses, UID in memo.tables, UID in memo.expected) == (False, False, False)
 
 
 async def test_a_table_marked_unmanaged_is_forgotten_and_left_alone(memo: kopf.Memo) -> None:
-    await handlers.changed(event=MODIFIED, body=BODY, memo=memo)
+    await table_event(memo)
+    await settled(memo)
     unmanaged = {**BODY, "metadata": {**BODY["metadata"], "annotations": {UNMANAGED: "true"}}}
-    await handlers.changed(event=MODIFIED, body=unmanaged, memo=memo)
-    assert "u-1" not in memo.tables
+    await table_event(memo, unmanaged)
+    await settled(memo)
+    assert UID not in memo.tables
     assert len(memo.kube.writes) == 1  # only the first pass wrote
 
 
-async def test_the_resync_reconciles_every_known_table(
-    memo: kopf.Memo, monkeypatch: pytest.MonkeyPatch
-) -> None:
+async def test_the_resync_queues_every_known_table(memo: kopf.Memo, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(handlers, "CONFIG", replace(handlers.CONFIG, resync_seconds=0.01))
-    memo.tables["u-1"] = BODY
+    memo.tables[UID] = BODY
     resync = asyncio.create_task(handlers._resync(memo))
     try:
         for _ in range(200):
-            if memo.backend.jobs:
+            if memo.backend.created:
                 break
             await asyncio.sleep(0.01)
     finally:
         resync.cancel()
-    assert len(memo.backend.jobs) == 1
+    assert len(memo.backend.created) == 1
