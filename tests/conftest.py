@@ -28,7 +28,7 @@ def fixture_table(tmp_path: Path) -> Callable[[str], Path]:
 
 # Apache Hudi in the same session, for the interop tests: its bundle on the classpath, with the settings
 # Hudi's Spark guide requires. Our jobs use none of it (production runs them without Hudi's jars; the CLI
-# tests run them so, in processes of their own); Hudi's SQL rules only act on Hudi relations.
+# local-mode tests run them so, in processes of their own); Hudi's SQL rules only act on Hudi relations.
 HUDI_SESSION_CONF = {
     "spark.serializer": "org.apache.spark.serializer.KryoSerializer",
     "spark.kryo.registrator": "org.apache.spark.HoodieSparkKryoRegistrar",

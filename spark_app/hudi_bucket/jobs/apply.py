@@ -138,7 +138,7 @@ def apply(ctx: TableContext, request: RescaleRequest) -> ApplyResult:
         ctx = ctx.reload()
         notes += checks.notes
     shuffle_free = not request.full_shuffle and all(c.shuffle_free for c in the_plan.changes)
-    instant, stats = _rescale(ctx, the_plan, request.desired, shuffle_free)
+    instant, stats, shuffle_free = _rescale(ctx, the_plan, request.desired, shuffle_free)
     config_store.archive_old_versions(ctx.storage, _first_active_commit(ctx.reload().table.timeline))
     return ApplyResult(
         the_plan,
@@ -155,7 +155,8 @@ def apply(ctx: TableContext, request: RescaleRequest) -> ApplyResult:
 
 def _rescale(
     ctx: TableContext, the_plan: Plan, desired: BucketRules, shuffle_free: bool
-) -> tuple[str, tuple]:
+) -> tuple[str, tuple, bool]:
+    """Returns the instant, its write stats, and whether the rewrite went without a shuffle."""
     storage, table = ctx.storage, ctx.table
     store = timeline_store(storage, table)
     partitions = tuple(c.partition for c in the_plan.changes)
@@ -171,15 +172,7 @@ def _rescale(
             )
             for c in the_plan.changes
         ]
-        stats = rewrite_partitions(
-            ctx.spark,
-            storage,
-            rewrites,
-            instant=instant,
-            hash_fields=ctx.hash_fields,
-            key_style=ctx.key_style,
-            shuffle_free=shuffle_free,
-        )
+        stats, shuffle_free = rewrite_partitions(ctx, rewrites, instant=instant, shuffle_free=shuffle_free)
         _refuse_concurrent_writes(ctx, before, instant, partitions)
         # Saved while T is pending, as Hudi does, but last: a table's first version makes the configs
         # folder, and a crash must not leave that folder without a committed version for long.
@@ -199,7 +192,7 @@ def _rescale(
     except BaseException:
         rollback(storage, ctx.reload().table, instant)
         raise
-    return instant, stats
+    return instant, stats, shuffle_free
 
 
 def _refuse_concurrent_writes(
