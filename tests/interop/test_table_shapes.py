@@ -25,7 +25,10 @@ pytestmark = pytest.mark.spark
 
 SCHEMA = "id int, name string, day string, ts long"
 BEFORE_ADOPTION = {"hoodie.metadata.enable": "false"}  # a live metadata table is refused (tested elsewhere)
-VIRTUAL_KEYS = {"hoodie.populate.meta.fields": "false", "hoodie.datasource.write.hive_style_partitioning": "true"}
+VIRTUAL_KEYS = {
+    "hoodie.populate.meta.fields": "false",
+    "hoodie.datasource.write.hive_style_partitioning": "true",
+}
 DAY_1 = 1_763_000_000_000  # 2025-11-13 in epoch milliseconds
 
 
@@ -78,7 +81,12 @@ def evolved_schema(spark: Any, path: Path) -> None:
         "hoodie.write.table.version": "9",
     }
     first = [(i, f"d{i % 3}", i, i, 1.5) for i in range(30)]
-    hudi_write(spark, path, spark.createDataFrame(first, "id int, day string, ts long, qty int, price float"), options)
+    hudi_write(
+        spark,
+        path,
+        spark.createDataFrame(first, "id int, day string, ts long, qty int, price float"),
+        options,
+    )
     second = [(i, f"d{1 + i % 2}", 100 + i, 2**40 + i, 2.25, "n") for i in range(25, 40)]
     schema = "id int, day string, ts long, qty long, price double, note string"
     hudi_write(spark, path, spark.createDataFrame(second, schema), options)

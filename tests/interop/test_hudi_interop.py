@@ -1,0 +1,160 @@
+"""Apache Hudi and our jobs on the same tables, with the partition-level bucket index (RFC-89).
+
+Hudi creates a copy-on-write bucket table and gives it rules with its own procedure; we rescale it
+(without and with a shuffle); Hudi's snapshot read returns the same rows; Hudi upserts into rescaled,
+untouched and new partitions with the writer options our report prints, and every key stays once, in the
+bucket our hash gives it (`verify`); hudi-rs reads what Hudi reads; and Hudi's reader, pruning files by
+the bucket of a key, finds it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+from hudi import HudiTableBuilder
+
+from hudi_bucket.core.metafields import META_COLUMNS
+from hudi_bucket.core.rules import BucketRules
+from hudi_bucket.hudi import config_store
+from hudi_bucket.jobs.apply import RescaleRequest, apply, plan
+from hudi_bucket.jobs.context import TableContext
+from hudi_bucket.jobs.verify import verify_table
+from hudi_spark import bucket_options, data_rows, hudi_read, hudi_sql, hudi_write
+
+pytestmark = pytest.mark.spark
+
+SCHEMA = "id int, name string, day string, ts long"
+DAYS = ["day=2025-11-10", "day=2025-11-11", "day=2025-11-12", "day=2025-11-13"]
+HUDI_RULES = "day=2025-11-11,4"  # what Hudi's procedure gives the table, default 2
+
+
+def day_of(i: int) -> str:
+    return DAYS[i % len(DAYS)].removeprefix("day=")
+
+
+def records(spark: Any, ids: range, ts: int, day: str | None = None) -> Any:
+    return spark.createDataFrame([(i, f"n{i}-{ts}", day or day_of(i), ts) for i in ids], SCHEMA)
+
+
+def hudi_bucket_table(spark: Any, root: Path, version: int) -> dict[str, str]:
+    """A bucket table written by Hudi (2 buckets), given rules by Hudi's partition_bucket_index_manager,
+    then upserted by Hudi under them. Returns the options Hudi wrote with."""
+    options = bucket_options(
+        record_key="id", partition_field="day", ordering_field="ts", table_version=version, buckets=2
+    )
+    hudi_write(spark, root, records(spark, range(80), 1), options)
+    [result] = hudi_sql(
+        spark,
+        root,
+        f"call partition_bucket_index_manager(table => '{{table}}', overwrite => '{HUDI_RULES}', "
+        "bucket_number => 2, dry_run => false)",
+    )
+    assert result[0] == "SUCCESS", result
+    hudi_write(spark, root, records(spark, range(60, 100), 2), options)
+    return options
+
+
+def hudi_rs_rows(root: Path) -> list[tuple]:
+    table = pa.Table.from_batches(HudiTableBuilder.from_base_uri(str(root)).build().read())
+    columns = sorted(c for c in table.column_names if c not in META_COLUMNS)
+    return sorted(tuple(r.values()) for r in table.select(columns).to_pylist())
+
+
+def verified(ctx: TableContext) -> None:
+    ctx = ctx.reload()
+    rules = config_store.load_in_force(
+        ctx.storage, ctx.table.timeline.pending_replace_timestamps()
+    ).to_rules()
+    result = verify_table(
+        ctx.spark,
+        ctx.storage,
+        ctx.table,
+        rules_for_partition=lambda p: rules.buckets_for(p, ctx.matcher),
+        hash_fields=ctx.hash_fields,
+        key_style=ctx.key_style,
+    )
+    assert result.ok, result.to_dict()
+
+
+def one_record_per_key(spark: Any, root: Path) -> list[tuple]:
+    rows = data_rows(hudi_read(spark, root))
+    assert len({r[1] for r in rows}) == len(rows)  # columns sorted: day, id, name, ts
+    return rows
+
+
+@pytest.mark.parametrize(
+    ("version", "rules", "full_shuffle"),
+    [
+        # 4 -> 2 merges, 2 -> 4 splits: no shuffle. (No partition of 1 bucket: Hudi 1.2.0's bucket pruning
+        # then skips every file of the partition, whoever rescaled it.)
+        (8, "day=2025-11-11,2;day=2025-11-12,4", False),
+        (9, "day=2025-11-11,3;day=2025-11-12,5", True),
+    ],
+)
+def test_hudi_upserts_a_table_we_rescaled(
+    spark: Any, tmp_path: Path, version: int, rules: str, full_shuffle: bool
+) -> None:
+    root = tmp_path / f"orders_v{version}"
+    hudi_bucket_table(spark, root, version)
+    before = one_record_per_key(spark, root)
+    ctx = TableContext.open(spark, str(root))
+
+    result = apply(ctx, RescaleRequest(BucketRules.parse(rules, 2), full_shuffle=full_shuffle))
+
+    assert result.shuffle_free is not full_shuffle
+    assert one_record_per_key(spark, root) == before
+    assert hudi_rs_rows(root) == before
+    verified(ctx)
+
+    # Hudi upserts with exactly what our report says: updates in a rescaled and an untouched partition,
+    # inserts there and into a new partition.
+    options = {
+        **result.writer_options,
+        "hoodie.datasource.write.recordkey.field": "id",
+        "hoodie.datasource.write.partitionpath.field": "day",
+        "hoodie.datasource.write.precombine.field": "ts",
+        "hoodie.datasource.write.hive_style_partitioning": "true",
+        "hoodie.metadata.enable": "false",
+    }
+    hudi_write(spark, root, records(spark, range(90, 130), 3), options)
+    hudi_write(spark, root, records(spark, range(200, 210), 3, day="2025-11-19"), options)
+    after = one_record_per_key(spark, root)
+    assert len(after) == 130 + 10
+    assert hudi_rs_rows(root) == after
+    verified(ctx)
+
+    # Point queries through Hudi's reader, files pruned to the key's bucket (PartitionBucketIndexSupport).
+    skipping = {"hoodie.enable.data.skipping": "true", **options}
+    for key in (97, 98, 96, 205):  # days 11 and 12 rescaled, 10 untouched, 19 new
+        found = hudi_read(spark, root, **skipping).where(f"id = {key}")
+        assert [r.id for r in found.collect()] == [key]
+
+
+def test_hudi_procedure_sees_our_config_and_we_see_its_rescale(spark: Any, tmp_path: Path) -> None:
+    root = tmp_path / "procedure"
+    hudi_bucket_table(spark, root, 9)
+    ctx = TableContext.open(spark, str(root))
+
+    # A rescale by Hudi's procedure is converged for our plan of the same rules.
+    converged, _ = plan(ctx, RescaleRequest(BucketRules.parse(HUDI_RULES, 2)))
+    assert converged.is_noop
+
+    # Its dry run of our rules names the partitions and counts our plan changes.
+    ours = "day=2025-11-1[23],6"
+    our_plan, _ = plan(ctx, RescaleRequest(BucketRules.parse(ours, 2)))
+    [dry] = hudi_sql(
+        spark, root, f"call partition_bucket_index_manager(table => '{{table}}', overwrite => '{ours}')"
+    )
+    named = {p.strip(): int(n) for p, _, n in (item.strip().partition(" => ") for item in dry[2].split(";"))}
+    assert named == {c.partition: c.new_buckets for c in our_plan.changes}
+
+    # After our apply, it shows our hashing_config.
+    applied = apply(ctx, RescaleRequest(BucketRules.parse(ours, 2)))
+    [shown] = hudi_sql(
+        spark, root, "call partition_bucket_index_manager(table => '{table}', show_config => true)"
+    )
+    ours_shown = f"expressions={ours}, defaultBucketNumber=2, rule=regex, version=1, instant={applied.instant})"
+    assert shown[2].endswith(ours_shown)  # the newest of the versions it lists
