@@ -10,6 +10,7 @@ the executors share the driver's JVM).
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -68,8 +69,9 @@ def data_rows(frame: Any) -> list[tuple]:
 
 
 def hudi_sql(spark: Any, path: Path, statement: str) -> list[Any]:
-    """A Hudi SQL statement (``{table}`` names the table at ``path``, registered on first use)."""
-    name = "t_" + path.name.replace("-", "_")
+    """A Hudi SQL statement (``{table}`` names the table at ``path``, registered on first use under a
+    name of its own: tests in one session may use the same folder names)."""
+    name = "t_" + hashlib.sha256(str(path).encode()).hexdigest()[:16]
     spark.sql(f"CREATE TABLE IF NOT EXISTS {name} USING hudi LOCATION '{path}'")
     _reset_bucket_calculator(spark, path, {})
     return spark.sql(statement.format(table=name)).collect()

@@ -16,9 +16,11 @@ import pyarrow as pa
 import pytest
 from hudi import HudiTableBuilder
 
+from crashes import CRASH_POINTS, Crash
 from hudi_bucket.core.metafields import META_COLUMNS
 from hudi_bucket.core.rules import BucketRules
 from hudi_bucket.hudi import config_store
+from hudi_bucket.jobs import apply as apply_module
 from hudi_bucket.jobs.apply import RescaleRequest, apply, plan
 from hudi_bucket.jobs.context import TableContext
 from hudi_bucket.jobs.verify import verify_table
@@ -156,5 +158,69 @@ def test_hudi_procedure_sees_our_config_and_we_see_its_rescale(spark: Any, tmp_p
     [shown] = hudi_sql(
         spark, root, "call partition_bucket_index_manager(table => '{table}', show_config => true)"
     )
-    ours_shown = f"expressions={ours}, defaultBucketNumber=2, rule=regex, version=1, instant={applied.instant})"
+    ours_shown = (
+        f"expressions={ours}, defaultBucketNumber=2, rule=regex, version=1, instant={applied.instant})"
+    )
     assert shown[2].endswith(ours_shown)  # the newest of the versions it lists
+
+
+CLEAN_AND_ARCHIVE_EACH_COMMIT = {
+    "hoodie.clean.automatic": "true",
+    "hoodie.cleaner.commits.retained": "1",
+    "hoodie.keep.min.commits": "2",
+    "hoodie.keep.max.commits": "3",
+}
+
+
+@pytest.mark.parametrize("version", [6, 8, 9])
+def test_hudi_cleans_and_archives_after_our_replacecommits(spark: Any, tmp_path: Path, version: int) -> None:
+    root = tmp_path / f"cleaned_v{version}"
+    options = bucket_options(
+        record_key="id", partition_field="day", ordering_field="ts", table_version=version, buckets=2
+    )
+    hudi_write(spark, root, records(spark, range(40), 1), options)
+    ctx = TableContext.open(spark, str(root))
+    first = apply(ctx, RescaleRequest(BucketRules.parse("day=2025-11-11,4", 2), current_buckets=2))
+    second = apply(ctx.reload(), RescaleRequest(BucketRules.parse("day=2025-11-1[12],4", 2)))
+    replaced = {p: set((root / p).glob("*.parquet")) for p in DAYS}
+
+    writer = {**second.writer_options, **options, **CLEAN_AND_ARCHIVE_EACH_COMMIT}
+    for ts in range(2, 7):
+        hudi_write(spark, root, records(spark, range(30, 50), ts), writer)
+
+    rows = one_record_per_key(spark, root)
+    assert len(rows) == 50
+    assert hudi_rs_rows(root) == rows
+    for partition, files in replaced.items():  # every file of the rescaled layouts' predecessors is gone
+        if partition in ("day=2025-11-11", "day=2025-11-12"):
+            assert not any(
+                f.exists() for f in files if first.instant not in f.name and second.instant not in f.name
+            )
+    timeline = ctx.reload().table.timeline
+    assert first.instant not in {i.timestamp for i in timeline.instants}  # archived by Hudi
+    assert plan(ctx.reload(), RescaleRequest(BucketRules.parse("day=2025-11-1[12],4", 2)))[0].is_noop
+    verified(ctx)
+
+
+@pytest.mark.parametrize("point", list(CRASH_POINTS))
+def test_hudi_reads_and_writes_after_our_apply_crashed(
+    spark: Any, tmp_path: Path, monkeypatch, point: str
+) -> None:
+    root = tmp_path / "crashed"
+    options = hudi_bucket_table(spark, root, 9)
+    before = one_record_per_key(spark, root)
+    ctx = TableContext.open(spark, str(root))
+    with monkeypatch.context() as crashing:
+        crashing.setattr(apply_module, "rollback", lambda *_: None)  # a dead process cleans nothing up
+        CRASH_POINTS[point](crashing)
+        with pytest.raises(Crash):
+            apply(ctx, RescaleRequest(BucketRules.parse("day=2025-11-1[01],8", 2)))
+    assert one_record_per_key(spark, root) == before
+
+    # Hudi's writer (eager failed-writes cleaning, its default) rolls our leftover back, then upserts.
+    hudi_write(spark, root, records(spark, range(90, 110), 5), options)
+    after = one_record_per_key(spark, root)
+    assert len(after) == 110
+    assert ctx.reload().table.timeline.pending() == ()
+    assert hudi_rs_rows(root) == after
+    verified(ctx)

@@ -3,19 +3,18 @@ a crash at any point leaves the table as it was and converges on the next run.""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
 import pyarrow as pa
 import pytest
 from hudi import HudiTableBuilder
 
+from crashes import CRASH_POINTS, Crash
 from hudi_bucket.core.rules import BucketRules
 from hudi_bucket.core.timeline import Action
 from hudi_bucket.errors import NotBucketIndexedError, PlanError, PreflightError
 from hudi_bucket.hudi import config_store
 from hudi_bucket.hudi.rollback import rollback
-from hudi_bucket.hudi.timeline_io import TimelineStore
 from hudi_bucket.jobs import apply as apply_module
 from hudi_bucket.jobs.apply import ConcurrentWriterError, RescaleRequest, apply, plan
 from hudi_bucket.jobs.context import TableContext
@@ -145,50 +144,6 @@ def test_a_merge_on_read_table_is_refused(spark, fixture_table) -> None:
             TableContext.open(spark, str(root)), request("eu,4", 2, convert=True, disable_metadata_table=True)
         )
     assert (root / ".hoodie" / "metadata").exists()
-
-
-class Crash(BaseException):
-    """Stands for the process dying: nothing after it runs (our rollback handler is disabled too)."""
-
-
-CRASH_POINTS: dict[str, Callable[[pytest.MonkeyPatch], None]] = {}
-
-
-def crash_point(name: str) -> Callable:
-    def register(fn: Callable[[pytest.MonkeyPatch], None]) -> Callable[[pytest.MonkeyPatch], None]:
-        CRASH_POINTS[name] = fn
-        return fn
-
-    return register
-
-
-def _raise(*_: object, **__: object) -> None:
-    raise Crash
-
-
-@crash_point("after the instant was requested")
-def _after_request(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(TimelineStore, "start", _raise)
-
-
-@crash_point("mid-data, after some files moved into place")
-def _mid_data(monkeypatch: pytest.MonkeyPatch) -> None:
-    from hudi_bucket.storage.local import LocalStorage
-
-    real_rename, moved = LocalStorage.rename, []
-
-    def rename_then_crash(self: LocalStorage, src: str, dst: str) -> None:
-        if moved:
-            raise Crash
-        real_rename(self, src, dst)
-        moved.append(dst)
-
-    monkeypatch.setattr(LocalStorage, "rename", rename_then_crash)
-
-
-@crash_point("after the config was saved, before completion")
-def _before_completion(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(TimelineStore, "complete", _raise)
 
 
 @pytest.mark.parametrize("point", list(CRASH_POINTS))
