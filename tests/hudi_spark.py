@@ -14,6 +14,9 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+from hudi import HudiTableBuilder
+
 from hudi_bucket.core.metafields import META_COLUMNS
 from hudi_bucket.hudi import config_store
 from hudi_bucket.hudi.table import load_table
@@ -27,7 +30,13 @@ def hudi_version(spark: Any) -> str:
 
 
 def bucket_options(
-    *, record_key: str, partition_field: str, ordering_field: str, table_version: int, buckets: int, **more: str
+    *,
+    record_key: str,
+    partition_field: str,
+    ordering_field: str,
+    table_version: int,
+    buckets: int,
+    **more: str,
 ) -> dict[str, str]:
     """A copy-on-write table with Hudi's simple bucket index, as a user writes it."""
     return {
@@ -63,9 +72,19 @@ def hudi_read(spark: Any, path: Path, **options: str) -> Any:
 
 
 def data_rows(frame: Any) -> list[tuple]:
-    """The rows' data columns (meta columns left out), sorted: what two readers must agree on."""
+    """The rows Hudi reads, data columns only (sorted by name), in a stable order."""
     columns = sorted(c for c in frame.columns if c not in META_COLUMNS)
-    return sorted(tuple(r) for r in frame.select(*columns).collect())
+    return sorted((tuple(r) for r in frame.select(*columns).collect()), key=repr)
+
+
+def hudi_rs_rows(root: Path) -> list[tuple]:
+    """The rows hudi-rs (an independent reader) reads, as ``data_rows`` lays them out."""
+    batches = HudiTableBuilder.from_base_uri(str(root)).build().read()
+    if not batches:
+        return []
+    table = pa.Table.from_batches(batches)
+    columns = sorted(c for c in table.column_names if c not in META_COLUMNS)
+    return sorted((tuple(r.values()) for r in table.select(columns).to_pylist()), key=repr)
 
 
 def hudi_sql(spark: Any, path: Path, statement: str) -> list[Any]:
@@ -83,7 +102,9 @@ def _reset_bucket_calculator(spark: Any, path: Path, options: dict[str, str]) ->
     in_force = None
     if (path / ".hoodie").exists():
         storage = LocalStorage(path)
-        in_force = config_store.load_in_force(storage, load_table(storage).timeline.pending_replace_timestamps())
+        in_force = config_store.load_in_force(
+            storage, load_table(storage).timeline.pending_replace_timestamps()
+        )
     if in_force is not None:
         calculator.getInstance(in_force.expressions, in_force.rule, in_force.default_bucket_number)
     elif options.get("hoodie.bucket.index.partition.expressions"):

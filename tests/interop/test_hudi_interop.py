@@ -12,19 +12,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
 import pytest
-from hudi import HudiTableBuilder
 
 from crashes import CRASH_POINTS, Crash
-from hudi_bucket.core.metafields import META_COLUMNS
 from hudi_bucket.core.rules import BucketRules
 from hudi_bucket.hudi import config_store
 from hudi_bucket.jobs import apply as apply_module
 from hudi_bucket.jobs.apply import RescaleRequest, apply, plan
 from hudi_bucket.jobs.context import TableContext
 from hudi_bucket.jobs.verify import verify_table
-from hudi_spark import bucket_options, data_rows, hudi_read, hudi_sql, hudi_write
+from hudi_spark import bucket_options, data_rows, hudi_read, hudi_rs_rows, hudi_sql, hudi_write
 
 pytestmark = pytest.mark.spark
 
@@ -57,12 +54,6 @@ def hudi_bucket_table(spark: Any, root: Path, version: int) -> dict[str, str]:
     assert result[0] == "SUCCESS", result
     hudi_write(spark, root, records(spark, range(60, 100), 2), options)
     return options
-
-
-def hudi_rs_rows(root: Path) -> list[tuple]:
-    table = pa.Table.from_batches(HudiTableBuilder.from_base_uri(str(root)).build().read())
-    columns = sorted(c for c in table.column_names if c not in META_COLUMNS)
-    return sorted(tuple(r.values()) for r in table.select(columns).to_pylist())
 
 
 def verified(ctx: TableContext) -> None:
