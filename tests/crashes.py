@@ -8,6 +8,7 @@ from collections.abc import Callable
 import pytest
 
 from hudi_bucket.hudi.timeline_io import TimelineStore
+from hudi_bucket.jobs import instants
 
 
 class Crash(BaseException):
@@ -23,6 +24,12 @@ def crash_point(name: str) -> Callable:
         return fn
 
     return register
+
+
+def crash(monkeypatch: pytest.MonkeyPatch, point: str) -> None:
+    """Make the next apply die at ``point``, leaving what a dead process leaves (no undo)."""
+    monkeypatch.setattr(instants, "undo", lambda *_: None)
+    CRASH_POINTS[point](monkeypatch)
 
 
 def _raise(*_: object, **__: object) -> None:

@@ -14,10 +14,9 @@ from typing import Any
 
 import pytest
 
-from crashes import CRASH_POINTS, Crash
+from crashes import CRASH_POINTS, Crash, crash
 from hudi_bucket.core.rules import BucketRules
 from hudi_bucket.hudi import config_store
-from hudi_bucket.jobs import apply as apply_module
 from hudi_bucket.jobs.apply import RescaleRequest, apply, plan
 from hudi_bucket.jobs.context import TableContext
 from hudi_bucket.jobs.verify import verify_table
@@ -202,8 +201,7 @@ def test_hudi_reads_and_writes_after_our_apply_crashed(
     before = one_record_per_key(spark, root)
     ctx = TableContext.open(spark, str(root))
     with monkeypatch.context() as crashing:
-        crashing.setattr(apply_module, "rollback", lambda *_: None)  # a dead process cleans nothing up
-        CRASH_POINTS[point](crashing)
+        crash(crashing, point)
         with pytest.raises(Crash):
             apply(ctx, RescaleRequest(BucketRules.parse("day=2025-11-1[01],8", 2)))
     assert one_record_per_key(spark, root) == before

@@ -9,7 +9,7 @@ import pyarrow as pa
 import pytest
 from hudi import HudiTableBuilder
 
-from crashes import CRASH_POINTS, Crash
+from crashes import CRASH_POINTS, Crash, crash
 from hudi_bucket.core.rules import BucketRules
 from hudi_bucket.core.timeline import Action
 from hudi_bucket.errors import NotBucketIndexedError, PlanError, PreflightError
@@ -154,8 +154,7 @@ def test_a_crash_leaves_readers_on_the_old_layout_and_the_next_apply_converges(
     before = rows(root)
     ctx = TableContext.open(spark, str(root))
     with monkeypatch.context() as crashing:
-        crashing.setattr(apply_module, "rollback", lambda *_: None)  # a dead process cleans nothing up
-        CRASH_POINTS[point](crashing)
+        crash(crashing, point)
         with pytest.raises(Crash):
             apply(ctx, request("^10$,4", 2, convert=True))
 

@@ -26,7 +26,6 @@ from hudi_bucket.core.rules import BucketRules
 from hudi_bucket.core.timeline import WRITE_ACTIONS, Action, Timeline
 from hudi_bucket.errors import HudiBucketError, PlanError
 from hudi_bucket.hudi import config_store
-from hudi_bucket.hudi.rollback import rollback
 from hudi_bucket.hudi.table import (
     disable_metadata_table,
     latest_table_schema,
@@ -34,6 +33,7 @@ from hudi_bucket.hudi.table import (
     timeline_store,
 )
 from hudi_bucket.jobs.context import TableContext
+from hudi_bucket.jobs.instants import our_instant, refuse_if_taken_away
 from hudi_bucket.jobs.preconditions import check_table, roll_back_our_leftovers
 from hudi_bucket.jobs.rescale import PartitionRewrite, rewrite_partitions
 from hudi_bucket.jobs.show import rows_by_base_file
@@ -161,9 +161,8 @@ def _rescale(
     store = timeline_store(storage, table)
     partitions = tuple(c.partition for c in the_plan.changes)
     before = table.timeline
-    instant = store.new_instant_time()
-    requested = store.request(instant, Action.REPLACE_COMMIT)
-    try:
+    with our_instant(ctx, Action.REPLACE_COMMIT, partitions) as requested:
+        instant = requested.timestamp
         inflight = store.start(requested, CommitMetadata(INSERT_OVERWRITE, dict.fromkeys(partitions, ())))
         groups = load_file_groups(storage, table, partitions)
         rewrites = [
@@ -173,6 +172,7 @@ def _rescale(
             for c in the_plan.changes
         ]
         stats, shuffle_free = rewrite_partitions(ctx, rewrites, instant=instant, shuffle_free=shuffle_free)
+        refuse_if_taken_away(ctx, instant)
         _refuse_concurrent_writes(ctx, before, instant, partitions)
         # Saved while T is pending, as Hudi does, but last: a table's first version makes the configs
         # folder, and a crash must not leave that folder without a committed version for long.
@@ -189,9 +189,6 @@ def _rescale(
                 extra_metadata={"schema": latest_table_schema(storage, table) or ""},
             ),
         )
-    except BaseException:
-        rollback(storage, ctx.reload().table, instant)
-        raise
     return instant, stats, shuffle_free
 
 

@@ -34,7 +34,6 @@ from hudi_bucket.errors import (
     TableMismatchError,
 )
 from hudi_bucket.hudi import config_store
-from hudi_bucket.hudi.rollback import rollback
 from hudi_bucket.hudi.table import load_file_groups, timeline_store
 from hudi_bucket.hudi.table_creation import (
     EVENT_TIME_ORDERING,
@@ -48,6 +47,7 @@ from hudi_bucket.jobs.avro_schema import to_avro_json
 from hudi_bucket.jobs.bucket_files import ExistingGroup, write_bucket_files
 from hudi_bucket.jobs.bucketing import bucket_id_column, key_taken_whole, num_buckets_column
 from hudi_bucket.jobs.context import TableContext
+from hudi_bucket.jobs.instants import our_instant, refuse_if_taken_away
 from hudi_bucket.jobs.java_regex import JavaRegexMatcher
 from hudi_bucket.jobs.preconditions import check_table, roll_back_our_leftovers
 from hudi_bucket.jobs.source import (
@@ -266,10 +266,9 @@ def _commit(
     )
 
     store = timeline_store(storage, table)
-    instant = store.new_instant_time()
     operation = UPSERT if request.is_upsert else INSERT
-    requested = store.request(instant, Action.COMMIT)
-    try:
+    with our_instant(ctx, Action.COMMIT, tuple(incoming_partitions)) as requested:
+        instant = requested.timestamp
         inflight = store.start(requested, CommitMetadata(operation, dict.fromkeys(incoming_partitions, ())))
         for partition in incoming_partitions:
             write_partition_metadata(
@@ -288,10 +287,8 @@ def _commit(
         for stat in stats:
             by_partition[stat.partition_path] += (stat,)
         schema = to_avro_json(merged.select(*columns).schema, table.name, for_commit=True)
+        refuse_if_taken_away(ctx, instant)
         store.complete(inflight, CommitMetadata(operation, by_partition, extra_metadata={"schema": schema}))
-    except BaseException:
-        rollback(storage, ctx.reload().table, instant)
-        raise
     return WriteResult(
         instant, created, len(stats), sum(s.num_writes for s in stats), len(incoming_partitions)
     )
