@@ -21,8 +21,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_hudi_interop import hudi_bucket_table, one_record_per_key, records, verified
+from test_hudi_interop import hudi_bucket_table, one_record_per_key, records
 
+from bucket_tables import verified
 from crashes import Crash, crash
 from hudi_bucket.core.heartbeat import HEARTBEAT_FOLDER, Liveness
 from hudi_bucket.core.rules import BucketRules
@@ -57,40 +58,34 @@ def table(spark: Any, tmp_path: Path) -> tuple[Path, dict[str, str]]:
     return root, hudi_bucket_table(spark, root, 9)
 
 
-def test_our_write_during_our_apply_is_refused(
-    spark: Any, table: Any, monkeypatch: pytest.MonkeyPatch
+def our_write(spark: Any, root: Path) -> None:
+    write(spark, str(root), WriteRequest(source=""), rows=records(spark, range(0, 5), 9))
+
+
+def our_second_apply(spark: Any, root: Path) -> None:
+    apply(TableContext.open(spark, str(root)), RescaleRequest(BucketRules.parse("x,3", 3)))
+
+
+@pytest.mark.parametrize("command", [our_write, our_second_apply])
+def test_our_commands_during_our_apply_are_refused(
+    spark: Any, table: Any, monkeypatch: pytest.MonkeyPatch, command: Callable[[Any, Path], None]
 ) -> None:
     root, _ = table
     before = one_record_per_key(spark, root)
     refusals: list[str] = []
 
-    def our_write() -> None:
+    def intrude() -> None:
         with pytest.raises(AnotherJobRunningError, match="another hudi-bucket-job is writing") as refused:
-            write(spark, str(root), WriteRequest(source=""), rows=records(spark, range(0, 5), 9))
+            command(spark, root)
         refusals.append(str(refused.value))
 
-    during_rewrite(monkeypatch, our_write)
+    during_rewrite(monkeypatch, intrude)
     result = apply(TableContext.open(spark, str(root)), RULES)
 
-    assert result.instant in refusals[0]
+    assert result.instant in refusals[0]  # the message names the live instant, and its last heartbeat
+    assert "last heartbeat" in refusals[0]
     assert one_record_per_key(spark, root) == before
-    verified(TableContext.open(spark, str(root)))
-
-
-def test_a_second_apply_during_our_apply_is_refused(
-    spark: Any, table: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    root, _ = table
-    before = one_record_per_key(spark, root)
-
-    def second_apply() -> None:
-        with pytest.raises(AnotherJobRunningError, match="last heartbeat"):
-            apply(TableContext.open(spark, str(root)), RescaleRequest(BucketRules.parse("x,3", 3)))
-
-    during_rewrite(monkeypatch, second_apply)
-    assert apply(TableContext.open(spark, str(root)), RULES).instant
-    assert one_record_per_key(spark, root) == before
-    verified(TableContext.open(spark, str(root)))
+    assert verified(TableContext.open(spark, str(root)))
 
 
 def test_a_lazy_hudi_writer_leaves_our_live_apply_alone(
@@ -104,7 +99,7 @@ def test_a_lazy_hudi_writer_leaves_our_live_apply_alone(
     assert result.instant
     rows = one_record_per_key(spark, root)
     assert len(rows) == 100 + len(range(202, 260, 4))
-    verified(TableContext.open(spark, str(root)))
+    assert verified(TableContext.open(spark, str(root)))
 
 
 def test_an_eager_hudi_writer_rolls_our_apply_back_and_we_say_so(
@@ -120,7 +115,7 @@ def test_an_eager_hudi_writer_rolls_our_apply_back_and_we_say_so(
     assert len(one_record_per_key(spark, root)) == 110
     [ours] = re.findall(r"instant (\d{17})", str(lost.value))
     assert not [f for f in root.rglob("*") if ours in f.name]  # no file of ours is left behind
-    verified(ctx)
+    assert verified(ctx)
     monkeypatch.undo()
     assert apply(ctx, RULES).instant  # and the rescale goes through once the writer is done
 
@@ -143,4 +138,4 @@ def test_a_killed_jobs_heartbeat_is_waited_out(
     time.sleep(1.2)
     result = apply(ctx.reload(), RULES)
     assert f"rolled back our unfinished rescale {pending.timestamp}" in result.notes
-    verified(ctx)
+    assert verified(ctx)

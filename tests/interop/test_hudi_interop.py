@@ -14,12 +14,11 @@ from typing import Any
 
 import pytest
 
+from bucket_tables import verified
 from crashes import CRASH_POINTS, Crash, crash
 from hudi_bucket.core.rules import BucketRules
-from hudi_bucket.hudi import config_store
 from hudi_bucket.jobs.apply import RescaleRequest, apply, plan
 from hudi_bucket.jobs.context import TableContext
-from hudi_bucket.jobs.verify import verify_table
 from hudi_spark import bucket_options, data_rows, hudi_read, hudi_rs_rows, hudi_sql, hudi_write
 
 pytestmark = pytest.mark.spark
@@ -55,22 +54,6 @@ def hudi_bucket_table(spark: Any, root: Path, version: int) -> dict[str, str]:
     return options
 
 
-def verified(ctx: TableContext) -> None:
-    ctx = ctx.reload()
-    rules = config_store.load_in_force(
-        ctx.storage, ctx.table.timeline.pending_replace_timestamps()
-    ).to_rules()
-    result = verify_table(
-        ctx.spark,
-        ctx.storage,
-        ctx.table,
-        rules_for_partition=lambda p: rules.buckets_for(p, ctx.matcher),
-        hash_fields=ctx.hash_fields,
-        key_style=ctx.key_style,
-    )
-    assert result.ok, result.to_dict()
-
-
 def one_record_per_key(spark: Any, root: Path) -> list[tuple]:
     rows = data_rows(hudi_read(spark, root))
     assert len({r[1] for r in rows}) == len(rows)  # columns sorted: day, id, name, ts
@@ -99,7 +82,7 @@ def test_hudi_upserts_a_table_we_rescaled(
     assert result.shuffle_free is not full_shuffle
     assert one_record_per_key(spark, root) == before
     assert hudi_rs_rows(root) == before
-    verified(ctx)
+    assert verified(ctx)
 
     # Hudi upserts with exactly what our report says: updates in a rescaled and an untouched partition,
     # inserts there and into a new partition.
@@ -116,7 +99,7 @@ def test_hudi_upserts_a_table_we_rescaled(
     after = one_record_per_key(spark, root)
     assert len(after) == 130 + 10
     assert hudi_rs_rows(root) == after
-    verified(ctx)
+    assert verified(ctx)
 
     # Point queries through Hudi's reader, files pruned to the key's bucket (PartitionBucketIndexSupport).
     skipping = {"hoodie.enable.data.skipping": "true", **options}
@@ -189,7 +172,7 @@ def test_hudi_cleans_and_archives_after_our_replacecommits(spark: Any, tmp_path:
     timeline = ctx.reload().table.timeline
     assert first.instant not in {i.timestamp for i in timeline.instants}  # archived by Hudi
     assert plan(ctx.reload(), RescaleRequest(BucketRules.parse("day=2025-11-1[12],4", 2)))[0].is_noop
-    verified(ctx)
+    assert verified(ctx)
 
 
 @pytest.mark.parametrize("point", list(CRASH_POINTS))
@@ -212,4 +195,4 @@ def test_hudi_reads_and_writes_after_our_apply_crashed(
     assert len(after) == 110
     assert ctx.reload().table.timeline.pending() == ()
     assert hudi_rs_rows(root) == after
-    verified(ctx)
+    assert verified(ctx)

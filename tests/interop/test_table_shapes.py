@@ -11,11 +11,10 @@ from typing import Any
 
 import pytest
 
+from bucket_tables import verified
 from hudi_bucket.core.rules import BucketRules
-from hudi_bucket.hudi import config_store
 from hudi_bucket.jobs.apply import RescaleRequest, apply
 from hudi_bucket.jobs.context import TableContext
-from hudi_bucket.jobs.verify import verify_table
 from hudi_spark import data_rows, hudi_read, hudi_rs_rows, hudi_write
 from paths import ALL_TABLES
 
@@ -120,17 +119,7 @@ def test_hudi_written_shapes_convert_and_read_back_alike(spark: Any, tmp_path: P
     assert result.instant is not None
     assert data_rows(hudi_read(spark, root)) == before
     assert hudi_rs_rows(root) == before_rs  # hudi-rs types a timestamp-keygen partition column as stored
-    ctx = ctx.reload()
-    rules = config_store.load_in_force(ctx.storage, frozenset()).to_rules()
-    verdict = verify_table(
-        spark,
-        ctx.storage,
-        ctx.table,
-        rules_for_partition=lambda p: rules.buckets_for(p, ctx.matcher),
-        hash_fields=ctx.hash_fields,
-        key_style=ctx.key_style,
-    )
-    assert verdict.ok, verdict.to_dict()
+    assert verified(ctx)
 
     # Hudi upserts the last batch again with the writer options our report prints: every key must reach
     # the file group that holds it, or it would be there twice.

@@ -9,6 +9,7 @@ import pyarrow as pa
 import pytest
 from hudi import HudiTableBuilder
 
+from bucket_tables import verified
 from crashes import CRASH_POINTS, Crash, crash
 from hudi_bucket.core.rules import BucketRules
 from hudi_bucket.core.timeline import Action
@@ -18,7 +19,6 @@ from hudi_bucket.hudi.rollback import rollback
 from hudi_bucket.jobs import apply as apply_module
 from hudi_bucket.jobs.apply import ConcurrentWriterError, RescaleRequest, apply, plan
 from hudi_bucket.jobs.context import TableContext
-from hudi_bucket.jobs.verify import verify_table
 
 pytestmark = pytest.mark.spark
 
@@ -34,23 +34,6 @@ def rows(root: Path) -> list[dict]:
 
 def request(expressions: str, default: int, **options: object) -> RescaleRequest:
     return RescaleRequest(BucketRules.parse(expressions, default), **options)  # type: ignore[arg-type]
-
-
-def verified(ctx: TableContext) -> bool:
-    ctx = ctx.reload()
-    in_force = config_store.load_in_force(ctx.storage, ctx.table.timeline.pending_replace_timestamps())
-    assert in_force is not None
-    rules, matcher = in_force.to_rules(), ctx.matcher
-    result = verify_table(
-        ctx.spark,
-        ctx.storage,
-        ctx.table,
-        rules_for_partition=lambda p: rules.buckets_for(p, matcher),
-        hash_fields=ctx.hash_fields,
-        key_style=ctx.key_style,
-    )
-    assert result.ok, result.to_dict()
-    return True
 
 
 @pytest.mark.parametrize(
