@@ -19,8 +19,16 @@ def roll_back_our_leftovers(ctx: TableContext) -> tuple[TableContext, list[str]]
     killed run); other pending instants are not ours to touch. Refuses while a job of ours is live."""
     store = timeline_store(ctx.storage, ctx.table)
     ours = [i.timestamp for i in ctx.table.timeline.pending() if store.is_ours(i)]
+    refuse_live(ctx, ours)
+    for timestamp in ours:
+        rollback(ctx.storage, ctx.reload().table, timestamp)
+    return (ctx.reload() if ours else ctx), ours
+
+
+def refuse_live(ctx: TableContext, instants: list[str]) -> None:
+    """Refuse when any of these instants has a live heartbeat: its job is still writing it."""
     beats, now = last_beats(ctx.storage), now_ms()
-    live = [t for t in ours if not ctx.liveness.expired(beats.get(t), now)]
+    live = [t for t in instants if not ctx.liveness.expired(beats.get(t), now)]
     if live:
         ages = ", ".join(f"{t} (last heartbeat {(now - beats[t]) / 1000:.0f} s ago)" for t in live)
         raise AnotherJobRunningError(
@@ -28,9 +36,6 @@ def roll_back_our_leftovers(ctx: TableContext) -> tuple[TableContext, list[str]]
             hint=f"wait for it to finish; if its process died, its heartbeat expires "
             f"{ctx.liveness.timeout_ms / 1000:.0f} s after its last beat and the next run rolls it back",
         )
-    for timestamp in ours:
-        rollback(ctx.storage, ctx.reload().table, timestamp)
-    return (ctx.reload() if ours else ctx), ours
 
 
 def check_table(ctx: TableContext, *, disable_metadata_table: bool = False) -> PreflightResult:
