@@ -56,9 +56,11 @@ def bucket_options(
 def hudi_write(spark: Any, path: Path, rows: Any, options: dict[str, str], operation: str = "upsert") -> None:
     """One Hudi write (a commit) of ``rows``; the table is created on the first."""
     _reset_bucket_calculator(spark, path, options)
+    exists = (path / ".hoodie").exists()
+    name = load_table(LocalStorage(path)).name if exists else path.name.replace("-", "_")
     (
         rows.write.format(HUDI_FORMAT)
-        .options(**{"hoodie.table.name": path.name.replace("-", "_"), **options})
+        .options(**{"hoodie.table.name": name, **options})
         .option("hoodie.datasource.write.operation", operation)
         .mode("append")
         .save(str(path))

@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_hudi_interop import hudi_bucket_table, one_record_per_key, records
 
 from bucket_tables import verified
 from crashes import Crash, crash
@@ -34,6 +33,7 @@ from hudi_bucket.jobs.instants import RolledBackByAnotherWriterError
 from hudi_bucket.jobs.preconditions import AnotherJobRunningError
 from hudi_bucket.jobs.write import WriteRequest, write
 from hudi_spark import hudi_write
+from hudi_tables import HudiBucketTables, one_record_per_key, records
 
 pytestmark = pytest.mark.spark
 
@@ -53,9 +53,9 @@ def during_rewrite(monkeypatch: pytest.MonkeyPatch, intruder: Callable[[], None]
 
 
 @pytest.fixture
-def table(spark: Any, tmp_path: Path) -> tuple[Path, dict[str, str]]:
+def table(hudi_tables: HudiBucketTables, tmp_path: Path) -> tuple[Path, dict[str, str]]:
     root = tmp_path / "live"
-    return root, hudi_bucket_table(spark, root, 9)
+    return root, hudi_tables.copy(root, 9)
 
 
 def our_write(spark: Any, root: Path) -> None:

@@ -19,61 +19,27 @@ from crashes import CRASH_POINTS, Crash, crash
 from hudi_bucket.core.rules import BucketRules
 from hudi_bucket.jobs.apply import RescaleRequest, apply, plan
 from hudi_bucket.jobs.context import TableContext
-from hudi_spark import bucket_options, data_rows, hudi_read, hudi_rs_rows, hudi_sql, hudi_write
+from hudi_spark import bucket_options, hudi_read, hudi_rs_rows, hudi_sql, hudi_write
+from hudi_tables import DAYS, HUDI_RULES, HudiBucketTables, one_record_per_key, records
 
 pytestmark = pytest.mark.spark
-
-SCHEMA = "id int, name string, day string, ts long"
-DAYS = ["day=2025-11-10", "day=2025-11-11", "day=2025-11-12", "day=2025-11-13"]
-HUDI_RULES = "day=2025-11-11,4"  # what Hudi's procedure gives the table, default 2
-
-
-def day_of(i: int) -> str:
-    return DAYS[i % len(DAYS)].removeprefix("day=")
-
-
-def records(spark: Any, ids: range, ts: int, day: str | None = None) -> Any:
-    return spark.createDataFrame([(i, f"n{i}-{ts}", day or day_of(i), ts) for i in ids], SCHEMA)
-
-
-def hudi_bucket_table(spark: Any, root: Path, version: int) -> dict[str, str]:
-    """A bucket table written by Hudi (2 buckets), given rules by Hudi's partition_bucket_index_manager,
-    then upserted by Hudi under them. Returns the options Hudi wrote with."""
-    options = bucket_options(
-        record_key="id", partition_field="day", ordering_field="ts", table_version=version, buckets=2
-    )
-    hudi_write(spark, root, records(spark, range(80), 1), options)
-    [result] = hudi_sql(
-        spark,
-        root,
-        f"call partition_bucket_index_manager(table => '{{table}}', overwrite => '{HUDI_RULES}', "
-        "bucket_number => 2, dry_run => false)",
-    )
-    assert result[0] == "SUCCESS", result
-    hudi_write(spark, root, records(spark, range(60, 100), 2), options)
-    return options
-
-
-def one_record_per_key(spark: Any, root: Path) -> list[tuple]:
-    rows = data_rows(hudi_read(spark, root))
-    assert len({r[1] for r in rows}) == len(rows)  # columns sorted: day, id, name, ts
-    return rows
 
 
 @pytest.mark.parametrize(
     ("version", "rules", "full_shuffle"),
     [
-        # 4 -> 2 merges, 2 -> 4 splits: no shuffle. (No partition of 1 bucket: Hudi 1.2.0's bucket pruning
-        # then skips every file of the partition, whoever rescaled it.)
+        # 4 -> 2 merges, 2 -> 4 splits: no shuffle. (No partition of 1 bucket here: Hudi 1.2.0's reader,
+        # given the rules as read options, prunes away every file of such a partition, and does so too
+        # when its own procedure did the rescale.)
         (8, "day=2025-11-11,2;day=2025-11-12,4", False),
         (9, "day=2025-11-11,3;day=2025-11-12,5", True),
     ],
 )
 def test_hudi_upserts_a_table_we_rescaled(
-    spark: Any, tmp_path: Path, version: int, rules: str, full_shuffle: bool
+    spark: Any, hudi_tables: HudiBucketTables, tmp_path: Path, version: int, rules: str, full_shuffle: bool
 ) -> None:
     root = tmp_path / f"orders_v{version}"
-    hudi_bucket_table(spark, root, version)
+    hudi_tables.copy(root, version)
     before = one_record_per_key(spark, root)
     ctx = TableContext.open(spark, str(root))
 
@@ -108,9 +74,11 @@ def test_hudi_upserts_a_table_we_rescaled(
         assert [r.id for r in found.collect()] == [key]
 
 
-def test_hudi_procedure_sees_our_config_and_we_see_its_rescale(spark: Any, tmp_path: Path) -> None:
+def test_hudi_procedure_sees_our_config_and_we_see_its_rescale(
+    spark: Any, hudi_tables: HudiBucketTables, tmp_path: Path
+) -> None:
     root = tmp_path / "procedure"
-    hudi_bucket_table(spark, root, 9)
+    hudi_tables.copy(root, 9)
     ctx = TableContext.open(spark, str(root))
 
     # A rescale by Hudi's procedure is converged for our plan of the same rules.
@@ -177,10 +145,10 @@ def test_hudi_cleans_and_archives_after_our_replacecommits(spark: Any, tmp_path:
 
 @pytest.mark.parametrize("point", list(CRASH_POINTS))
 def test_hudi_reads_and_writes_after_our_apply_crashed(
-    spark: Any, tmp_path: Path, monkeypatch, point: str
+    spark: Any, hudi_tables: HudiBucketTables, tmp_path: Path, monkeypatch, point: str
 ) -> None:
     root = tmp_path / "crashed"
-    options = hudi_bucket_table(spark, root, 9)
+    options = hudi_tables.copy(root, 9)
     before = one_record_per_key(spark, root)
     ctx = TableContext.open(spark, str(root))
     with monkeypatch.context() as crashing:
