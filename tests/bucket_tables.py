@@ -24,6 +24,7 @@ from hudi_bucket.core.filegroups import FileGroup, partition_file_path
 from hudi_bucket.core.metafields import META_COLUMNS, RECORD_KEY
 from hudi_bucket.core.recordkeys import KeyStyle
 from hudi_bucket.core.timeline import Action
+from hudi_bucket.hudi import config_store
 from hudi_bucket.hudi.table import (
     disable_metadata_table,
     latest_table_schema,
@@ -31,6 +32,8 @@ from hudi_bucket.hudi.table import (
     load_table,
     timeline_store,
 )
+from hudi_bucket.jobs.context import TableContext
+from hudi_bucket.jobs.verify import verify_table
 from hudi_bucket.storage import LocalStorage
 
 NewFiles = Mapping[str, list[tuple[str, pa.Table]]]
@@ -43,6 +46,24 @@ def read_rows(root: Path) -> pa.Table:
     keys = rows.column(RECORD_KEY)
     data = rows.drop_columns([c for c in META_COLUMNS if c in rows.column_names])
     return data.append_column(RECORD_KEY, keys).sort_by(RECORD_KEY).drop_columns([RECORD_KEY])
+
+
+def verified(ctx: TableContext) -> bool:
+    """Whether ``verify`` passes on the table as it is now, under the hashing_config in force."""
+    ctx = ctx.reload()
+    in_force = config_store.load_in_force(ctx.storage, ctx.table.timeline.pending_replace_timestamps())
+    assert in_force is not None
+    rules, matcher = in_force.to_rules(), ctx.matcher
+    result = verify_table(
+        ctx.spark,
+        ctx.storage,
+        ctx.table,
+        rules_for_partition=lambda p: rules.buckets_for(p, matcher),
+        hash_fields=ctx.hash_fields,
+        key_style=ctx.key_style,
+    )
+    assert result.ok, result.to_dict()
+    return True
 
 
 def live_groups(root: Path) -> dict[str, tuple[FileGroup, ...]]:

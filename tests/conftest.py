@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from paths import unzip_table
+from paths import hudi_bundle, unzip_table
 
 # Operator tests resync fast (read when the handlers module is imported).
 os.environ.setdefault("HBO_RESYNC_SECONDS", "0.3")
@@ -24,6 +24,17 @@ def fixture_table(tmp_path: Path) -> Callable[[str], Path]:
         return unzip_table(name, tmp_path / f"{name}-{next(counter)}")
 
     return make
+
+
+# Apache Hudi in the same session, for the interop tests: its bundle on the classpath, with the settings
+# Hudi's Spark guide requires. Our jobs use none of it (production runs them without Hudi's jars; the CLI
+# local-mode tests run them so, in processes of their own); Hudi's SQL rules only act on Hudi relations.
+HUDI_SESSION_CONF = {
+    "spark.serializer": "org.apache.spark.serializer.KryoSerializer",
+    "spark.kryo.registrator": "org.apache.spark.HoodieSparkKryoRegistrar",
+    "spark.sql.extensions": "org.apache.spark.sql.hudi.HoodieSparkSessionExtension",
+    "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.hudi.catalog.HoodieCatalog",
+}
 
 
 @pytest.fixture(scope="session")
@@ -42,6 +53,8 @@ def spark() -> Iterator[object]:
         .config("spark.default.parallelism", "4")
         .config("spark.driver.memory", "2g")
         .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.jars", str(hudi_bundle()))
+        .config(map=HUDI_SESSION_CONF)
         .getOrCreate()
     )
     session.sparkContext.setLogLevel("ERROR")

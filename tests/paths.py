@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import zipfile
+from functools import cache
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -30,3 +32,16 @@ def unzip_table(name: str, dest: Path) -> Path:
     ]
     assert len(roots) == 1, f"{name}: expected one table root, found {roots}"
     return roots[0]
+
+
+@cache
+def hudi_bundle() -> Path:
+    """Apache Hudi's Spark bundle jar: ``./dev`` pins, fetches and caches it (``./dev test`` passes its
+    path in ``HBO_HUDI_BUNDLE``; a bare pytest run asks ``./dev`` for it)."""
+    given = os.environ.get("HBO_HUDI_BUNDLE")
+    if given:
+        return Path(given)
+    found = subprocess.run([REPO / "dev", "hudi-bundle"], capture_output=True, text=True, check=False)
+    if found.returncode != 0:
+        raise RuntimeError(f"./dev hudi-bundle failed: {found.stderr.strip()}")
+    return Path(found.stdout.strip())

@@ -11,6 +11,9 @@ from pathlib import Path
 from hudi_bucket_operator.render import JobDefaults
 from hudi_bucket_operator.spec import Resources
 
+# The Spark of the job image (Dockerfile.job), which the tests run on (constraints.txt pins its PySpark).
+SPARK_VERSION = "3.5.8"
+
 
 def _words(value: str) -> tuple[str, ...]:
     return tuple(w.strip() for w in value.split(",") if w.strip())
@@ -26,13 +29,13 @@ class OperatorConfig:
     kube_server: str = ""  # an API server URL without credentials (tests, kubectl proxy)
     local_state_dir: Path = Path(".hudi-bucket-operator")
     job_defaults: JobDefaults = field(
-        default_factory=lambda: JobDefaults(image="hudi-bucket-operator-job:latest", spark_version="4.0.1")
+        default_factory=lambda: JobDefaults(image="hudi-bucket-operator-job:latest", spark_version=SPARK_VERSION)
     )
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> OperatorConfig:
         env = os.environ if env is None else env
-        base = JobDefaults(image="hudi-bucket-operator-job:latest", spark_version="4.0.1")
+        base = JobDefaults(image="hudi-bucket-operator-job:latest", spark_version=SPARK_VERSION)
         defaults = JobDefaults(
             image=env.get("HBO_JOB_IMAGE", base.image),
             spark_version=env.get("HBO_SPARK_VERSION", base.spark_version),

@@ -219,8 +219,10 @@ def _apply(spark: Any, args: argparse.Namespace) -> CommandResult:
 
 def _rollback(spark: Any, args: argparse.Namespace) -> CommandResult:
     from hudi_bucket.hudi.rollback import rollback
+    from hudi_bucket.jobs.preconditions import refuse_live
 
     ctx = _context(spark, args)
+    refuse_live(ctx, [args.instant])  # a live job's instant is not ours to undo from under it
     result = rollback(ctx.storage, ctx.table, args.instant)
     return Outcome.SUCCEEDED, f"rolled back {args.instant}", result.to_dict()
 

@@ -272,7 +272,8 @@ class Bench:
             counts = num_buckets_column(partition, {f"day={SKEWED_DAY}": skewed}, default)
             bucket = bucket_id_column(RECORD_KEY, counts, (), every_key_whole=True)
             start = time.perf_counter()
-            rows = read_in_groups(self.spark, schema, [[f] for f in files]).withColumn("bucket", bucket)
+            read = lambda group: self.spark.read.schema(schema).parquet(*group)  # noqa: E731
+            rows = read_in_groups(read, [[f] for f in files]).withColumn("bucket", bucket)
             if shuffle:
                 rows = rows.repartition(SHUFFLE_PARTITIONS, partition, "bucket")
             with scoped_conf(self.spark, {} if shuffle else ONE_TASK_PER_READ):

@@ -3,23 +3,22 @@ a crash at any point leaves the table as it was and converges on the next run.""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
 import pyarrow as pa
 import pytest
 from hudi import HudiTableBuilder
 
+from bucket_tables import verified
+from crashes import CRASH_POINTS, Crash, crash
 from hudi_bucket.core.rules import BucketRules
 from hudi_bucket.core.timeline import Action
 from hudi_bucket.errors import NotBucketIndexedError, PlanError, PreflightError
 from hudi_bucket.hudi import config_store
 from hudi_bucket.hudi.rollback import rollback
-from hudi_bucket.hudi.timeline_io import TimelineStore
 from hudi_bucket.jobs import apply as apply_module
 from hudi_bucket.jobs.apply import ConcurrentWriterError, RescaleRequest, apply, plan
 from hudi_bucket.jobs.context import TableContext
-from hudi_bucket.jobs.verify import verify_table
 
 pytestmark = pytest.mark.spark
 
@@ -35,23 +34,6 @@ def rows(root: Path) -> list[dict]:
 
 def request(expressions: str, default: int, **options: object) -> RescaleRequest:
     return RescaleRequest(BucketRules.parse(expressions, default), **options)  # type: ignore[arg-type]
-
-
-def verified(ctx: TableContext) -> bool:
-    ctx = ctx.reload()
-    in_force = config_store.load_in_force(ctx.storage, ctx.table.timeline.pending_replace_timestamps())
-    assert in_force is not None
-    rules, matcher = in_force.to_rules(), ctx.matcher
-    result = verify_table(
-        ctx.spark,
-        ctx.storage,
-        ctx.table,
-        rules_for_partition=lambda p: rules.buckets_for(p, matcher),
-        hash_fields=ctx.hash_fields,
-        key_style=ctx.key_style,
-    )
-    assert result.ok, result.to_dict()
-    return True
 
 
 @pytest.mark.parametrize(
@@ -147,50 +129,6 @@ def test_a_merge_on_read_table_is_refused(spark, fixture_table) -> None:
     assert (root / ".hoodie" / "metadata").exists()
 
 
-class Crash(BaseException):
-    """Stands for the process dying: nothing after it runs (our rollback handler is disabled too)."""
-
-
-CRASH_POINTS: dict[str, Callable[[pytest.MonkeyPatch], None]] = {}
-
-
-def crash_point(name: str) -> Callable:
-    def register(fn: Callable[[pytest.MonkeyPatch], None]) -> Callable[[pytest.MonkeyPatch], None]:
-        CRASH_POINTS[name] = fn
-        return fn
-
-    return register
-
-
-def _raise(*_: object, **__: object) -> None:
-    raise Crash
-
-
-@crash_point("after the instant was requested")
-def _after_request(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(TimelineStore, "start", _raise)
-
-
-@crash_point("mid-data, after some files moved into place")
-def _mid_data(monkeypatch: pytest.MonkeyPatch) -> None:
-    from hudi_bucket.storage.local import LocalStorage
-
-    real_rename, moved = LocalStorage.rename, []
-
-    def rename_then_crash(self: LocalStorage, src: str, dst: str) -> None:
-        if moved:
-            raise Crash
-        real_rename(self, src, dst)
-        moved.append(dst)
-
-    monkeypatch.setattr(LocalStorage, "rename", rename_then_crash)
-
-
-@crash_point("after the config was saved, before completion")
-def _before_completion(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(TimelineStore, "complete", _raise)
-
-
 @pytest.mark.parametrize("point", list(CRASH_POINTS))
 def test_a_crash_leaves_readers_on_the_old_layout_and_the_next_apply_converges(
     spark, fixture_table, monkeypatch, point
@@ -199,8 +137,7 @@ def test_a_crash_leaves_readers_on_the_old_layout_and_the_next_apply_converges(
     before = rows(root)
     ctx = TableContext.open(spark, str(root))
     with monkeypatch.context() as crashing:
-        crashing.setattr(apply_module, "rollback", lambda *_: None)  # a dead process cleans nothing up
-        CRASH_POINTS[point](crashing)
+        crash(crashing, point)
         with pytest.raises(Crash):
             apply(ctx, request("^10$,4", 2, convert=True))
 

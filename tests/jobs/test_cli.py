@@ -310,3 +310,21 @@ def test_rollback_of_a_completed_rescale_exits_0_and_restores_the_rows(
     assert instant in result.report["message"]
     assert read_rows(root) == rows_before
     assert sorted(p.name for p in root.rglob("*.parquet")) == files_before
+
+
+def test_rollback_of_a_live_jobs_instant_exits_1_and_touches_nothing(
+    capsys: pytest.CaptureFixture[str], fixture_table: MakeTable
+) -> None:
+    root = fixture_table(V8)
+    timeline = root / ".hoodie" / "timeline"
+    instant = "20990101000000000"
+    (timeline / f"{instant}.commit.requested").write_bytes(b"")
+    (root / ".hoodie" / ".heartbeat").mkdir()
+    (root / ".hoodie" / ".heartbeat" / instant).write_bytes(b"")  # its job beat just now
+    before = listing(root)
+
+    result = run(capsys, "rollback", "--table", str(root), "--instant", instant)
+
+    assert result.code == EXIT_FAILED
+    assert f"another hudi-bucket-job is writing this table: instant {instant}" in result.err
+    assert listing(root) == before

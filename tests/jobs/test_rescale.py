@@ -23,7 +23,8 @@ def write_files(spark: Any, folder: Path, count: int) -> list[str]:
 def test_every_group_of_files_is_one_task(spark: Any, tmp_path: Path, group_size: int) -> None:
     files = write_files(spark, tmp_path / "data", 6)
     groups = [files[i : i + group_size] for i in range(0, len(files), group_size)]
-    rows = read_in_groups(spark, spark.read.parquet(*files).schema, groups)
+    schema = spark.read.parquet(*files).schema
+    rows = read_in_groups(lambda group: spark.read.schema(schema).parquet(*group), groups)
 
     with scoped_conf(spark, ONE_TASK_PER_READ):
         placed = rows.select(F.spark_partition_id().alias("task"), F.input_file_name().alias("file"))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -71,6 +72,17 @@ def test_list_gives_direct_children_sorted_with_sizes_and_folders(storage: Stora
     ]
     # (the root may also hold the hidden scratch folder .hoodie/.temp that writes go through)
     assert next(i for i in storage.list("") if not i.name.startswith(".")) == FileInfo("t", 0, True)
+
+
+def test_listings_give_modification_times_that_a_rewrite_moves_on(storage: Storage) -> None:
+    """Hudi's heartbeats are empty files whose modification time is the last beat."""
+    storage.write("hb/t", b"")
+    [first] = storage.list("hb")
+    assert abs(first.modified_ms - time.time() * 1000) < 60_000
+    time.sleep(1.1)  # some filesystems keep whole seconds
+    storage.write("hb/t", b"", overwrite=True)
+    [second] = storage.list("hb")
+    assert second.modified_ms > first.modified_ms
 
 
 def test_a_missing_folder_lists_empty(storage: Storage) -> None:

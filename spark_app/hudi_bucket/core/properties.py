@@ -230,6 +230,7 @@ class HudiTableConfig(Enum):
     HIVE_STYLE_PARTITIONING = ("hoodie.datasource.write.hive_style_partitioning", "false")
     URL_ENCODE_PARTITIONING = ("hoodie.datasource.write.partitionpath.urlencode", "false")
     DROP_PARTITION_COLUMNS = ("hoodie.datasource.write.drop.partition.columns", "false")
+    POPULATE_META_FIELDS = ("hoodie.populate.meta.fields", "true")
     METADATA_PARTITIONS = ("hoodie.table.metadata.partitions", None)
     METADATA_PARTITIONS_INFLIGHT = ("hoodie.table.metadata.partitions.inflight", None)
     BASE_FILE_FORMAT = ("hoodie.table.base.file.format", "PARQUET")
@@ -329,6 +330,12 @@ class TableConfig:
     @property
     def drop_partition_columns(self) -> bool:
         return self._bool(HudiTableConfig.DROP_PARTITION_COLUMNS)
+
+    @property
+    def populate_meta_fields(self) -> bool:
+        """False for "virtual keys": base files hold no record key or partition path (Hudi writes the meta
+        columns null), so both come from the record's fields and its file's folder."""
+        return self._bool(HudiTableConfig.POPULATE_META_FIELDS)
 
     @property
     def metadata_partitions(self) -> tuple[str, ...]:

@@ -7,8 +7,11 @@ Order matters for readers and writers at every step:
 3. then its data files, the partitions it created (their ``.hoodie_partition_metadata`` names the
    instant and nothing else is left in them; partitions that existed before name an older one) and our
    staging folder;
-4. last, the pending instant files (inflight, then requested).
+4. last, the pending instant files (inflight, then requested) and the instant's heartbeat.
 A crash anywhere leaves a state the next ``rollback`` or ``apply`` finishes from.
+
+``discard`` is the same cleanup for an instant of ours that another writer already took off the timeline
+(Hudi's eager failed-writes cleaning) while our job still wrote files for it.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hudi_bucket.core.filegroups import PARTITION_METAFILE, BaseFile, partition_file_path
+from hudi_bucket.core.heartbeat import heartbeat_path
 from hudi_bucket.core.properties import parse_properties
 from hudi_bucket.core.timeline import WRITE_ACTIONS, Instant, State
 from hudi_bucket.errors import TableBusyError
@@ -62,6 +66,25 @@ def rollback(storage: Storage, table: HudiTable, timestamp: str) -> RollbackResu
     partitions = _touched_partitions(storage, table, instant)
     if instant.is_completed:
         storage.delete(join(store.folder, instant.file_name(store.layout)))
+    files_removed = _remove_files(storage, timestamp, partitions)
+    for state in (State.INFLIGHT, State.REQUESTED):
+        storage.delete(join(store.folder, Instant(timestamp, instant.action, state).file_name(store.layout)))
+    storage.delete(heartbeat_path(timestamp))
+    return RollbackResult(timestamp, instant.is_completed, config_removed, files_removed)
+
+
+def discard(storage: Storage, table: HudiTable, timestamp: str, partitions: tuple[str, ...]) -> None:
+    """Remove what our job wrote for ``timestamp`` in ``partitions`` once the instant is off the
+    timeline: nothing reads those files, but they would stay forever."""
+    if table.timeline.get(timestamp) is not None:
+        raise TableBusyError(f"instant {timestamp} is on the timeline", hint="roll it back instead")
+    _remove_config(storage, table, timestamp)
+    _remove_files(storage, timestamp, partitions)
+    storage.delete(heartbeat_path(timestamp))
+
+
+def _remove_files(storage: Storage, timestamp: str, partitions: tuple[str, ...]) -> int:
+    """The instant's base files, the partitions it created and our staging folder; returns the count."""
     files_removed = 0
     for partition in partitions:
         for f in partition_files(storage, partition):
@@ -71,9 +94,7 @@ def rollback(storage: Storage, table: HudiTable, timestamp: str) -> RollbackResu
                 files_removed += 1
         _remove_if_created(storage, partition, timestamp)
     storage.delete(STAGING_PREFIX + timestamp, recursive=True)
-    for state in (State.INFLIGHT, State.REQUESTED):
-        storage.delete(join(store.folder, Instant(timestamp, instant.action, state).file_name(store.layout)))
-    return RollbackResult(timestamp, instant.is_completed, config_removed, files_removed)
+    return files_removed
 
 
 def _remove_if_created(storage: Storage, partition: str, timestamp: str) -> None:

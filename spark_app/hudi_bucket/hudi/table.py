@@ -134,6 +134,19 @@ def load_file_groups(
     return {p: groups.get(p, ()) for p in chosen}
 
 
+def commit_schemas(storage: Storage, table: HudiTable) -> dict[str, str]:
+    """The writer schema (Avro JSON) each completed write on the active timeline recorded, by instant:
+    the schema of the base files it wrote."""
+    store = timeline_store(storage, table)
+    schemas = {}
+    for instant in table.timeline.completed():
+        if instant.action in WRITE_ACTIONS:
+            schema = store.read_commit_metadata(instant).extra_metadata.get("schema")
+            if schema:
+                schemas[instant.timestamp] = schema
+    return schemas
+
+
 def latest_table_schema(storage: Storage, table: HudiTable) -> str | None:
     """The writer schema (Avro JSON, without meta fields) of the newest completed write, as Hudi
     records it in ``extraMetadata.schema``; readers take the table schema from there."""

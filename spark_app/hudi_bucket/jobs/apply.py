@@ -26,7 +26,6 @@ from hudi_bucket.core.rules import BucketRules
 from hudi_bucket.core.timeline import WRITE_ACTIONS, Action, Timeline
 from hudi_bucket.errors import HudiBucketError, PlanError
 from hudi_bucket.hudi import config_store
-from hudi_bucket.hudi.rollback import rollback
 from hudi_bucket.hudi.table import (
     disable_metadata_table,
     latest_table_schema,
@@ -34,6 +33,7 @@ from hudi_bucket.hudi.table import (
     timeline_store,
 )
 from hudi_bucket.jobs.context import TableContext
+from hudi_bucket.jobs.instants import our_instant, refuse_if_taken_away
 from hudi_bucket.jobs.preconditions import check_table, roll_back_our_leftovers
 from hudi_bucket.jobs.rescale import PartitionRewrite, rewrite_partitions
 from hudi_bucket.jobs.show import rows_by_base_file
@@ -138,7 +138,7 @@ def apply(ctx: TableContext, request: RescaleRequest) -> ApplyResult:
         ctx = ctx.reload()
         notes += checks.notes
     shuffle_free = not request.full_shuffle and all(c.shuffle_free for c in the_plan.changes)
-    instant, stats = _rescale(ctx, the_plan, request.desired, shuffle_free)
+    instant, stats, shuffle_free = _rescale(ctx, the_plan, request.desired, shuffle_free)
     config_store.archive_old_versions(ctx.storage, _first_active_commit(ctx.reload().table.timeline))
     return ApplyResult(
         the_plan,
@@ -155,14 +155,14 @@ def apply(ctx: TableContext, request: RescaleRequest) -> ApplyResult:
 
 def _rescale(
     ctx: TableContext, the_plan: Plan, desired: BucketRules, shuffle_free: bool
-) -> tuple[str, tuple]:
+) -> tuple[str, tuple, bool]:
+    """Returns the instant, its write stats, and whether the rewrite went without a shuffle."""
     storage, table = ctx.storage, ctx.table
     store = timeline_store(storage, table)
     partitions = tuple(c.partition for c in the_plan.changes)
     before = table.timeline
-    instant = store.new_instant_time()
-    requested = store.request(instant, Action.REPLACE_COMMIT)
-    try:
+    with our_instant(ctx, Action.REPLACE_COMMIT, partitions) as requested:
+        instant = requested.timestamp
         inflight = store.start(requested, CommitMetadata(INSERT_OVERWRITE, dict.fromkeys(partitions, ())))
         groups = load_file_groups(storage, table, partitions)
         rewrites = [
@@ -171,15 +171,8 @@ def _rescale(
             )
             for c in the_plan.changes
         ]
-        stats = rewrite_partitions(
-            ctx.spark,
-            storage,
-            rewrites,
-            instant=instant,
-            hash_fields=ctx.hash_fields,
-            key_style=ctx.key_style,
-            shuffle_free=shuffle_free,
-        )
+        stats, shuffle_free = rewrite_partitions(ctx, rewrites, instant=instant, shuffle_free=shuffle_free)
+        refuse_if_taken_away(ctx, instant)
         _refuse_concurrent_writes(ctx, before, instant, partitions)
         # Saved while T is pending, as Hudi does, but last: a table's first version makes the configs
         # folder, and a crash must not leave that folder without a committed version for long.
@@ -196,10 +189,7 @@ def _rescale(
                 extra_metadata={"schema": latest_table_schema(storage, table) or ""},
             ),
         )
-    except BaseException:
-        rollback(storage, ctx.reload().table, instant)
-        raise
-    return instant, stats
+    return instant, stats, shuffle_free
 
 
 def _refuse_concurrent_writes(

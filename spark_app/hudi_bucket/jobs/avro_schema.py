@@ -42,6 +42,7 @@ from pyspark.sql.types import (
     NullType,
     ShortType,
     StringType,
+    StructField,
     StructType,
     TimestampNTZType,
     TimestampType,
@@ -156,3 +157,74 @@ def _min_bytes_for_precision(precision: int) -> int:
     while 2 ** (8 * size - 1) < 10**precision:
         size += 1
     return size
+
+
+_FROM_PRIMITIVE: dict[str, DataType] = {
+    "boolean": BooleanType(),
+    "int": IntegerType(),
+    "long": LongType(),
+    "float": FloatType(),
+    "double": DoubleType(),
+    "string": StringType(),
+    "bytes": BinaryType(),
+    "enum": StringType(),
+    "fixed": BinaryType(),
+    "null": NullType(),
+}
+_FROM_LOGICAL: dict[str, DataType] = {
+    "date": DateType(),
+    "timestamp-micros": TimestampType(),
+    "timestamp-millis": TimestampType(),
+    "local-timestamp-micros": TimestampNTZType(),
+    "local-timestamp-millis": TimestampNTZType(),
+}
+
+
+def from_avro_schema(schema: dict[str, Any]) -> StructType:
+    """The Spark schema a Hudi reader gives a recorded table schema (a record), as Spark's Avro converter
+    reads it: every Avro union with null is a nullable column."""
+    struct = _from_avro(schema)
+    if not isinstance(struct, StructType):
+        raise UnsupportedTableError(f"the table schema is not an Avro record: {json.dumps(schema)[:200]}")
+    return struct
+
+
+def _from_avro(avro: Any) -> DataType:
+    if isinstance(avro, list):
+        branches = [b for b in avro if b != "null"]
+        if len(branches) != 1:
+            raise UnsupportedTableError(
+                f"an Avro union of {branches} has no Spark type a Hudi table column could hold",
+                hint="Hudi tables hold nullable single types",
+            )
+        return _from_avro(branches[0])
+    if isinstance(avro, str):
+        return _primitive(avro)
+    logical = avro.get("logicalType")
+    if logical == "decimal":
+        return DecimalType(avro["precision"], avro.get("scale", 0))
+    if logical in _FROM_LOGICAL:
+        return _FROM_LOGICAL[logical]
+    kind = avro["type"]
+    if kind == "record":
+        return StructType(
+            [
+                StructField(f["name"], _from_avro(f["type"]), _nullable(f["type"]))
+                for f in avro["fields"]
+            ]
+        )
+    if kind == "array":
+        return ArrayType(_from_avro(avro["items"]), _nullable(avro["items"]))
+    if kind == "map":
+        return MapType(StringType(), _from_avro(avro["values"]), _nullable(avro["values"]))
+    return _primitive(kind) if isinstance(kind, str) else _from_avro(kind)
+
+
+def _primitive(name: str) -> DataType:
+    if name not in _FROM_PRIMITIVE:
+        raise UnsupportedTableError(f"Avro type {name!r} has no Spark type here")
+    return _FROM_PRIMITIVE[name]
+
+
+def _nullable(avro: Any) -> bool:
+    return isinstance(avro, list) and "null" in avro

@@ -33,9 +33,9 @@ from hudi_bucket.core.metafields import (
     PARTITION_PATH,
     RECORD_KEY,
 )
-from hudi_bucket.core.recordkeys import KeyStyle
 from hudi_bucket.errors import HudiBucketError
 from hudi_bucket.jobs.bucketing import bucket_id_column, num_buckets_column
+from hudi_bucket.jobs.context import TableContext
 from hudi_bucket.jobs.session import scoped_conf
 from hudi_bucket.jobs.spark_paths import literal, spark_root
 from hudi_bucket.storage.base import Storage, walk
@@ -78,14 +78,11 @@ def base_file_name(file_id: str, instant: str) -> str:
 
 
 def write_bucket_files(
-    spark: Any,
-    storage: Storage,
+    ctx: TableContext,
     rows: Any,
     *,
     instant: str,
     buckets: Mapping[str, int],
-    hash_fields: tuple[str, ...],
-    key_style: KeyStyle,
     data_columns: tuple[str, ...],
     grouping: Grouping = Grouping.SHUFFLE,
     existing: Mapping[tuple[str, int], ExistingGroup] | None = None,
@@ -94,9 +91,11 @@ def write_bucket_files(
     """Write ``rows`` (data columns plus ``_hoodie_record_key`` and ``_hoodie_partition_path``) into
     bucket files for ``instant``; ``buckets`` gives each partition's bucket count. Returns one WriteStat
     per file written. Files are in place but invisible until the caller completes the instant.
-    ``every_key_whole``: see ``bucketing.bucket_id_column``."""
+    ``every_key_whole``: see ``bucketing.bucket_id_column``. A table without meta fields gets them null,
+    as Hudi writes them."""
     from pyspark.sql import functions as F  # noqa: N812
 
+    spark, storage = ctx.spark, ctx.storage
     existing = existing or {}
     partitions = sorted(buckets)
     index = {p: i for i, p in enumerate(partitions)}
@@ -117,8 +116,8 @@ def write_bucket_files(
             bucket_id_column(
                 F.col(RECORD_KEY),
                 num_buckets_column(partition, buckets, 1),
-                hash_fields,
-                key_style,
+                ctx.hash_fields,
+                ctx.key_style,
                 every_key_whole=every_key_whole,
             ),
         )
@@ -133,7 +132,11 @@ def write_bucket_files(
     if grouping is Grouping.SHUFFLE:
         width = max(1, min(sum(buckets.values()), int(spark.conf.get("spark.sql.shuffle.partitions"))))
         staged = staged.repartition(width, _PARTITION_INDEX, _BUCKET)
-    ordered = staged.select(*META_COLUMNS, *data_columns, _PARTITION_INDEX, _BUCKET)
+    if ctx.table.config.populate_meta_fields:
+        meta = [F.col(c) for c in META_COLUMNS]
+    else:
+        meta = [F.lit(None).cast("string").alias(c) for c in META_COLUMNS]
+    ordered = staged.select(*meta, *data_columns, _PARTITION_INDEX, _BUCKET)
 
     folder = staging_folder(instant)
     target = f"{spark_root(storage)}/{folder}"

@@ -1,8 +1,9 @@
 """Hudi bucket ids as Spark columns.
 
 The bucket of a row is computed from its ``_hoodie_record_key``. In general that is ``core.bucket_batch``
-inside a scalar Arrow UDF: only the key and bucket-count columns cross into the Python workers, as Arrow
-batches, and each batch is bucketed with array arithmetic. When the caller knows that every key is taken
+inside a scalar pandas UDF: only the key and bucket-count columns cross into the Python workers, as Arrow
+batches, and each batch is bucketed with array arithmetic (Spark 3.5 hands them over as pandas Series,
+which go back to Arrow without a per-row loop). When the caller knows that every key is taken
 whole (``key_taken_whole``, which one cheap pass over the key column tells), the JVM computes the same
 bucket from Java's own ``String.hashCode``: no Python worker starts, which a task-per-bucket rewrite
 would otherwise pay once per task. The bucket count is a column because it differs per partition
@@ -19,6 +20,7 @@ from functools import reduce
 from itertools import chain
 from operator import and_
 
+import pandas as pd
 import pyarrow as pa
 from pyspark.sql import Column
 from pyspark.sql import functions as F  # noqa: N812 (PySpark's own convention)
@@ -54,9 +56,11 @@ def bucket_id_column(
         return _whole_key_bucket_id(_column(record_key_col), _column(num_buckets_col))
     fields = tuple(hash_fields)
 
-    @F.arrow_udf(IntegerType())
-    def hudi_bucket_id(record_keys: pa.Array, num_buckets: pa.Array) -> pa.Array:
-        return pa.array(bucket_ids_for_record_keys(record_keys, fields, num_buckets, key_style), pa.int32())
+    @F.pandas_udf(IntegerType())  # type: ignore[call-overload]
+    def hudi_bucket_id(record_keys: pd.Series, num_buckets: pd.Series) -> pd.Series:
+        keys = pa.Array.from_pandas(record_keys, type=pa.string())
+        ids = bucket_ids_for_record_keys(keys, fields, num_buckets.to_numpy(), key_style)
+        return pd.Series(ids, dtype="int32")
 
     return hudi_bucket_id(_column(record_key_col), _column(num_buckets_col))
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from hudi_bucket.core.heartbeat import Liveness
 from hudi_bucket.core.recordkeys import KeyStyle
 from hudi_bucket.hudi.table import HudiTable, load_table
 from hudi_bucket.jobs.java_regex import JavaRegexMatcher
@@ -18,6 +19,7 @@ class TableContext:
     table: HudiTable
     hash_fields: tuple[str, ...]
     key_style: KeyStyle
+    liveness: Liveness = field(default_factory=Liveness)  # the heartbeat settings of the table's writers (Hudi's defaults)
 
     @classmethod
     def open(

@@ -3,19 +3,39 @@
 from __future__ import annotations
 
 from hudi_bucket.core.preflight import PreflightResult, preflight
+from hudi_bucket.errors import TableBusyError
+from hudi_bucket.hudi.heartbeat import last_beats, now_ms
 from hudi_bucket.hudi.rollback import rollback
 from hudi_bucket.hudi.table import timeline_store
 from hudi_bucket.jobs.context import TableContext
 
 
+class AnotherJobRunningError(TableBusyError):
+    """A job of ours is writing the table right now (its instant is pending and its heartbeat alive)."""
+
+
 def roll_back_our_leftovers(ctx: TableContext) -> tuple[TableContext, list[str]]:
-    """Roll back every pending instant we started (a crashed or killed run); other pending instants
-    are not ours to touch."""
+    """Roll back every pending instant we started whose job is gone (its heartbeat expired: a crashed or
+    killed run); other pending instants are not ours to touch. Refuses while a job of ours is live."""
     store = timeline_store(ctx.storage, ctx.table)
-    leftovers = [i.timestamp for i in ctx.table.timeline.pending() if store.is_ours(i)]
-    for timestamp in leftovers:
+    ours = [i.timestamp for i in ctx.table.timeline.pending() if store.is_ours(i)]
+    refuse_live(ctx, ours)
+    for timestamp in ours:
         rollback(ctx.storage, ctx.reload().table, timestamp)
-    return (ctx.reload() if leftovers else ctx), leftovers
+    return (ctx.reload() if ours else ctx), ours
+
+
+def refuse_live(ctx: TableContext, instants: list[str]) -> None:
+    """Refuse when any of these instants has a live heartbeat: its job is still writing it."""
+    beats, now = last_beats(ctx.storage), now_ms()
+    live = [t for t in instants if not ctx.liveness.expired(beats.get(t), now)]
+    if live:
+        ages = ", ".join(f"{t} (last heartbeat {(now - beats[t]) / 1000:.0f} s ago)" for t in live)
+        raise AnotherJobRunningError(
+            f"another hudi-bucket-job is writing this table: instant {ages}",
+            hint=f"wait for it to finish; if its process died, its heartbeat expires "
+            f"{ctx.liveness.timeout_ms / 1000:.0f} s after its last beat and the next run rolls it back",
+        )
 
 
 def check_table(ctx: TableContext, *, disable_metadata_table: bool = False) -> PreflightResult:

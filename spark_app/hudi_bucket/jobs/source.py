@@ -17,7 +17,6 @@ from hudi_bucket.hudi.table import latest_table_schema
 from hudi_bucket.hudi.table_creation import CUSTOM, merge_mode
 from hudi_bucket.jobs.avro_schema import to_avro_schema
 from hudi_bucket.jobs.context import TableContext
-from hudi_bucket.jobs.spark_paths import table_file_uris
 
 DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"  # Hudi's path for a null or empty partition value
 KEY_COLUMNS = [PARTITION_PATH, RECORD_KEY]
@@ -37,14 +36,13 @@ def read_source(spark: Any, source: str, source_format: str) -> Any:
     return reader.load(source)
 
 
-def table_columns(ctx: TableContext, base_file: str | None, rows: Any) -> tuple[str, ...]:
+def table_columns(ctx: TableContext, stored: Any, rows: Any) -> tuple[str, ...]:
     """The table's data columns, in its order. The dataset must have the same columns of the same types
-    (nullability aside), as a live base file (``base_file``, relative to the table) has them; in a table
-    without one yet, as its recorded Avro schema has them (where Spark's byte, short and int are all Avro
-    ``int``)."""
-    if base_file is not None:
-        schema = ctx.spark.read.parquet(*table_file_uris(ctx.storage, [base_file])).schema
-        table = {f.name: f.dataType.simpleString() for f in schema.fields if f.name not in META_COLUMNS}
+    (nullability aside), as its live base files are read (``stored``, a StructType: see ``table_files``);
+    in a table without any yet, as its recorded Avro schema has them (where Spark's byte, short and int
+    are all Avro ``int``)."""
+    if stored is not None:
+        table = {f.name: f.dataType.simpleString() for f in stored.fields}
         incoming = {f.name: f.dataType.simpleString() for f in rows.schema.fields}
     else:
         recorded = latest_table_schema(ctx.storage, ctx.table)
@@ -101,7 +99,9 @@ def keyed_records(rows: Any, config: TableConfig, ordering_field: str, upsert: b
             hint="upsert with Hudi's own writer, or insert",
         )
     _refuse_keyless(rows, config.record_key_fields)
-    keyed = _with_keys(rows, config)
+    keyed = rows.withColumn(RECORD_KEY, record_key_column(config)).withColumn(
+        PARTITION_PATH, partition_path_column(config)
+    )
     if upsert or ordering_field:
         keyed = _deduplicate(keyed, config.ordering_fields)
     return keyed
@@ -119,38 +119,45 @@ def _refuse_keyless(rows: Any, keys: tuple[str, ...]) -> None:
         )
 
 
-def _with_keys(rows: Any, config: TableConfig) -> Any:
-    """Hudi's record key and partition path for each row, as its key generators build them."""
+def _text(field: str) -> Any:
     from pyspark.sql import functions as F  # noqa: N812
 
-    def text(field: str) -> Any:
-        return F.col(field).cast("string")
+    return F.col(field).cast("string")
+
+
+def record_key_column(config: TableConfig) -> Any:
+    """Hudi's record key of each row, as the table's key generator builds it from the record-key fields."""
+    from pyspark.sql import functions as F  # noqa: N812
 
     keys = config.record_key_fields
     if len(keys) == 1 and config.key_generator_type != "COMPLEX":
-        key = text(keys[0])
-    else:
-        key = F.concat_ws(
-            ",",
-            *(
-                F.concat(
-                    F.lit(f"{k}:"),
-                    F.when(text(k).isNull(), NULL_PLACEHOLDER)
-                    .when(text(k) == "", EMPTY_PLACEHOLDER)
-                    .otherwise(text(k)),
-                )
-                for k in keys
-            ),
-        )
+        return _text(keys[0])
+    return F.concat_ws(
+        ",",
+        *(
+            F.concat(
+                F.lit(f"{k}:"),
+                F.when(_text(k).isNull(), NULL_PLACEHOLDER)
+                .when(_text(k) == "", EMPTY_PLACEHOLDER)
+                .otherwise(_text(k)),
+            )
+            for k in keys
+        ),
+    )
+
+
+def partition_path_column(config: TableConfig) -> Any:
+    """Hudi's partition path of each row, as a simple or complex key generator builds it."""
+    from pyspark.sql import functions as F  # noqa: N812
+
     segments = [
         F.concat(
             F.lit(f"{p}=" if config.hive_style_partitioning else ""),
-            F.when(text(p).isNull() | (text(p) == ""), DEFAULT_PARTITION).otherwise(text(p)),
+            F.when(_text(p).isNull() | (_text(p) == ""), DEFAULT_PARTITION).otherwise(_text(p)),
         )
         for p in config.partition_fields
     ]
-    path = F.concat_ws("/", *segments) if segments else F.lit("")
-    return rows.withColumn(RECORD_KEY, key).withColumn(PARTITION_PATH, path)
+    return F.concat_ws("/", *segments) if segments else F.lit("")
 
 
 def _deduplicate(rows: Any, ordering_fields: tuple[str, ...]) -> Any:

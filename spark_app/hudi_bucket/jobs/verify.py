@@ -25,6 +25,7 @@ from hudi_bucket.core.recordkeys import KeyStyle
 from hudi_bucket.errors import InvalidBucketCountError, StorageError
 from hudi_bucket.hudi.table import HudiTable, load_file_groups
 from hudi_bucket.jobs.bucketing import bucket_id_column
+from hudi_bucket.jobs.source import record_key_column
 from hudi_bucket.jobs.spark_paths import path_part, spark_root, table_file_uris
 from hudi_bucket.storage.base import Storage
 
@@ -120,7 +121,7 @@ def verify_table(
         num_buckets = _bucket_count(rules_for_partition, partition)
         violations += _layout_violations(partition, partition_groups, num_buckets)
         checks += _file_checks(partition, partition_groups, num_buckets)
-    rows, record_violations = _record_violations(spark, storage, checks, hash_fields, key_style)
+    rows, record_violations = _record_violations(spark, storage, table, checks, hash_fields, key_style)
     return VerifyResult(
         checked_partitions=len(groups),
         checked_file_groups=sum(len(g) for g in groups.values()),
@@ -175,6 +176,7 @@ def _file_checks(partition: str, groups: Iterable[FileGroup], num_buckets: int) 
 def _record_violations(
     spark: SparkSession,
     storage: Storage,
+    table: HudiTable,
     checks: list[_FileCheck],
     hash_fields: Collection[str],
     key_style: KeyStyle,
@@ -182,7 +184,7 @@ def _record_violations(
     """Rows read, and the files holding records of another bucket or records without a key."""
     if not checks:
         return 0, []
-    stats = _per_file_stats(spark, storage, checks, hash_fields, key_style)
+    stats = _per_file_stats(spark, storage, table, checks, hash_fields, key_style)
     violations = []
     for stat in stats:
         check = checks[stat["file_index"]]
@@ -202,6 +204,7 @@ def _record_violations(
 def _per_file_stats(
     spark: SparkSession,
     storage: Storage,
+    table: HudiTable,
     checks: list[_FileCheck],
     hash_fields: Collection[str],
     key_style: KeyStyle,
@@ -209,15 +212,19 @@ def _per_file_stats(
     """One Spark read of every checked base file; per file: rows, rows without a key, misplaced rows and
     the smallest misplaced (key, bucket). Only these small rows reach the driver."""
     paths = [check.path for check in checks]
-    # Only the key is read: a given schema spares a footer read per file and ignores every data column.
-    rows = spark.read.schema(f"{RECORD_KEY} string").parquet(*table_file_uris(storage, paths))
+    uris = table_file_uris(storage, paths)
+    if table.config.populate_meta_fields:
+        # Only the key is read: a given schema spares a footer read per file and ignores every data column.
+        rows, record_key = spark.read.schema(f"{RECORD_KEY} string").parquet(*uris), F.col(RECORD_KEY)
+    else:  # virtual keys: the key is built from its fields (only those are read)
+        rows, record_key = spark.read.parquet(*uris), record_key_column(table.config)
     indexes = _file_indexes(rows.inputFiles(), path_part(spark_root(storage)), paths)
     files = spark.createDataFrame(
         [(name, index, checks[index].bucket, checks[index].num_buckets) for name, index in indexes.items()],
         "input_file string, file_index int, bucket int, num_buckets int",
     )
     key, computed = F.col("key"), F.col("computed")
-    keyed = rows.select(F.input_file_name().alias("input_file"), F.col(RECORD_KEY).alias("key")).join(
+    keyed = rows.select(F.input_file_name().alias("input_file"), record_key.alias("key")).join(
         F.broadcast(files), "input_file"
     )
     # A null key gets a stand-in bucket, never used: a Python UDF runs on every row, whatever wraps it.

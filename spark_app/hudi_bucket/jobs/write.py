@@ -23,7 +23,7 @@ from typing import Any
 from hudi_bucket.core.buckets import BUCKET_ID_DIGITS, bucket_id_from_file_id, is_bucket_file_id
 from hudi_bucket.core.commits import INSERT, UPSERT, CommitMetadata
 from hudi_bucket.core.filegroups import FileGroup
-from hudi_bucket.core.metafields import META_COLUMNS, PARTITION_PATH, RECORD_KEY
+from hudi_bucket.core.metafields import FILE_NAME, META_COLUMNS, PARTITION_PATH, RECORD_KEY
 from hudi_bucket.core.properties import Properties, TableConfig
 from hudi_bucket.core.rules import MAX_BUCKETS, BucketRules
 from hudi_bucket.core.timeline import Action
@@ -34,7 +34,6 @@ from hudi_bucket.errors import (
     TableMismatchError,
 )
 from hudi_bucket.hudi import config_store
-from hudi_bucket.hudi.rollback import rollback
 from hudi_bucket.hudi.table import load_file_groups, timeline_store
 from hudi_bucket.hudi.table_creation import (
     EVENT_TIME_ORDERING,
@@ -48,6 +47,7 @@ from hudi_bucket.jobs.avro_schema import to_avro_json
 from hudi_bucket.jobs.bucket_files import ExistingGroup, write_bucket_files
 from hudi_bucket.jobs.bucketing import bucket_id_column, key_taken_whole, num_buckets_column
 from hudi_bucket.jobs.context import TableContext
+from hudi_bucket.jobs.instants import our_instant, refuse_if_taken_away
 from hudi_bucket.jobs.java_regex import JavaRegexMatcher
 from hudi_bucket.jobs.preconditions import check_table, roll_back_our_leftovers
 from hudi_bucket.jobs.source import (
@@ -57,7 +57,7 @@ from hudi_bucket.jobs.source import (
     read_source,
     table_columns,
 )
-from hudi_bucket.jobs.spark_paths import table_file_uris
+from hudi_bucket.jobs.table_files import TableFiles, table_files
 from hudi_bucket.storage import storage_for
 
 NEW_TABLE_BUCKETS = 4  # a new table's bucket count when none is given
@@ -124,10 +124,11 @@ def write(spark: Any, uri: str, request: WriteRequest, *, rows: Any = None) -> W
     ctx, _ = roll_back_our_leftovers(ctx)
     check_table(ctx)
     layout = _layout(ctx, request)
-    sample = next((g.latest_base_file for g in layout.groups.values() if g.latest_base_file), None)
-    columns = table_columns(ctx, sample.path if sample else None, rows)
+    bases = [g.latest_base_file for g in layout.groups.values() if g.latest_base_file]
+    stored = table_files(ctx, bases) if bases else None
+    columns = table_columns(ctx, stored.columns if stored else None, rows)
     keyed = keyed_records(rows.select(*columns), ctx.table.config, request.ordering_field, request.is_upsert)
-    return _commit(ctx, keyed, columns, layout, request, created=False)
+    return _commit(ctx, keyed, columns, layout, request, stored)
 
 
 def _create_and_write(spark: Any, uri: str, request: WriteRequest, rows: Any) -> WriteResult:
@@ -139,7 +140,7 @@ def _create_and_write(spark: Any, uri: str, request: WriteRequest, rows: Any) ->
     if rules:
         config_store.create_initial_config(storage, rules)
     ctx = TableContext.open(spark, uri)
-    return _commit(ctx, keyed, tuple(rows.columns), _layout(ctx, request), request, created=True)
+    return _commit(ctx, keyed, tuple(rows.columns), _layout(ctx, request), request, None, created=True)
 
 
 def _new_table(
@@ -244,11 +245,14 @@ def _commit(
     columns: tuple[str, ...],
     layout: _Layout,
     request: WriteRequest,
-    created: bool,
+    stored: TableFiles | None,
+    *,
+    created: bool = False,
 ) -> WriteResult:
+    """``stored``: how to read the table's live base files (None when there are none)."""
     from pyspark.sql import functions as F  # noqa: N812
 
-    storage, table, spark = ctx.storage, ctx.table, ctx.spark
+    storage, table = ctx.storage, ctx.table
     # Each partition, and how many of its keys must be split (none: the JVM computes every bucket id).
     partitions = rows.groupBy(PARTITION_PATH).agg(F.count_if(~_taken_whole(ctx))).collect()
     incoming_partitions = [r[0] for r in partitions]
@@ -258,27 +262,23 @@ def _commit(
     touched = {(r[0], r[1]) for r in with_bucket.select(PARTITION_PATH, "__hbo_b").distinct().collect()}
     rewritten = {k: g for k, g in layout.groups.items() if k in touched}
     merged, stored_whole = _merge(
-        ctx, rows.select(*columns, *KEY_COLUMNS), rewritten, buckets, columns, request
+        ctx, rows.select(*columns, *KEY_COLUMNS), stored, rewritten, buckets, columns, request
     )
 
     store = timeline_store(storage, table)
-    instant = store.new_instant_time()
     operation = UPSERT if request.is_upsert else INSERT
-    requested = store.request(instant, Action.COMMIT)
-    try:
+    with our_instant(ctx, Action.COMMIT, tuple(incoming_partitions)) as requested:
+        instant = requested.timestamp
         inflight = store.start(requested, CommitMetadata(operation, dict.fromkeys(incoming_partitions, ())))
         for partition in incoming_partitions:
             write_partition_metadata(
                 storage, partition, instant, partition.count("/") + 1 if partition else 0
             )
         stats = write_bucket_files(
-            spark,
-            storage,
+            ctx,
             merged,
             instant=instant,
             buckets=buckets,
-            hash_fields=ctx.hash_fields,
-            key_style=ctx.key_style,
             data_columns=columns,
             existing={k: ExistingGroup(g.file_id, g.latest_base_file.instant) for k, g in rewritten.items()},
             every_key_whole=incoming_whole and stored_whole,
@@ -287,10 +287,8 @@ def _commit(
         for stat in stats:
             by_partition[stat.partition_path] += (stat,)
         schema = to_avro_json(merged.select(*columns).schema, table.name, for_commit=True)
+        refuse_if_taken_away(ctx, instant)
         store.complete(inflight, CommitMetadata(operation, by_partition, extra_metadata={"schema": schema}))
-    except BaseException:
-        rollback(storage, ctx.reload().table, instant)
-        raise
     return WriteResult(
         instant, created, len(stats), sum(s.num_writes for s in stats), len(incoming_partitions)
     )
@@ -315,6 +313,7 @@ def _taken_whole(ctx: TableContext) -> Any:
 def _merge(
     ctx: TableContext,
     incoming: Any,
+    stored: TableFiles | None,
     rewritten: dict[tuple[str, int], FileGroup],
     buckets: dict[str, int],
     columns: tuple[str, ...],
@@ -327,10 +326,9 @@ def _merge(
     record always wins."""
     from pyspark.sql import functions as F  # noqa: N812
 
-    if not rewritten:
+    if not rewritten or stored is None:
         return incoming, True
-    paths = table_file_uris(ctx.storage, [g.latest_base_file.path for g in rewritten.values()])
-    old = ctx.spark.read.parquet(*paths).withColumn("__hbo_file", F.col("_metadata.file_name"))
+    old = stored.read([g.latest_base_file for g in rewritten.values() if g.latest_base_file])
     stored_whole = _refuse_misplaced(ctx, old, buckets)
     old = old.select(*columns, *KEY_COLUMNS)
     if not request.is_upsert:
@@ -358,7 +356,7 @@ def _refuse_misplaced(ctx: TableContext, old: Any, buckets: dict[str, int]) -> b
     record's key is taken whole (the same pass tells)."""
     from pyspark.sql import functions as F  # noqa: N812
 
-    name = F.col("__hbo_file")
+    name = F.col(FILE_NAME)
     bucket = F.col("__hbo_bucket")
     misplaced = bucket != F.substring(name, 1, BUCKET_ID_DIGITS).cast("int")
     first = F.struct(PARTITION_PATH, RECORD_KEY, name.alias("file"), bucket)

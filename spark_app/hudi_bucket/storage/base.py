@@ -7,7 +7,7 @@ uses ``/`` as separator. Hudi's own files are small, so reads and writes move wh
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 
@@ -16,6 +16,7 @@ class FileInfo:
     path: str  # relative to the storage root
     size: int
     is_dir: bool
+    modified_ms: int = field(default=0, compare=False)  # last modification, ms since the epoch (Hudi's heartbeats)
 
     @property
     def name(self) -> str:

@@ -108,7 +108,8 @@ class HadoopStorage:
                     return []  # Hadoop lists a file as itself; like LocalStorage, a file has no children
                 name = child.getName()
                 if not is_noise(name):
-                    infos.append(FileInfo(join(path, name), 0 if is_dir else int(status.getLen()), is_dir))
+                    size = 0 if is_dir else int(status.getLen())
+                    infos.append(FileInfo(join(path, name), size, is_dir, int(status.getModificationTime())))
         return sorted(infos, key=lambda i: i.path)
 
     def read(self, path: str) -> bytes:

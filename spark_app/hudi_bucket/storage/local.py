@@ -47,8 +47,9 @@ class LocalStorage:
             if is_noise(entry.name):
                 continue
             is_dir = entry.is_dir()
-            size = 0 if is_dir else entry.stat().st_size
-            infos.append(FileInfo(join(path, entry.name), size, is_dir))
+            stat = entry.stat()
+            size = 0 if is_dir else stat.st_size
+            infos.append(FileInfo(join(path, entry.name), size, is_dir, stat.st_mtime_ns // 1_000_000))
         return sorted(infos, key=lambda i: i.path)
 
     def read(self, path: str) -> bytes:

@@ -1,0 +1,117 @@
+"""Apache Hudi itself in the tests' Spark session (its bundle is on the classpath, see conftest): Hudi's
+own Spark datasource writes and reads tables, and its SQL procedures run on them.
+
+Hudi 1.2.0 keeps one ``PartitionBucketIndexCalculator`` per JVM for each expressions string, in a plain
+HashMap: two tasks creating one at once fail (ConcurrentModificationException), and a second table with
+the same expressions but another default bucket count would get the first table's. Every Hudi call here
+first empties that cache and creates the calculator of the table's rules on the driver (local mode:
+the executors share the driver's JVM).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+from hudi import HudiTableBuilder
+
+from hudi_bucket.core.metafields import META_COLUMNS
+from hudi_bucket.hudi import config_store
+from hudi_bucket.hudi.table import load_table
+from hudi_bucket.storage import LocalStorage
+
+HUDI_FORMAT = "hudi"
+
+
+def hudi_version(spark: Any) -> str:
+    return str(spark.sparkContext._jvm.org.apache.hudi.common.util.HoodieVersion.get())
+
+
+def bucket_options(
+    *,
+    record_key: str,
+    partition_field: str,
+    ordering_field: str,
+    table_version: int,
+    buckets: int,
+    **more: str,
+) -> dict[str, str]:
+    """A copy-on-write table with Hudi's simple bucket index, as a user writes it."""
+    return {
+        "hoodie.datasource.write.recordkey.field": record_key,
+        "hoodie.datasource.write.partitionpath.field": partition_field,
+        "hoodie.datasource.write.precombine.field": ordering_field,
+        "hoodie.datasource.write.hive_style_partitioning": "true",
+        "hoodie.write.table.version": str(table_version),
+        "hoodie.metadata.enable": "false",
+        "hoodie.index.type": "BUCKET",
+        "hoodie.bucket.index.engine": "SIMPLE",
+        "hoodie.bucket.index.num.buckets": str(buckets),
+        **more,
+    }
+
+
+def hudi_write(spark: Any, path: Path, rows: Any, options: dict[str, str], operation: str = "upsert") -> None:
+    """One Hudi write (a commit) of ``rows``; the table is created on the first."""
+    _reset_bucket_calculator(spark, path, options)
+    exists = (path / ".hoodie").exists()
+    name = load_table(LocalStorage(path)).name if exists else path.name.replace("-", "_")
+    (
+        rows.write.format(HUDI_FORMAT)
+        .options(**{"hoodie.table.name": name, **options})
+        .option("hoodie.datasource.write.operation", operation)
+        .mode("append")
+        .save(str(path))
+    )
+
+
+def hudi_read(spark: Any, path: Path, **options: str) -> Any:
+    """Hudi's snapshot read of the table."""
+    _reset_bucket_calculator(spark, path, options)
+    return spark.read.format(HUDI_FORMAT).options(**options).load(str(path))
+
+
+def data_rows(frame: Any) -> list[tuple]:
+    """The rows Hudi reads, data columns only (sorted by name), in a stable order."""
+    columns = sorted(c for c in frame.columns if c not in META_COLUMNS)
+    return sorted((tuple(r) for r in frame.select(*columns).collect()), key=repr)
+
+
+def hudi_rs_rows(root: Path) -> list[tuple]:
+    """The rows hudi-rs (an independent reader) reads, as ``data_rows`` lays them out."""
+    batches = HudiTableBuilder.from_base_uri(str(root)).build().read()
+    if not batches:
+        return []
+    table = pa.Table.from_batches(batches)
+    columns = sorted(c for c in table.column_names if c not in META_COLUMNS)
+    return sorted((tuple(r.values()) for r in table.select(columns).to_pylist()), key=repr)
+
+
+def hudi_sql(spark: Any, path: Path, statement: str) -> list[Any]:
+    """A Hudi SQL statement (``{table}`` names the table at ``path``, registered on first use under a
+    name of its own: tests in one session may use the same folder names)."""
+    name = "t_" + hashlib.sha256(str(path).encode()).hexdigest()[:16]
+    spark.sql(f"CREATE TABLE IF NOT EXISTS {name} USING hudi LOCATION '{path}'")
+    _reset_bucket_calculator(spark, path, {})
+    return spark.sql(statement.format(table=name)).collect()
+
+
+def _reset_bucket_calculator(spark: Any, path: Path, options: dict[str, str]) -> None:
+    calculator = spark.sparkContext._jvm.org.apache.hudi.index.bucket.partition.PartitionBucketIndexCalculator
+    calculator.getInstance("hbo-reset,1", "regex", 1).cleanCache()
+    in_force = None
+    if (path / ".hoodie").exists():
+        storage = LocalStorage(path)
+        in_force = config_store.load_in_force(
+            storage, load_table(storage).timeline.pending_replace_timestamps()
+        )
+    if in_force is not None:
+        calculator.getInstance(in_force.expressions, in_force.rule, in_force.default_bucket_number)
+    elif options.get("hoodie.bucket.index.partition.expressions"):
+        calculator.getInstance(
+            options["hoodie.bucket.index.partition.expressions"],
+            options.get("hoodie.bucket.index.partition.rule.type", "regex"),
+            int(options["hoodie.bucket.index.num.buckets"]),
+        )
