@@ -19,6 +19,11 @@ from typing import Any
 import kopf
 from kubernetes.aio import client, config
 
+# Imported now, at start-up: the client imports each API module on first use, and CoreV1Api's is large
+# enough to stall the event loop for a second or more in the middle of the first reconciles.
+from kubernetes.aio.client.api.core_v1_api import CoreV1Api
+from kubernetes.aio.client.api.custom_objects_api import CustomObjectsApi
+
 from hudi_bucket.errors import HudiBucketError
 
 SERVICE_ACCOUNT_TOKEN = "/var/run/secrets/kubernetes.io/serviceaccount/token"
@@ -113,9 +118,12 @@ class KubeClient:
         if self._api is not None:
             self._retired.append(self._api)
         configuration.connection_pool_maxsize = self._connections
+        # Proxies and .netrc are Kopf's business to ignore too (its default); trusting the environment
+        # would also read ~/.netrc on every request.
+        configuration.client_session_kwargs = {"trust_env": False}
         self._api = client.ApiClient(configuration)
-        self._custom = client.CustomObjectsApi(self._api)
-        self._core = client.CoreV1Api(self._api)
+        self._custom = CustomObjectsApi(self._api)
+        self._core = CoreV1Api(self._api)
 
     async def close(self) -> None:
         for api in (*self._retired, *([self._api] if self._api else [])):
