@@ -5,7 +5,7 @@ Run: .venv/bin/python tests/bench/bench_spark_bucket_ids.py   (under a minute on
 Over ~3M cached single-value string keys, each variant is projected, then forced with a ``sum`` (no
 rows are collected; ``reflect`` is non-deterministic, so it may not sit inside the aggregate itself):
 - ``bucket_id_column``, general path: keys cross into Python workers as Arrow batches
-  (``core.bucket_batch``); it handles every key style;
+  (``bucket_batch``); it handles every key style;
 - ``bucket_id_column(every_key_whole=True)``: Java's own string hash through ``reflect``, without leaving
   the JVM; what ``apply`` uses once a pass over the keys has shown that every key is taken whole;
 - Spark's built-in ``hash()`` (Murmur3, not Hudi's hash): the floor for any per-row expression.

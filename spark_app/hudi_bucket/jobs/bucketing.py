@@ -1,6 +1,6 @@
 """Hudi bucket ids as Spark columns.
 
-The bucket of a row is computed from its ``_hoodie_record_key``. In general that is ``core.bucket_batch``
+The bucket of a row is computed from its ``_hoodie_record_key``. In general that is ``bucket_batch``
 inside a scalar pandas UDF: only the key and bucket-count columns cross into the Python workers, as Arrow
 batches, and each batch is bucketed with array arithmetic (Spark 3.5 hands them over as pandas Series,
 which go back to Arrow without a per-row loop). When the caller knows that every key is taken
@@ -26,9 +26,9 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F  # noqa: N812 (PySpark's own convention)
 from pyspark.sql.types import IntegerType
 
-from hudi_bucket.core.bucket_batch import bucket_ids_for_record_keys
 from hudi_bucket.core.buckets import check_num_buckets
 from hudi_bucket.core.recordkeys import KeyStyle
+from hudi_bucket.jobs.bucket_batch import bucket_ids_for_record_keys
 
 ColumnOrName = Column | str
 _JAVA_INT_MAX = 0x7FFFFFFF
