@@ -25,13 +25,8 @@ from hudi_bucket.core.metafields import META_COLUMNS, RECORD_KEY
 from hudi_bucket.core.recordkeys import KeyStyle
 from hudi_bucket.core.timeline import Action
 from hudi_bucket.hudi import config_store
-from hudi_bucket.hudi.table import (
-    disable_metadata_table,
-    latest_table_schema,
-    load_file_groups,
-    load_table,
-    timeline_store,
-)
+from hudi_bucket.hudi.fs_view import load_file_groups
+from hudi_bucket.hudi.table import disable_metadata_table, latest_table_schema, load_table, timeline_store
 from hudi_bucket.jobs.context import TableContext
 from hudi_bucket.jobs.verify import verify_table
 from hudi_bucket.storage import LocalStorage

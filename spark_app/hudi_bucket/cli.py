@@ -15,7 +15,7 @@ from typing import Any
 
 from hudi_bucket.core.recordkeys import KeyStyle
 from hudi_bucket.core.report import JobReport, Outcome, error_doc, now_iso
-from hudi_bucket.errors import HudiBucketError, LayoutViolationError, NotBucketIndexedError
+from hudi_bucket.errors import HudiBucketError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -182,8 +182,8 @@ def _request(args: argparse.Namespace) -> Any:
 
 
 def _plan(spark: Any, args: argparse.Namespace) -> CommandResult:
+    from hudi_bucket.hudi.fs_view import table_buckets
     from hudi_bucket.jobs.apply import plan
-    from hudi_bucket.jobs.show import table_buckets
 
     ctx = _context(spark, args)
     the_plan, checks = plan(ctx, _request(args))
@@ -197,17 +197,22 @@ def _plan(spark: Any, args: argparse.Namespace) -> CommandResult:
     return (
         Outcome.SUCCEEDED,
         message,
-        {"plan": the_plan.to_dict(), "preflight": checks.to_dict(), **table_buckets(ctx)},
+        {
+            "plan": the_plan.to_dict(),
+            "preflight": checks.to_dict(),
+            **table_buckets(ctx.storage, ctx.table, ctx.matcher),
+        },
     )
 
 
 def _apply(spark: Any, args: argparse.Namespace) -> CommandResult:
+    from hudi_bucket.hudi.fs_view import table_buckets
     from hudi_bucket.jobs.apply import apply
-    from hudi_bucket.jobs.show import table_buckets
 
     ctx = _context(spark, args)
     result = apply(ctx, _request(args))
-    facts = table_buckets(ctx.reload())
+    after = ctx.reload()
+    facts = table_buckets(after.storage, after.table, after.matcher)
     if result.instant is None:
         return Outcome.NO_CHANGE, "already converged: nothing written", {**result.to_dict(), **facts}
     message = (
@@ -218,39 +223,16 @@ def _apply(spark: Any, args: argparse.Namespace) -> CommandResult:
 
 
 def _rollback(spark: Any, args: argparse.Namespace) -> CommandResult:
-    from hudi_bucket.hudi.rollback import rollback
-    from hudi_bucket.jobs.preconditions import refuse_live
+    from hudi_bucket.jobs.rollback import rollback
 
-    ctx = _context(spark, args)
-    refuse_live(ctx, [args.instant])  # a live job's instant is not ours to undo from under it
-    result = rollback(ctx.storage, ctx.table, args.instant)
+    result = rollback(_context(spark, args), args.instant)
     return Outcome.SUCCEEDED, f"rolled back {args.instant}", result.to_dict()
 
 
 def _verify(spark: Any, args: argparse.Namespace) -> CommandResult:
-    from hudi_bucket.hudi import config_store
-    from hudi_bucket.jobs.verify import verify_table
+    from hudi_bucket.jobs.verify import verify
 
-    ctx = _context(spark, args)
-    in_force = config_store.load_in_force(ctx.storage, ctx.table.timeline.pending_replace_timestamps())
-    if in_force is None:
-        raise NotBucketIndexedError(
-            f"{ctx.table.uri} has no hashing_config: there is no bucket count to verify against",
-            hint="apply rules first (hudi-bucket-job apply ... --convert for a table that is not bucket-indexed)",
-        )
-    rules, matcher = in_force.to_rules(), ctx.matcher
-    result = verify_table(
-        spark,
-        ctx.storage,
-        ctx.table,
-        rules_for_partition=lambda partition: rules.buckets_for(partition, matcher),
-        hash_fields=ctx.hash_fields,
-        key_style=ctx.key_style,
-    )
-    if not result.ok:
-        raise LayoutViolationError(
-            f"{len(result.violations)} bucket layout violation(s)", result=result.to_dict()
-        )
+    result = verify(_context(spark, args))
     return (
         Outcome.SUCCEEDED,
         f"{result.checked_rows} row(s) in {result.checked_file_groups} file group(s) ok",

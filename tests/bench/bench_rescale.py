@@ -46,7 +46,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F  # noqa: N812
 
 from hudi_bucket.core.rules import BucketRules
-from hudi_bucket.hudi.table import load_file_groups
+from hudi_bucket.hudi.fs_view import load_file_groups
 from hudi_bucket.jobs import apply as apply_module
 from hudi_bucket.jobs import bucket_files as bucket_files_module
 from hudi_bucket.jobs import rescale as rescale_module

@@ -9,7 +9,8 @@ from hudi import HudiTableBuilder
 
 from hudi_bucket.core.timeline import TimelineLayout
 from hudi_bucket.errors import CorruptTableError, NotAHudiTableError, UnsupportedTableError
-from hudi_bucket.hudi.table import list_partitions, load_file_groups, load_table
+from hudi_bucket.hudi.fs_view import list_partitions, load_file_groups
+from hudi_bucket.hudi.table import load_table
 from hudi_bucket.storage import LocalStorage
 from paths import ALL_TABLES
 

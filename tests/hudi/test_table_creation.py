@@ -19,13 +19,8 @@ from hudi_bucket.core.metafields import META_COLUMNS
 from hudi_bucket.core.properties import Properties, TableConfig, parse_properties
 from hudi_bucket.core.timeline import Action, TimelineLayout
 from hudi_bucket.errors import CorruptTableError, HudiBucketError, StorageError
-from hudi_bucket.hudi.table import (
-    latest_table_schema,
-    list_partitions,
-    load_file_groups,
-    load_table,
-    timeline_store,
-)
+from hudi_bucket.hudi.fs_view import list_partitions, load_file_groups
+from hudi_bucket.hudi.table import latest_table_schema, load_table, timeline_store
 from hudi_bucket.hudi.table_creation import (
     NUM_BUCKETS,
     create_table,

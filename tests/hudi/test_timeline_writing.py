@@ -14,11 +14,11 @@ from hudi_bucket.core.commits import INSERT_OVERWRITE, CommitMetadata, WriteStat
 from hudi_bucket.core.filegroups import FileGroup
 from hudi_bucket.core.metafields import META_COLUMNS
 from hudi_bucket.core.timeline import Action, State
+from hudi_bucket.hudi.fs_view import load_file_groups
 from hudi_bucket.hudi.table import (
     HudiTable,
     disable_metadata_table,
     latest_table_schema,
-    load_file_groups,
     load_table,
     timeline_store,
 )

@@ -28,7 +28,8 @@ from pyspark.sql.types import (
 )
 
 from hudi_bucket.errors import UnsupportedTableError
-from hudi_bucket.hudi.table import latest_table_schema, load_file_groups, load_table
+from hudi_bucket.hudi.fs_view import load_file_groups
+from hudi_bucket.hudi.table import latest_table_schema, load_table
 from hudi_bucket.jobs.avro_schema import avro_name, to_avro_json, to_avro_schema
 from hudi_bucket.storage import LocalStorage
 from paths import ALL_TABLES

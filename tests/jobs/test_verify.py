@@ -12,7 +12,8 @@ import bucket_tables
 from hudi_bucket.core.buckets import is_bucket_file_id
 from hudi_bucket.core.recordkeys import KeyStyle
 from hudi_bucket.errors import InvalidBucketCountError
-from hudi_bucket.hudi.table import list_partitions, load_table
+from hudi_bucket.hudi.fs_view import list_partitions
+from hudi_bucket.hudi.table import load_table
 from hudi_bucket.jobs.verify import VerifyResult, Violation, ViolationKind, verify_table
 from hudi_bucket.storage import LocalStorage
 

@@ -24,7 +24,8 @@ from hudi_bucket.core.properties import parse_properties
 from hudi_bucket.core.timeline import WRITE_ACTIONS, Instant, State
 from hudi_bucket.errors import TableBusyError
 from hudi_bucket.hudi import config_store
-from hudi_bucket.hudi.table import HudiTable, list_partitions, partition_files, timeline_store
+from hudi_bucket.hudi.fs_view import list_partitions, partition_files
+from hudi_bucket.hudi.table import HudiTable, timeline_store
 from hudi_bucket.storage.base import Storage, join
 
 STAGING_PREFIX = ".hoodie/.temp/hudi-bucket-"

@@ -1,14 +1,12 @@
-"""A Hudi table as found on storage: its configuration, timeline, partitions and live file groups."""
+"""A Hudi table as found on storage: its configuration, timeline and schema (its files: ``fs_view``)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 from hudi_bucket.core import properties as props
-from hudi_bucket.core.filegroups import PARTITION_METAFILE, FileGroup, PartitionFile, live_file_groups
 from hudi_bucket.core.preflight import TableFacts
-from hudi_bucket.core.timeline import REPLACE_ACTIONS, WRITE_ACTIONS, Timeline, TimelineLayout
+from hudi_bucket.core.timeline import WRITE_ACTIONS, Timeline, TimelineLayout
 from hudi_bucket.errors import UnsupportedTableError
 from hudi_bucket.hudi.table_properties import PROPERTIES_FILE, read_table_properties, write_table_properties
 from hudi_bucket.hudi.timeline_io import TimelineStore
@@ -90,48 +88,6 @@ def load_table(storage: Storage) -> HudiTable:
         metadata_table_exists=storage.exists(join(METADATA_TABLE_FOLDER, PROPERTIES_FILE)),
     )
     return HudiTable(table.uri, config, timeline_store(storage, table).load(), table.metadata_table_exists)
-
-
-def list_partitions(storage: Storage) -> tuple[str, ...]:
-    """Every partition path, found by its partition metafile as Hudi does ('' for a non-partitioned
-    table). Hidden folders (``.hoodie``, ``.temp``) are never partitions."""
-    return tuple(sorted(_partitions_below(storage, "")))
-
-
-def _partitions_below(storage: Storage, folder: str) -> Iterator[str]:
-    entries = storage.list(folder)
-    if any(not e.is_dir and e.name.startswith(PARTITION_METAFILE) for e in entries):
-        yield folder
-        return
-    for entry in entries:
-        if entry.is_dir and not entry.name.startswith("."):
-            yield from _partitions_below(storage, entry.path)
-
-
-def partition_files(storage: Storage, partition: str) -> list[PartitionFile]:
-    return [PartitionFile(partition, e.name, e.size) for e in storage.list(partition) if not e.is_dir]
-
-
-def replaced_file_ids(storage: Storage, table: HudiTable) -> dict[str, frozenset[str]]:
-    """File groups replaced by completed replacecommits (insert-overwrite and clustering)."""
-    store = timeline_store(storage, table)
-    replaced: dict[str, set[str]] = {}
-    for instant in table.timeline.completed():
-        if instant.action in REPLACE_ACTIONS:
-            for partition, ids in store.read_commit_metadata(instant).replaced_file_ids.items():
-                replaced.setdefault(partition, set()).update(ids)
-    return {p: frozenset(ids) for p, ids in replaced.items()}
-
-
-def load_file_groups(
-    storage: Storage, table: HudiTable, partitions: tuple[str, ...] | None = None
-) -> dict[str, tuple[FileGroup, ...]]:
-    """The live file groups of each partition (all partitions when None), as of the latest completed
-    instant, listed from storage."""
-    chosen = list_partitions(storage) if partitions is None else partitions
-    files = [f for p in chosen for f in partition_files(storage, p)]
-    groups = live_file_groups(files, table.timeline, replaced_file_ids(storage, table))
-    return {p: groups.get(p, ()) for p in chosen}
 
 
 def commit_schemas(storage: Storage, table: HudiTable) -> dict[str, str]:

@@ -26,17 +26,12 @@ from hudi_bucket.core.rules import BucketRules
 from hudi_bucket.core.timeline import WRITE_ACTIONS, Action, Timeline
 from hudi_bucket.errors import HudiBucketError, PlanError
 from hudi_bucket.hudi import config_store
-from hudi_bucket.hudi.table import (
-    disable_metadata_table,
-    latest_table_schema,
-    load_file_groups,
-    timeline_store,
-)
+from hudi_bucket.hudi.fs_view import load_file_groups, rows_by_base_file
+from hudi_bucket.hudi.table import disable_metadata_table, latest_table_schema, timeline_store
 from hudi_bucket.jobs.context import TableContext
 from hudi_bucket.jobs.instants import our_instant, refuse_if_taken_away
 from hudi_bucket.jobs.preconditions import check_table, roll_back_our_leftovers
 from hudi_bucket.jobs.rescale import PartitionRewrite, rewrite_partitions
-from hudi_bucket.jobs.show import rows_by_base_file
 
 
 class ConcurrentWriterError(HudiBucketError):

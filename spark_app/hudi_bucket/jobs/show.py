@@ -10,9 +10,9 @@ from hudi_bucket.core.buckets import bucket_id_from_file_id, is_bucket_file_id
 from hudi_bucket.core.filegroups import FileGroup
 from hudi_bucket.core.hashing_config import HashingConfig
 from hudi_bucket.core.rules import BucketRules, Matcher
-from hudi_bucket.core.timeline import WRITE_ACTIONS
 from hudi_bucket.hudi import config_store
-from hudi_bucket.hudi.table import HudiTable, list_partitions, load_file_groups, timeline_store
+from hudi_bucket.hudi.fs_view import load_file_groups, rows_by_base_file
+from hudi_bucket.hudi.table import HudiTable
 from hudi_bucket.jobs.context import TableContext
 from hudi_bucket.storage.base import Storage
 
@@ -105,44 +105,3 @@ def layout_state(file_groups: int, ids: list[int], buckets: int | None) -> str:
     if len(set(ids)) < len(ids) or (buckets is not None and max(ids) >= buckets):
         return "violates"
     return "ok"
-
-
-def rows_by_base_file(storage: Storage, table: HudiTable) -> dict[str, int]:
-    """Rows of each base file, from the write stats of the completed commits on the active timeline."""
-    store = timeline_store(storage, table)
-    rows: dict[str, int] = {}
-    for instant in table.timeline.completed():
-        if instant.action in WRITE_ACTIONS:
-            for stats in store.read_commit_metadata(instant).write_stats.values():
-                for stat in stats:
-                    if stat.path:
-                        rows[stat.path] = stat.num_writes
-    return rows
-
-
-def table_buckets(ctx: TableContext, max_items: int = 50) -> dict[str, Any]:
-    """The config in force and each partition's bucket count under it, bounded for a status: counts per
-    bucket number, then the partitions with the most buckets."""
-    storage, table = ctx.storage, ctx.table
-    in_force = config_store.load_in_force(storage, table.timeline.pending_replace_timestamps())
-    if in_force is None:
-        return {"config": None, "partitions": None}
-    rules, matcher = in_force.to_rules(), ctx.matcher
-    buckets = {p: rules.buckets_for(p, matcher) for p in list_partitions(storage)}
-    by_count: dict[str, int] = {}
-    for count in buckets.values():
-        by_count[str(count)] = by_count.get(str(count), 0) + 1
-    largest = sorted(buckets.items(), key=lambda item: (-item[1], item[0]))[:max_items]
-    return {
-        "config": {
-            "instant": in_force.instant,
-            "expressions": in_force.expressions,
-            "default": in_force.default_bucket_number,
-        },
-        "partitions": {
-            "count": len(buckets),
-            "byBuckets": by_count,
-            "items": [{"partition": p, "buckets": n} for p, n in largest],
-            "omitted": max(0, len(buckets) - max_items),
-        },
-    }

@@ -22,9 +22,17 @@ from hudi_bucket.core.buckets import bucket_id_from_file_id, check_num_buckets, 
 from hudi_bucket.core.filegroups import FileGroup
 from hudi_bucket.core.metafields import RECORD_KEY
 from hudi_bucket.core.recordkeys import KeyStyle
-from hudi_bucket.errors import InvalidBucketCountError, StorageError
-from hudi_bucket.hudi.table import HudiTable, load_file_groups
+from hudi_bucket.errors import (
+    InvalidBucketCountError,
+    LayoutViolationError,
+    NotBucketIndexedError,
+    StorageError,
+)
+from hudi_bucket.hudi import config_store
+from hudi_bucket.hudi.fs_view import load_file_groups
+from hudi_bucket.hudi.table import HudiTable
 from hudi_bucket.jobs.bucketing import bucket_id_column
+from hudi_bucket.jobs.context import TableContext
 from hudi_bucket.jobs.source import record_key_column
 from hudi_bucket.jobs.spark_paths import path_part, spark_root, table_file_uris
 from hudi_bucket.storage.base import Storage
@@ -101,6 +109,31 @@ class _FileCheck:
 
     def violation(self, kind: ViolationKind, detail: str, count: int) -> Violation:
         return Violation(self.partition, self.file_id, kind, detail, count)
+
+
+def verify(ctx: TableContext) -> VerifyResult:
+    """Check every partition against the config in force: NotBucketIndexedError without one,
+    LayoutViolationError (carrying the result) when anything is out of place."""
+    in_force = config_store.load_in_force(ctx.storage, ctx.table.timeline.pending_replace_timestamps())
+    if in_force is None:
+        raise NotBucketIndexedError(
+            f"{ctx.table.uri} has no hashing_config: there is no bucket count to verify against",
+            hint="apply rules first (hudi-bucket-job apply ... --convert for a table that is not bucket-indexed)",
+        )
+    rules, matcher = in_force.to_rules(), ctx.matcher
+    result = verify_table(
+        ctx.spark,
+        ctx.storage,
+        ctx.table,
+        rules_for_partition=lambda partition: rules.buckets_for(partition, matcher),
+        hash_fields=ctx.hash_fields,
+        key_style=ctx.key_style,
+    )
+    if not result.ok:
+        raise LayoutViolationError(
+            f"{len(result.violations)} bucket layout violation(s)", result=result.to_dict()
+        )
+    return result
 
 
 def verify_table(

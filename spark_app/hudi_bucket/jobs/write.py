@@ -34,7 +34,8 @@ from hudi_bucket.errors import (
     TableMismatchError,
 )
 from hudi_bucket.hudi import config_store
-from hudi_bucket.hudi.table import load_file_groups, timeline_store
+from hudi_bucket.hudi.fs_view import load_file_groups
+from hudi_bucket.hudi.table import timeline_store
 from hudi_bucket.hudi.table_creation import (
     EVENT_TIME_ORDERING,
     create_table,

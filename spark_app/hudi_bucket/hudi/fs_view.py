@@ -1,0 +1,99 @@
+"""A table's file-system view (hudi-rs's ``fs_view``): its partitions, their live file groups and the rows
+of each base file, as listed from storage and the timeline; and each partition's bucket count under
+the config in force."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from hudi_bucket.core.filegroups import PARTITION_METAFILE, FileGroup, PartitionFile, live_file_groups
+from hudi_bucket.core.rules import Matcher
+from hudi_bucket.core.timeline import REPLACE_ACTIONS, WRITE_ACTIONS
+from hudi_bucket.hudi import config_store
+from hudi_bucket.hudi.table import HudiTable, timeline_store
+from hudi_bucket.storage.base import Storage
+
+
+def list_partitions(storage: Storage) -> tuple[str, ...]:
+    """Every partition path, found by its partition metafile as Hudi does ('' for a non-partitioned
+    table). Hidden folders (``.hoodie``, ``.temp``) are never partitions."""
+    return tuple(sorted(_partitions_below(storage, "")))
+
+
+def _partitions_below(storage: Storage, folder: str) -> Iterator[str]:
+    entries = storage.list(folder)
+    if any(not e.is_dir and e.name.startswith(PARTITION_METAFILE) for e in entries):
+        yield folder
+        return
+    for entry in entries:
+        if entry.is_dir and not entry.name.startswith("."):
+            yield from _partitions_below(storage, entry.path)
+
+
+def partition_files(storage: Storage, partition: str) -> list[PartitionFile]:
+    return [PartitionFile(partition, e.name, e.size) for e in storage.list(partition) if not e.is_dir]
+
+
+def replaced_file_ids(storage: Storage, table: HudiTable) -> dict[str, frozenset[str]]:
+    """File groups replaced by completed replacecommits (insert-overwrite and clustering)."""
+    store = timeline_store(storage, table)
+    replaced: dict[str, set[str]] = {}
+    for instant in table.timeline.completed():
+        if instant.action in REPLACE_ACTIONS:
+            for partition, ids in store.read_commit_metadata(instant).replaced_file_ids.items():
+                replaced.setdefault(partition, set()).update(ids)
+    return {p: frozenset(ids) for p, ids in replaced.items()}
+
+
+def load_file_groups(
+    storage: Storage, table: HudiTable, partitions: tuple[str, ...] | None = None
+) -> dict[str, tuple[FileGroup, ...]]:
+    """The live file groups of each partition (all partitions when None), as of the latest completed
+    instant, listed from storage."""
+    chosen = list_partitions(storage) if partitions is None else partitions
+    files = [f for p in chosen for f in partition_files(storage, p)]
+    groups = live_file_groups(files, table.timeline, replaced_file_ids(storage, table))
+    return {p: groups.get(p, ()) for p in chosen}
+
+
+def rows_by_base_file(storage: Storage, table: HudiTable) -> dict[str, int]:
+    """Rows of each base file, from the write stats of the completed commits on the active timeline."""
+    store = timeline_store(storage, table)
+    rows: dict[str, int] = {}
+    for instant in table.timeline.completed():
+        if instant.action in WRITE_ACTIONS:
+            for stats in store.read_commit_metadata(instant).write_stats.values():
+                for stat in stats:
+                    if stat.path:
+                        rows[stat.path] = stat.num_writes
+    return rows
+
+
+def table_buckets(
+    storage: Storage, table: HudiTable, matcher: Matcher, max_items: int = 50
+) -> dict[str, Any]:
+    """The config in force and each partition's bucket count under it, bounded for a status: counts per
+    bucket number, then the partitions with the most buckets."""
+    in_force = config_store.load_in_force(storage, table.timeline.pending_replace_timestamps())
+    if in_force is None:
+        return {"config": None, "partitions": None}
+    rules = in_force.to_rules()
+    buckets = {p: rules.buckets_for(p, matcher) for p in list_partitions(storage)}
+    by_count: dict[str, int] = {}
+    for count in buckets.values():
+        by_count[str(count)] = by_count.get(str(count), 0) + 1
+    largest = sorted(buckets.items(), key=lambda item: (-item[1], item[0]))[:max_items]
+    return {
+        "config": {
+            "instant": in_force.instant,
+            "expressions": in_force.expressions,
+            "default": in_force.default_bucket_number,
+        },
+        "partitions": {
+            "count": len(buckets),
+            "byBuckets": by_count,
+            "items": [{"partition": p, "buckets": n} for p, n in largest],
+            "omitted": max(0, len(buckets) - max_items),
+        },
+    }
