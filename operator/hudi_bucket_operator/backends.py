@@ -14,11 +14,12 @@ import json
 import os
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
+from hudi_bucket.contract.requests import JobKind
 from hudi_bucket.core.report import JobReport
 from hudi_bucket_operator import naming
 from hudi_bucket_operator.kube import (
@@ -28,7 +29,7 @@ from hudi_bucket_operator.kube import (
     KubeConflictError,
     KubeNotFoundError,
 )
-from hudi_bucket_operator.reconcile import JobKind, JobPhase, ObservedJob, SubmitJob
+from hudi_bucket_operator.reconcile import JobPhase, ObservedJob, SubmitJob
 from hudi_bucket_operator.render import JobDefaults, render_report_configmap, render_spark_application
 from hudi_bucket_operator.spec import KIND, TableSpec
 
@@ -82,7 +83,7 @@ def observed_job(app: Mapping[str, Any]) -> tuple[str, ObservedJob] | None:
         kind, generation = JobKind(labels[naming.JOB_KIND_LABEL]), int(labels[naming.GENERATION_LABEL])
     except (KeyError, ValueError):
         return None
-    if not owner:
+    if not owner or kind not in (JobKind.PLAN, JobKind.APPLY):  # the only kinds the operator runs
         return None
     state = (app.get("status") or {}).get("applicationState") or {}
     # Only COMPLETED and FAILED are final; everything else (SUBMITTED, PENDING_RERUN, ...) is in flight.
@@ -117,21 +118,9 @@ class SparkOperatorBackend:
     async def submit(self, table: TableRef, spec: TableSpec, job: SubmitJob) -> str:
         name = job_name_for(table, job)
         manifest = render_spark_application(
-            table=table.body,
-            spec=spec,
-            kind=job.kind.value,
-            job_name=name,
-            defaults=self.defaults,
-            approved_plan=job.approved_plan,
-            retry_token=job.retry_token,
+            table=table.body, job=job, spark=spec.spark, job_name=name, defaults=self.defaults
         )
-        report = render_report_configmap(
-            table=table.body,
-            kind=job.kind.value,
-            job_name=name,
-            approved_plan=job.approved_plan,
-            retry_token=job.retry_token,
-        )
+        report = render_report_configmap(table=table.body, job=job, job_name=name)
         for resource, body in ((CONFIG_MAPS, report), (SPARK_APPLICATIONS, manifest)):
             # Created before (a retry, an operator restart): adopt it, never edit it.
             with contextlib.suppress(KubeConflictError):
@@ -201,18 +190,7 @@ class LocalBackend:
         folder.mkdir(parents=True, exist_ok=True)
         report = folder / f"{name}.json"
         report.unlink(missing_ok=True)
-        args = [
-            job.kind.value,
-            "--table",
-            spec.uri,
-            *spec.job_args(),
-            "--report",
-            str(report),
-            "--master",
-            self.master,
-        ]
-        if job.kind is JobKind.APPLY:
-            args += ["--approved-plan", job.approved_plan]
+        args = replace(job.request, report=str(report), master=self.master).to_argv()
         log = report.with_suffix(".log").open("wb")
         process = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "hudi_bucket", *args, stdout=log, stderr=log, env={**os.environ}

@@ -14,11 +14,13 @@ import json
 import shutil
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from hudi_bucket.contract.requests import JobRequest, ShowRequest, WriteOptions, WriteRequest
 from hudi_bucket_operator.local import Echo, apply_locally, load_manifests
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "skewed-days.yaml"
@@ -47,16 +49,15 @@ def generate_orders(path: Path, rows: int) -> None:
     pq.write_table(table, path)
 
 
-def run_job(args: list[str], log: Path) -> dict[str, Any]:
+def run_job(request: JobRequest, log: Path) -> dict[str, Any]:
     """Run `hudi-bucket-job` as the local backend does; the report comes back as a dict."""
     report = log.with_suffix(".json")
+    argv = replace(request, report=str(report)).to_argv()
     with log.open("wb") as out:
-        code = subprocess.call(
-            [sys.executable, "-m", "hudi_bucket", *args, "--report", str(report)], stdout=out, stderr=out
-        )
+        code = subprocess.call([sys.executable, "-m", "hudi_bucket", *argv], stdout=out, stderr=out)
     result = json.loads(report.read_text())
     if code != 0:
-        raise SystemExit(f"{args[0]} failed: {result.get('message')} (log: {log})")
+        raise SystemExit(f"{request.kind} failed: {result.get('message')} (log: {log})")
     return result
 
 
@@ -77,35 +78,25 @@ def run_demo(folder: Path, rows: int, echo: Echo) -> int:
     echo(f"1. generating {rows:,} orders over {len(DAYS)} days (11-11 is the busy one) -> {source}")
     generate_orders(source, rows)
     echo(f"2. creating the Hudi table {table} (bucket index, 4 buckets in every partition)")
-    created = run_job(
-        [
-            "write",
-            "--table",
-            str(table),
-            "--source",
-            str(source),
-            "--record-key",
-            "order_id",
-            "--partition-field",
-            "day",
-            "--ordering-field",
-            "updated_at",
-            "--create",
-            "--hive-style",
-            "--default",
-            "4",
-        ],
-        logs / "write.log",
+    options = WriteOptions(
+        source=str(source),
+        record_key=("order_id",),
+        partition_fields=("day",),
+        ordering_field="updated_at",
+        create=True,
+        hive_style=True,
+        default_buckets=4,
     )
+    created = run_job(WriteRequest(table=str(table), write=options), logs / "write.log")
     echo(f"   {created['message']}")
-    before = partition_rows(run_job(["show", "--table", str(table)], logs / "show-before.log"))
+    before = partition_rows(run_job(ShowRequest(table=str(table)), logs / "show-before.log"))
 
     manifest = load_manifests([EXAMPLE])[0]
     manifest["spec"]["table"]["uri"] = str(table)
     manifest["spec"].setdefault("apply", {})["policy"] = "Automatic"
     echo(f"3. reconciling {EXAMPLE.name} locally (plan, then apply)")
     [body] = asyncio.run(apply_locally([manifest], folder / "state", lambda line: echo(f"   {line}")))
-    after = partition_rows(run_job(["show", "--table", str(table)], logs / "show-after.log"))
+    after = partition_rows(run_job(ShowRequest(table=str(table)), logs / "show-after.log"))
 
     echo("4. partitions before -> after")
     echo(f"   {'partition':<16} {'rows':>9}  {'buckets':>13}  {'file groups':>13}")

@@ -17,16 +17,12 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
+from hudi_bucket.contract.requests import ApplyRequest, JobKind, PlanRequest
 from hudi_bucket.core.report import JobReport, Outcome
 from hudi_bucket_operator import conditions
 from hudi_bucket_operator.spec import PAUSED, RETRY, ApplyPolicy, InvalidSpecError, TableSpec, parse_spec
 
 HISTORY_LIMIT = 10
-
-
-class JobKind(StrEnum):
-    PLAN = "plan"
-    APPLY = "apply"
 
 
 class JobPhase(StrEnum):
@@ -64,11 +60,20 @@ class Observed:
 
 @dataclass(frozen=True)
 class SubmitJob:
-    kind: JobKind
+    """A job to start: what it does (its request, without a report destination) and what it is for."""
+
+    request: PlanRequest | ApplyRequest
     generation: int
     retry_token: str
     sequence: int
-    approved_plan: str = ""
+
+    @property
+    def kind(self) -> JobKind:
+        return self.request.kind
+
+    @property
+    def approved_plan(self) -> str:
+        return self.request.rescale.approved_plan if isinstance(self.request, ApplyRequest) else ""
 
 
 @dataclass(frozen=True)
@@ -113,7 +118,7 @@ def decide(observed: Observed, now: datetime) -> Decision:
             return Decision(status, spec=spec)  # this generation's jobs finished and were cleaned up
         if paused:
             return Decision(conditions.paused(status, now), spec=spec)
-        submit = SubmitJob(JobKind.PLAN, observed.generation, token, 0)
+        submit = SubmitJob(spec.job_request(JobKind.PLAN), observed.generation, token, 0)
         return Decision(
             conditions.progressing(status, now, "Planning", "planning which partitions change"),
             submit=submit,
@@ -188,9 +193,8 @@ def _after_plan(
     if paused:
         # Not recorded: once the annotation goes, this plan is looked at again and applied.
         return Decision(conditions.paused(status, now), spec=spec)
-    submit = SubmitJob(
-        JobKind.APPLY, job.generation, job.retry_token, job.sequence + 1, approved_plan=plan_id
-    )
+    request = spec.job_request(JobKind.APPLY, approved_plan=plan_id)
+    submit = SubmitJob(request, job.generation, job.retry_token, job.sequence + 1)
     return Decision(
         conditions.progressing(status, now, "Applying", described),
         submit=submit,

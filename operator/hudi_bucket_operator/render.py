@@ -13,15 +13,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from hudi_bucket_operator import naming
-from hudi_bucket_operator.spec import API_VERSION, KIND, InvalidSpecError, Resources, SparkSettings, TableSpec
+from hudi_bucket_operator.reconcile import SubmitJob
+from hudi_bucket_operator.spec import API_VERSION, KIND, InvalidSpecError, Resources, SparkSettings
 
 SPARK_API_VERSION = "sparkoperator.k8s.io/v1beta2"
 SPARK_KIND = "SparkApplication"
-JOB_KINDS = ("plan", "apply", "verify")
 REPORT_SCHEME = "configmap"
 
 # Under the spec's sparkConf. The job sets the Parquet and time zone settings Hudi needs by itself.
@@ -110,47 +110,38 @@ def image_allowed(image: str, defaults: JobDefaults) -> bool:
 def render_spark_application(
     *,
     table: Mapping[str, Any],
-    spec: TableSpec,
-    kind: str,
+    job: SubmitJob,
+    spark: SparkSettings,
     job_name: str,
     defaults: JobDefaults,
-    approved_plan: str = "",
-    retry_token: str = "",
 ) -> dict[str, Any]:
-    """The SparkApplication running ``kind`` for ``table``.
+    """The SparkApplication running ``job`` for ``table``, as ``spark`` (the spec's) and ``defaults``
+    (the operator's) say.
 
     Raises ImageNotAllowedError for an image off the allowlist, else InvalidSpecError naming every
     other problem of spec.spark that keeps the job from running (the operator reports it as Stalled).
-
-    ``apply`` needs the approved plan id: the job refuses to apply any other plan, so a table that
-    changed since the plan was made is never rewritten on a stale approval.
     """
-    if kind not in JOB_KINDS:
-        raise ValueError(f"job kind must be one of {JOB_KINDS}, not {kind!r}")
-    if kind == "apply" and not approved_plan:
-        raise ValueError("an apply job needs the id of the plan it applies (approved_plan)")
     if len(job_name) > naming.MAX_NAME_LENGTH or not _DNS_1035.fullmatch(job_name):
         raise ValueError(f"{job_name!r} is not a job name (see naming.job_name)")
     meta = table["metadata"]
     name, namespace, uid, generation = meta["name"], meta["namespace"], meta["uid"], int(meta["generation"])
-    settings = spec.spark
-    image = settings.image or defaults.image
+    image = spark.image or defaults.image
     if not image_allowed(image, defaults):
         raise ImageNotAllowedError(
             f"spec.spark.image {image!r} is not allowed: this operator runs its default image "
             f"{defaults.image!r} and images under the prefixes {list(defaults.allowed_images)}"
         )
-    driver = settings.driver.over(defaults.driver)
-    executor = settings.executor.over(defaults.executor)
-    ttl = defaults.ttl_seconds if settings.ttl_seconds is None else settings.ttl_seconds
-    problems = _conf_problems(settings) + _resource_problems(driver, executor, ttl)
+    driver = spark.driver.over(defaults.driver)
+    executor = spark.executor.over(defaults.executor)
+    ttl = defaults.ttl_seconds if spark.ttl_seconds is None else spark.ttl_seconds
+    problems = _conf_problems(spark) + _resource_problems(driver, executor, ttl)
     if problems:
         raise InvalidSpecError("; ".join(problems))
 
-    labels = naming.child_labels(name, uid, kind, generation)
-    plan_id = approved_plan if kind == "apply" else ""
-    service_account = settings.service_account or defaults.service_account
+    labels = naming.child_labels(name, uid, job.kind.value, generation)
+    service_account = spark.service_account or defaults.service_account
     pod_namespace = {"name": "POD_NAMESPACE", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}}
+    request = replace(job.request, report=report_uri(namespace, job_name))
     return {
         "apiVersion": SPARK_API_VERSION,
         "kind": SPARK_KIND,
@@ -158,7 +149,9 @@ def render_spark_application(
             "name": job_name,
             "namespace": namespace,
             "labels": labels,
-            "annotations": naming.child_annotations(name, plan_id=plan_id, retry_token=retry_token),
+            "annotations": naming.child_annotations(
+                name, plan_id=job.approved_plan, retry_token=job.retry_token
+            ),
             "ownerReferences": [owner_reference(table)],
         },
         "spec": {
@@ -166,64 +159,46 @@ def render_spark_application(
             "mode": "cluster",
             "image": image,
             "imagePullPolicy": defaults.image_pull_policy,
-            "sparkVersion": settings.spark_version or defaults.spark_version,
+            "sparkVersion": spark.spark_version or defaults.spark_version,
             "mainApplicationFile": defaults.main_application_file,
-            "arguments": job_arguments(spec, kind, namespace, job_name, approved_plan),
+            "arguments": request.to_argv(),
             "restartPolicy": {"type": "Never"},  # the operator decides retries (the retry annotation)
             "timeToLiveSeconds": ttl,
-            "sparkConf": {**DEFAULT_SPARK_CONF, **defaults.spark_conf, **settings.spark_conf},
-            "hadoopConf": dict(settings.hadoop_conf),
+            "sparkConf": {**DEFAULT_SPARK_CONF, **defaults.spark_conf, **spark.spark_conf},
+            "hadoopConf": dict(spark.hadoop_conf),
             "driver": {
-                **_pod(driver, service_account, labels, settings.env_from_secrets),
+                **_pod(driver, service_account, labels, spark.env_from_secrets),
                 "env": [pod_namespace],
             },
             "executor": {
-                **_pod(executor, service_account, labels, settings.env_from_secrets),
+                **_pod(executor, service_account, labels, spark.env_from_secrets),
                 "instances": executor.instances,
             },
         },
     }
 
 
-def render_report_configmap(
-    *, table: Mapping[str, Any], kind: str, job_name: str, approved_plan: str = "", retry_token: str = ""
-) -> dict[str, Any]:
+def render_report_configmap(*, table: Mapping[str, Any], job: SubmitJob, job_name: str) -> dict[str, Any]:
     """The empty ConfigMap a job's report goes into, created before the job.
 
     The table owns it, not the SparkApplication: the report outlives the application's TTL, and the
     job's service account then only needs to patch it.
     """
     meta = table["metadata"]
-    plan_id = approved_plan if kind == "apply" else ""
     return {
         "apiVersion": "v1",
         "kind": "ConfigMap",
         "metadata": {
             "name": job_name,
             "namespace": meta["namespace"],
-            "labels": naming.child_labels(meta["name"], meta["uid"], kind, int(meta["generation"])),
-            "annotations": naming.child_annotations(meta["name"], plan_id=plan_id, retry_token=retry_token),
+            "labels": naming.child_labels(meta["name"], meta["uid"], job.kind.value, int(meta["generation"])),
+            "annotations": naming.child_annotations(
+                meta["name"], plan_id=job.approved_plan, retry_token=job.retry_token
+            ),
             "ownerReferences": [owner_reference(table)],
         },
         "data": {},
     }
-
-
-def job_arguments(
-    spec: TableSpec, kind: str, namespace: str, job_name: str, approved_plan: str = ""
-) -> list[str]:
-    """``hudi-bucket-job`` arguments: the command, the table, the spec's options, where to report."""
-    args = [kind, "--table", spec.uri]
-    if kind in ("plan", "apply"):
-        args += spec.job_args()
-    else:  # verify reads the rules in force from the table; it only needs how keys are hashed
-        if spec.hash_fields:
-            args += ["--hash-fields", ",".join(spec.hash_fields)]
-        if spec.key_style:
-            args += ["--key-style", spec.key_style.name]
-    if kind == "apply":
-        args += ["--approved-plan", approved_plan]
-    return [*args, "--report", report_uri(namespace, job_name)]
 
 
 def report_uri(namespace: str, job_name: str) -> str:
@@ -258,15 +233,15 @@ def _pod(
     return pod
 
 
-def _conf_problems(settings: SparkSettings) -> list[str]:
+def _conf_problems(spark: SparkSettings) -> list[str]:
     problems = []
-    reserved = sorted(key for key in settings.spark_conf if _RESERVED_CONF.fullmatch(key))
+    reserved = sorted(key for key in spark.spark_conf if _RESERVED_CONF.fullmatch(key))
     if reserved:
         problems.append(
             f"spec.spark.sparkConf must not set {reserved}: the operator sets them "
             "(use spec.spark.image and spec.spark.serviceAccount)"
         )
-    for where, conf in (("sparkConf", settings.spark_conf), ("hadoopConf", settings.hadoop_conf)):
+    for where, conf in (("sparkConf", spark.spark_conf), ("hadoopConf", spark.hadoop_conf)):
         inline = sorted(
             key for key in conf if _CREDENTIAL_KEY.search(key) and not key.startswith("spark.kubernetes.")
         )

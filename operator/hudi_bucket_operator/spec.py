@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, TypeGuard
 
+from hudi_bucket.contract.requests import ApplyOptions, ApplyRequest, JobKind, PlanRequest, RescaleOptions
 from hudi_bucket.core.recordkeys import KeyStyle
 from hudi_bucket.core.rules import MAX_BUCKETS, REGEX, BucketRules, PythonRegexMatcher, Rule
 from hudi_bucket.errors import HudiBucketError
@@ -100,27 +101,26 @@ class TableSpec:
     metadata_table: MetadataTablePolicy = MetadataTablePolicy.REFUSE
     spark: SparkSettings = field(default_factory=SparkSettings)
 
-    def job_args(self) -> list[str]:
-        """The `hudi-bucket-job` options that carry this spec (after the command and --table).
+    def job_request(self, kind: JobKind, approved_plan: str = "") -> PlanRequest | ApplyRequest:
+        """The request of a ``kind`` job for this table (its report goes where the backend says).
 
-        Written as --option=value: a pattern may start with '-', which would otherwise read as an option.
+        An apply names the plan it applies: the job refuses any other, so a table that changed since
+        the plan was made is never rewritten on a stale approval.
         """
-        args = [
-            f"--expressions={self.rules.render()}",
-            f"--default={self.rules.default}",
-            f"--rule={self.rules.rule_type}",
-        ]
-        if self.hash_fields:
-            args.append(f"--hash-fields={','.join(self.hash_fields)}")
-        if self.key_style:
-            args.append(f"--key-style={self.key_style.name}")
-        if self.current_buckets is not None:
-            args.append(f"--current-buckets={self.current_buckets}")
-        if self.convert:
-            args.append("--convert")
-        if self.metadata_table is MetadataTablePolicy.DISABLE:
-            args.append("--disable-metadata-table")
-        return args
+        table = {"table": self.uri, "hash_fields": self.hash_fields, "key_style": self.key_style}
+        disable = self.metadata_table is MetadataTablePolicy.DISABLE
+        if kind is JobKind.PLAN:
+            return PlanRequest(
+                **table, rescale=RescaleOptions(self.rules, self.current_buckets, self.convert, disable)
+            )
+        if kind is JobKind.APPLY and approved_plan:
+            options = ApplyOptions(
+                self.rules, self.current_buckets, self.convert, disable, approved_plan=approved_plan
+            )
+            return ApplyRequest(**table, rescale=options)
+        raise ValueError(
+            f"a table runs plan jobs and apply jobs of an approved plan, not {kind} {approved_plan!r}"
+        )
 
 
 _KEY_STYLES = {"Hudi1x": KeyStyle.HUDI_1X, "Hudi0x": KeyStyle.HUDI_0X}

@@ -45,18 +45,19 @@ import pyspark
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F  # noqa: N812
 
+from hudi_bucket.contract.requests import ApplyOptions, WriteOptions
 from hudi_bucket.core.rules import BucketRules
 from hudi_bucket.hudi.fs_view import load_file_groups
 from hudi_bucket.jobs import apply as apply_module
 from hudi_bucket.jobs import bucket_files as bucket_files_module
 from hudi_bucket.jobs import rescale as rescale_module
-from hudi_bucket.jobs.apply import ApplyResult, RescaleRequest, apply
+from hudi_bucket.jobs.apply import ApplyResult, apply
 from hudi_bucket.jobs.bucket_files import RECORD_KEY
 from hudi_bucket.jobs.bucketing import bucket_id_column, num_buckets_column
 from hudi_bucket.jobs.context import TableContext
 from hudi_bucket.jobs.rescale import ONE_TASK_PER_READ, read_in_groups
 from hudi_bucket.jobs.session import build_session, scoped_conf
-from hudi_bucket.jobs.write import WriteRequest, write
+from hudi_bucket.jobs.write import write
 
 DEFAULT_ROWS = 3_000_000
 WARM_UP_ROWS = 20_000
@@ -104,7 +105,7 @@ def dataset(spark: SparkSession, rows: int) -> DataFrame:
 
 def create_table(spark: SparkSession, root: Path, rows: int) -> None:
     default, skewed = INITIAL
-    request = WriteRequest(
+    request = WriteOptions(
         source="",
         operation="insert",  # the keys are unique: no dedup shuffle
         record_key=("key",),
@@ -232,7 +233,7 @@ class Bench:
     def apply(self, layout: tuple[int, int], *, full_shuffle: bool = False) -> Run:
         with self.fresh_copy() as table:
             ctx = TableContext.open(self.spark, str(table))
-            request = RescaleRequest(rules(layout), full_shuffle=full_shuffle)
+            request = ApplyOptions(rules(layout), full_shuffle=full_shuffle)
             with self.clock.timing() as phases:
                 start = time.perf_counter()
                 result: ApplyResult = apply(ctx, request)
@@ -318,8 +319,8 @@ def warm_up(spark: SparkSession, scratch: Path) -> None:
     root = scratch / "warm-up"
     create_table(spark, root, WARM_UP_ROWS)
     ctx = TableContext.open(spark, str(root))
-    apply(ctx, RescaleRequest(rules(DOUBLED)))
-    apply(ctx.reload(), RescaleRequest(rules(NON_MULTIPLE)))
+    apply(ctx, ApplyOptions(rules(DOUBLED)))
+    apply(ctx.reload(), ApplyOptions(rules(NON_MULTIPLE)))
     assert count_live_rows(spark, root) == WARM_UP_ROWS
     shutil.rmtree(root)
 

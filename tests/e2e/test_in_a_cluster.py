@@ -33,7 +33,8 @@ from harness import (
     until,
 )
 from hudi_bucket import cli
-from hudi_bucket.jobs.write import WriteRequest, write
+from hudi_bucket.contract.requests import WriteOptions
+from hudi_bucket.jobs.write import write
 from rbac_rules import Permission, granted
 from spark_operator import SparkOperatorStandIn
 
@@ -103,7 +104,7 @@ def world(
         [(f"O-{i}", "2025-11-11" if i % 3 else "2025-11-10", float(i)) for i in range(60)],
         "order_id string, day string, amount double",
     )
-    request = WriteRequest(
+    request = WriteOptions(
         source="", record_key=("order_id",), partition_fields=("day",), create=True, hive_style=True,
         default_buckets=2,
     )  # fmt: skip

@@ -24,20 +24,21 @@ import pytest
 
 from bucket_tables import verified
 from crashes import Crash, crash
+from hudi_bucket.contract.requests import ApplyOptions, WriteOptions
 from hudi_bucket.core.heartbeat import HEARTBEAT_FOLDER, Liveness
 from hudi_bucket.core.rules import BucketRules
 from hudi_bucket.jobs import apply as apply_module
-from hudi_bucket.jobs.apply import RescaleRequest, apply
+from hudi_bucket.jobs.apply import apply
 from hudi_bucket.jobs.context import TableContext
 from hudi_bucket.jobs.instants import RolledBackByAnotherWriterError
 from hudi_bucket.jobs.preconditions import AnotherJobRunningError
-from hudi_bucket.jobs.write import WriteRequest, write
+from hudi_bucket.jobs.write import write
 from hudi_spark import hudi_write
 from hudi_tables import HudiBucketTables, one_record_per_key, records
 
 pytestmark = pytest.mark.spark
 
-RULES = RescaleRequest(BucketRules.parse("day=2025-11-1[01],8", 2))  # 10 and 11 rewritten, 12 and 13 not
+RULES = ApplyOptions(BucketRules.parse("day=2025-11-1[01],8", 2))  # 10 and 11 rewritten, 12 and 13 not
 
 
 def during_rewrite(monkeypatch: pytest.MonkeyPatch, intruder: Callable[[], None]) -> None:
@@ -59,11 +60,11 @@ def table(hudi_tables: HudiBucketTables, tmp_path: Path) -> tuple[Path, dict[str
 
 
 def our_write(spark: Any, root: Path) -> None:
-    write(spark, str(root), WriteRequest(source=""), rows=records(spark, range(0, 5), 9))
+    write(spark, str(root), WriteOptions(source=""), rows=records(spark, range(0, 5), 9))
 
 
 def our_second_apply(spark: Any, root: Path) -> None:
-    apply(TableContext.open(spark, str(root)), RescaleRequest(BucketRules.parse("x,3", 3)))
+    apply(TableContext.open(spark, str(root)), ApplyOptions(BucketRules.parse("x,3", 3)))
 
 
 @pytest.mark.parametrize("command", [our_write, our_second_apply])

@@ -16,8 +16,9 @@ import pytest
 
 from bucket_tables import verified
 from crashes import CRASH_POINTS, Crash, crash
+from hudi_bucket.contract.requests import ApplyOptions, RescaleOptions
 from hudi_bucket.core.rules import BucketRules
-from hudi_bucket.jobs.apply import RescaleRequest, apply, plan
+from hudi_bucket.jobs.apply import apply, plan
 from hudi_bucket.jobs.context import TableContext
 from hudi_spark import bucket_options, hudi_read, hudi_rs_rows, hudi_sql, hudi_write
 from hudi_tables import DAYS, HUDI_RULES, HudiBucketTables, one_record_per_key, records
@@ -43,7 +44,7 @@ def test_hudi_upserts_a_table_we_rescaled(
     before = one_record_per_key(spark, root)
     ctx = TableContext.open(spark, str(root))
 
-    result = apply(ctx, RescaleRequest(BucketRules.parse(rules, 2), full_shuffle=full_shuffle))
+    result = apply(ctx, ApplyOptions(BucketRules.parse(rules, 2), full_shuffle=full_shuffle))
 
     assert result.shuffle_free is not full_shuffle
     assert one_record_per_key(spark, root) == before
@@ -82,12 +83,12 @@ def test_hudi_procedure_sees_our_config_and_we_see_its_rescale(
     ctx = TableContext.open(spark, str(root))
 
     # A rescale by Hudi's procedure is converged for our plan of the same rules.
-    converged, _ = plan(ctx, RescaleRequest(BucketRules.parse(HUDI_RULES, 2)))
+    converged, _ = plan(ctx, RescaleOptions(BucketRules.parse(HUDI_RULES, 2)))
     assert converged.is_noop
 
     # Its dry run of our rules names the partitions and counts our plan changes.
     ours = "day=2025-11-1[23],6"
-    our_plan, _ = plan(ctx, RescaleRequest(BucketRules.parse(ours, 2)))
+    our_plan, _ = plan(ctx, RescaleOptions(BucketRules.parse(ours, 2)))
     [dry] = hudi_sql(
         spark, root, f"call partition_bucket_index_manager(table => '{{table}}', overwrite => '{ours}')"
     )
@@ -95,7 +96,7 @@ def test_hudi_procedure_sees_our_config_and_we_see_its_rescale(
     assert named == {c.partition: c.new_buckets for c in our_plan.changes}
 
     # After our apply, it shows our hashing_config.
-    applied = apply(ctx, RescaleRequest(BucketRules.parse(ours, 2)))
+    applied = apply(ctx, ApplyOptions(BucketRules.parse(ours, 2)))
     [shown] = hudi_sql(
         spark, root, "call partition_bucket_index_manager(table => '{table}', show_config => true)"
     )
@@ -121,8 +122,8 @@ def test_hudi_cleans_and_archives_after_our_replacecommits(spark: Any, tmp_path:
     )
     hudi_write(spark, root, records(spark, range(40), 1), options)
     ctx = TableContext.open(spark, str(root))
-    first = apply(ctx, RescaleRequest(BucketRules.parse("day=2025-11-11,4", 2), current_buckets=2))
-    second = apply(ctx.reload(), RescaleRequest(BucketRules.parse("day=2025-11-1[12],4", 2)))
+    first = apply(ctx, ApplyOptions(BucketRules.parse("day=2025-11-11,4", 2), current_buckets=2))
+    second = apply(ctx.reload(), ApplyOptions(BucketRules.parse("day=2025-11-1[12],4", 2)))
     replaced = {p: set((root / p).glob("*.parquet")) for p in DAYS}
 
     writer = {**second.writer_options, **options, **CLEAN_AND_ARCHIVE_EACH_COMMIT}
@@ -139,7 +140,7 @@ def test_hudi_cleans_and_archives_after_our_replacecommits(spark: Any, tmp_path:
             )
     timeline = ctx.reload().table.timeline
     assert first.instant not in {i.timestamp for i in timeline.instants}  # archived by Hudi
-    assert plan(ctx.reload(), RescaleRequest(BucketRules.parse("day=2025-11-1[12],4", 2)))[0].is_noop
+    assert plan(ctx.reload(), RescaleOptions(BucketRules.parse("day=2025-11-1[12],4", 2)))[0].is_noop
     assert verified(ctx)
 
 
@@ -154,7 +155,7 @@ def test_hudi_reads_and_writes_after_our_apply_crashed(
     with monkeypatch.context() as crashing:
         crash(crashing, point)
         with pytest.raises(Crash):
-            apply(ctx, RescaleRequest(BucketRules.parse("day=2025-11-1[01],8", 2)))
+            apply(ctx, ApplyOptions(BucketRules.parse("day=2025-11-1[01],8", 2)))
     assert one_record_per_key(spark, root) == before
 
     # Hudi's writer (eager failed-writes cleaning, its default) rolls our leftover back, then upserts.

@@ -12,8 +12,9 @@ from typing import Any
 import pytest
 
 from bucket_tables import verified
+from hudi_bucket.contract.requests import ApplyOptions
 from hudi_bucket.core.rules import BucketRules
-from hudi_bucket.jobs.apply import RescaleRequest, apply
+from hudi_bucket.jobs.apply import apply
 from hudi_bucket.jobs.context import TableContext
 from hudi_spark import data_rows, hudi_read, hudi_rs_rows, hudi_write
 from paths import ALL_TABLES
@@ -114,7 +115,7 @@ def test_hudi_written_shapes_convert_and_read_back_alike(spark: Any, tmp_path: P
     before, before_rs = data_rows(hudi_read(spark, root)), hudi_rs_rows(root)
 
     ctx = TableContext.open(spark, str(root))
-    result = apply(ctx, RescaleRequest(BucketRules.parse("d1|2025-11-14,3", 2), convert=True))
+    result = apply(ctx, ApplyOptions(BucketRules.parse("d1|2025-11-14,3", 2), convert=True))
 
     assert result.instant is not None
     assert data_rows(hudi_read(spark, root)) == before
@@ -135,6 +136,6 @@ def test_every_fixture_table_converts_and_reads_back_alike(spark: Any, fixture_t
     root = fixture_table(name)
     before, before_rs = data_rows(hudi_read(spark, root)), hudi_rs_rows(root)
     ctx = TableContext.open(spark, str(root))
-    apply(ctx, RescaleRequest(BucketRules.parse("1|eu,3", 2), convert=True, disable_metadata_table=True))
+    apply(ctx, ApplyOptions(BucketRules.parse("1|eu,3", 2), convert=True, disable_metadata_table=True))
     assert data_rows(hudi_read(spark, root)) == before
     assert hudi_rs_rows(root) == before_rs

@@ -11,13 +11,14 @@ from hudi import HudiTableBuilder
 
 from bucket_tables import verified
 from crashes import CRASH_POINTS, Crash, crash
+from hudi_bucket.contract.requests import ApplyOptions
 from hudi_bucket.core.rules import BucketRules
 from hudi_bucket.core.timeline import Action
 from hudi_bucket.errors import NotBucketIndexedError, PlanError, PreflightError
 from hudi_bucket.hudi import config_store
 from hudi_bucket.hudi.rollback import rollback
 from hudi_bucket.jobs import apply as apply_module
-from hudi_bucket.jobs.apply import ConcurrentWriterError, RescaleRequest, apply, plan
+from hudi_bucket.jobs.apply import ConcurrentWriterError, apply, plan
 from hudi_bucket.jobs.context import TableContext
 
 pytestmark = pytest.mark.spark
@@ -32,8 +33,8 @@ def rows(root: Path) -> list[dict]:
     return sorted(data.to_pylist(), key=lambda r: r["_hoodie_record_key"])
 
 
-def request(expressions: str, default: int, **options: object) -> RescaleRequest:
-    return RescaleRequest(BucketRules.parse(expressions, default), **options)  # type: ignore[arg-type]
+def request(expressions: str, default: int, **options: object) -> ApplyOptions:
+    return ApplyOptions(BucketRules.parse(expressions, default), **options)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(

@@ -17,16 +17,17 @@ import pytest
 from hudi import HudiTableBuilder
 
 from hudi_bucket.cli import EXIT_OK, main
+from hudi_bucket.contract.requests import ApplyOptions, WriteOptions
 from hudi_bucket.core.buckets import record_key_bucket_id
 from hudi_bucket.core.metafields import META_COLUMNS
 from hudi_bucket.core.rules import BucketRules
 from hudi_bucket.errors import HudiBucketError, NotAHudiTableError, NotBucketIndexedError, TableMismatchError
 from hudi_bucket.hudi.table_properties import read_table_properties, write_table_properties
 from hudi_bucket.jobs import write as write_module
-from hudi_bucket.jobs.apply import RescaleRequest, apply
+from hudi_bucket.jobs.apply import apply
 from hudi_bucket.jobs.context import TableContext
 from hudi_bucket.jobs.verify import verify_table
-from hudi_bucket.jobs.write import SourceSchemaError, WriteRequest, write
+from hudi_bucket.jobs.write import SourceSchemaError, write
 from hudi_bucket.storage import LocalStorage
 
 pytestmark = pytest.mark.spark
@@ -138,7 +139,7 @@ class Layout:
     def partition_of(self, row: Row) -> str:
         return "/".join(f"{f}={row[f]}" if self.hive_style else str(row[f]) for f in self.partition_fields)
 
-    def request(self, **options: Any) -> WriteRequest:
+    def request(self, **options: Any) -> WriteOptions:
         fields: dict[str, Any] = {
             "source": "",
             "record_key": self.record_key,
@@ -150,7 +151,7 @@ class Layout:
             "expressions": self.expressions,
             "default_buckets": self.default,
         }
-        return WriteRequest(**{**fields, **options})
+        return WriteOptions(**{**fields, **options})
 
 
 LAYOUTS = {
@@ -431,7 +432,7 @@ def test_writing_to_a_table_that_is_not_bucket_indexed_is_refused(
     rows = spark.read.parquet(str(next((root / "10").glob("*.parquet")))).drop(*META_COLUMNS)
     if into_new_partition:
         rows = rows.withColumn("byteField", F.lit(99).cast("byte"))
-    request = WriteRequest(source="", record_key=("id",), partition_fields=("byteField",))
+    request = WriteOptions(source="", record_key=("id",), partition_fields=("byteField",))
 
     with pytest.raises(NotBucketIndexedError, match="not a bucket file group"):
         write(spark, str(root), request, rows=rows)
@@ -497,7 +498,7 @@ def test_a_table_without_files_takes_its_column_types_from_its_schema(
     spark: Any, fixture_table: MakeTable
 ) -> None:
     root = fixture_table("cow_v8_empty")  # made by Hudi: create schema id int, name string, isActive boolean
-    request = WriteRequest(source="", record_key=("id",), default_buckets=2)
+    request = WriteOptions(source="", record_key=("id",), default_buckets=2)
     rows = [{"id": 1, "name": "a", "isActive": True}, {"id": 2, "name": None, "isActive": False}]
     before = listing(root)
     with pytest.raises(SourceSchemaError, match="id is long, not int"):
@@ -561,7 +562,7 @@ def test_partition_values_with_glob_characters_are_read_as_they_are(spark: Any, 
 
     expected = ordered([update, *rows[1:]])
     assert read_rows(root) == expected
-    result = apply(TableContext.open(spark, str(root)), RescaleRequest(BucketRules.parse(r"region=e\*,8", 4)))
+    result = apply(TableContext.open(spark, str(root)), ApplyOptions(BucketRules.parse(r"region=e\*,8", 4)))
     assert result.shuffle_free
     assert read_rows(root) == expected
     report = verify(spark, root, lambda p: 8 if p == "region=e*" else 4)

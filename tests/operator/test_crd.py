@@ -33,10 +33,11 @@ from hbt_admission import (
     VERSION_DOC,
     with_spec,
 )
+from hudi_bucket.contract.requests import JobKind
 from hudi_bucket.core.planning import ChangeReason, PartitionChange, Plan
 from hudi_bucket.core.report import JobReport, Outcome
 from hudi_bucket.core.rules import MAX_BUCKETS, BucketRules, Rule
-from hudi_bucket_operator.reconcile import JobKind, JobPhase, Observed, ObservedJob, decide
+from hudi_bucket_operator.reconcile import JobPhase, Observed, ObservedJob, decide
 from hudi_bucket_operator.spec import (
     GROUP,
     KIND,

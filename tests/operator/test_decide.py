@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 
 from hbt_resources import SPEC
+from hudi_bucket.contract.requests import JobKind
 from hudi_bucket.core.report import JobReport, Outcome
 from hudi_bucket_operator.conditions import condition
 from hudi_bucket_operator.reconcile import (
     HISTORY_LIMIT,
-    JobKind,
     JobPhase,
     Observed,
     ObservedJob,

@@ -13,10 +13,11 @@ import pytest
 import pytest_asyncio
 
 from hbt_resources import SPEC
+from hudi_bucket.contract.requests import JobKind
 from hudi_bucket_operator import handlers, naming
 from hudi_bucket_operator.backends import TableRef, job_name_for
 from hudi_bucket_operator.kube import KubeError
-from hudi_bucket_operator.reconcile import JobKind, JobPhase, ObservedJob, SubmitJob
+from hudi_bucket_operator.reconcile import JobPhase, ObservedJob, SubmitJob
 from hudi_bucket_operator.spec import UNMANAGED, TableSpec
 from hudi_bucket_operator.workqueue import WorkQueue
 

@@ -10,7 +10,8 @@ import pyarrow as pa
 import pytest
 from hudi import HudiTableBuilder
 
-from hudi_bucket.jobs.write import WriteRequest, write
+from hudi_bucket.contract.requests import WriteOptions
+from hudi_bucket.jobs.write import write
 from hudi_bucket_operator.local import apply_locally
 
 pytestmark = pytest.mark.spark
@@ -48,7 +49,7 @@ def test_plan_approve_apply_then_converged(spark: Any, tmp_path: Path) -> None:
     write(
         spark,
         str(table),
-        WriteRequest(
+        WriteOptions(
             source="",
             record_key=("order_id",),
             partition_fields=("day",),

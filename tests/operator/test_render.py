@@ -7,6 +7,7 @@ import copy
 import json
 import re
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -14,8 +15,9 @@ import yaml
 
 import hbt_admission
 import k8s_schema
-from hudi_bucket.cli import build_parser
+from hudi_bucket.contract.requests import JobKind, parse_argv
 from hudi_bucket_operator import naming
+from hudi_bucket_operator.reconcile import SubmitJob
 from hudi_bucket_operator.render import (
     DEFAULT_SPARK_CONF,
     ImageNotAllowedError,
@@ -98,18 +100,23 @@ def table_body(spec: dict[str, Any], name: str = "orders") -> dict[str, Any]:
 
 def render(spec: dict[str, Any] = MINIMAL_SPEC, kind: str = "plan", **options: Any) -> dict[str, Any]:
     table = table_body(spec, options.pop("name", "orders"))
-    approved = PLAN_ID if kind == "apply" else ""
+    table_spec = options.pop("table_spec", None) or parse_spec(spec)
+    job = submitted(table_spec, kind, options.pop("retry_token", ""))
     meta = table["metadata"]
-    job = naming.job_name(meta["name"], UID, kind, meta["generation"], "", approved)
+    name = naming.job_name(meta["name"], UID, kind, meta["generation"], job.retry_token, job.approved_plan)
     return render_spark_application(
         table=table,
-        spec=options.pop("table_spec", None) or parse_spec(spec),
-        kind=kind,
-        job_name=job,
+        job=job,
+        spark=table_spec.spark,
+        job_name=name,
         defaults=options.pop("defaults", DEFAULTS),
-        approved_plan=approved,
-        **options,
     )
+
+
+def submitted(table_spec: TableSpec, kind: str, retry_token: str = "") -> SubmitJob:
+    """The job decide submits: an apply of PLAN_ID, or a plan."""
+    approved = PLAN_ID if kind == "apply" else ""
+    return SubmitJob(table_spec.job_request(JobKind(kind), approved), 3, retry_token, 0)
 
 
 DNS_1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
@@ -182,7 +189,7 @@ def test_the_table_specs_rendered_here_are_admitted(spec: dict[str, Any]) -> Non
 # --- manifests --------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("kind", ["plan", "apply", "verify"])
+@pytest.mark.parametrize("kind", ["plan", "apply"])
 @pytest.mark.parametrize("spec", [MINIMAL_SPEC, FULL_SPEC], ids=["defaults", "full"])
 def test_manifests_are_valid_against_the_crd(kind: str, spec: dict[str, Any]) -> None:
     manifest = render(spec, kind)
@@ -272,67 +279,29 @@ def test_a_value_set_in_the_spec_wins_even_when_it_equals_the_builtin_default() 
 # --- arguments ------------------------------------------------------------------------------------------
 
 
-def parsed_arguments(manifest: dict[str, Any]) -> Any:
-    arguments = manifest["spec"]["arguments"]
-    args = build_parser().parse_args(arguments)
-    assert args.command == arguments[0]
-    return args
-
-
+@pytest.mark.parametrize("kind", ["plan", "apply"])
 @pytest.mark.parametrize("spec", [MINIMAL_SPEC, FULL_SPEC], ids=["defaults", "full"])
-def test_plan_arguments_parse_as_the_job_reads_them(spec: dict[str, Any]) -> None:
-    manifest = render(spec, "plan")
-    args = parsed_arguments(manifest)
-    table_spec = parse_spec(spec)
-    assert args.command == "plan"
-    assert args.table == table_spec.uri
-    assert args.expressions == table_spec.rules.render()
-    assert args.default == table_spec.rules.default
-    assert args.report == f"configmap://lake/{manifest['metadata']['name']}"
-
-
-def test_full_spec_options_reach_the_job() -> None:
-    args = parsed_arguments(render(FULL_SPEC, "apply"))
-    assert args.hash_fields == "order_id,region"
-    assert args.key_style == "HUDI_0X"
-    assert args.current_buckets == 8
-    assert args.convert is False
-    assert args.disable_metadata_table is True
-    assert args.approved_plan == PLAN_ID
-
-
-def test_convert_reaches_the_job() -> None:
-    spec = {**MINIMAL_SPEC, "buckets": {**MINIMAL_SPEC["buckets"], "convert": True}}
-    args = parsed_arguments(render(spec, "apply"))
-    assert (args.convert, args.current_buckets) == (True, None)
+def test_the_arguments_are_the_jobs_request_reporting_into_its_configmap(
+    kind: str, spec: dict[str, Any]
+) -> None:
+    manifest = render(spec, kind)
+    request = submitted(parse_spec(spec), kind).request
+    report = f"configmap://lake/{manifest['metadata']['name']}"
+    assert parse_argv(manifest["spec"]["arguments"]) == replace(request, report=report)
 
 
 def test_apply_carries_the_approved_plan() -> None:
     manifest = render(MINIMAL_SPEC, "apply")
-    assert parsed_arguments(manifest).approved_plan == PLAN_ID
+    assert f"--approved-plan={PLAN_ID}" in manifest["spec"]["arguments"]
     assert manifest["metadata"]["annotations"][naming.PLAN_ID_ANNOTATION] == PLAN_ID
 
 
-def test_verify_gets_only_the_options_it_takes() -> None:
-    args = parsed_arguments(render(FULL_SPEC, "verify"))
-    assert args.command == "verify"
-    assert (args.hash_fields, args.key_style) == ("order_id,region", "HUDI_0X")
-    minimal = render(MINIMAL_SPEC, "verify")["spec"]["arguments"]
-    assert minimal == ["verify", "--table", "s3a://lake/warehouse/orders", "--report", minimal[-1]]
-
-
-def test_an_apply_without_a_plan_or_an_unknown_kind_is_a_bug() -> None:
+def test_a_job_name_that_is_no_dns_label_is_a_bug() -> None:
     table, spec = table_body(MINIMAL_SPEC), parse_spec(MINIMAL_SPEC)
-    with pytest.raises(ValueError, match="approved_plan"):
-        render_spark_application(
-            table=table, spec=spec, kind="apply", job_name="orders-apply-0", defaults=DEFAULTS
-        )
-    with pytest.raises(ValueError, match="job kind"):
-        render_spark_application(
-            table=table, spec=spec, kind="show", job_name="orders-show-0", defaults=DEFAULTS
-        )
     with pytest.raises(ValueError, match="job name"):
-        render_spark_application(table=table, spec=spec, kind="plan", job_name="x" * 60, defaults=DEFAULTS)
+        render_spark_application(
+            table=table, job=submitted(spec, "plan"), spark=spec.spark, job_name="x" * 60, defaults=DEFAULTS
+        )
 
 
 # --- ownership and labels -------------------------------------------------------------------------------
@@ -368,7 +337,7 @@ def test_pods_carry_our_labels_only() -> None:
 
 def test_a_long_odd_table_name_still_renders_a_valid_manifest() -> None:
     name = "orders." + "x" * 240
-    manifest = render(MINIMAL_SPEC, "verify", name=name)
+    manifest = render(MINIMAL_SPEC, "plan", name=name)
     assert_valid(manifest)
     assert manifest["metadata"]["annotations"][naming.TABLE_NAME_ANNOTATION] == name
     assert manifest["metadata"]["ownerReferences"][0]["name"] == name
@@ -383,7 +352,7 @@ def test_report_configmap_matches_its_job() -> None:
     table = table_body(MINIMAL_SPEC)
     app = render(MINIMAL_SPEC, "apply")
     config_map = render_report_configmap(
-        table=table, kind="apply", job_name=app["metadata"]["name"], approved_plan=PLAN_ID
+        table=table, job=submitted(parse_spec(MINIMAL_SPEC), "apply"), job_name=app["metadata"]["name"]
     )
     assert config_map["apiVersion"] == "v1"
     assert config_map["kind"] == "ConfigMap"
@@ -391,7 +360,6 @@ def test_report_configmap_matches_its_job() -> None:
     assert config_map["metadata"] == {
         key: app["metadata"][key] for key in ("name", "namespace", "labels", "annotations", "ownerReferences")
     }
-    assert app["spec"]["arguments"][-1] == f"configmap://lake/{app['metadata']['name']}"
 
 
 # --- credentials -----------------------------------------------------------------------------------------

@@ -24,7 +24,7 @@ from hbt_admission import (
     rules_of,
     with_spec,
 )
-from hudi_bucket.cli import build_parser
+from hudi_bucket.contract.requests import ApplyRequest, JobKind, PlanRequest, RescaleOptions, parse_argv
 from hudi_bucket.core.recordkeys import KeyStyle
 from hudi_bucket.core.rules import MAX_BUCKETS, BucketRules, Rule
 from hudi_bucket_operator.spec import (
@@ -115,58 +115,71 @@ def test_resources_take_what_they_leave_unset_from_the_defaults() -> None:
     assert Resources().over(defaults) == defaults
 
 
-# --- job arguments ------------------------------------------------------------------------------------
+# --- job requests -------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
-    ("manifest", "args"),
+    ("manifest", "table", "rescale"),
     [
-        (SMALL, ["--expressions=^region=emea$,8", "--default=4", "--rule=regex"]),
+        (SMALL, {}, RescaleOptions(BucketRules.parse("^region=emea$,8", 4))),
         (
             SKEWED_DAYS,
-            [
-                *(f"--expressions={SKEWED_EXPRESSIONS}", "--default=16", "--rule=regex"),
-                *("--hash-fields=order_id", "--disable-metadata-table"),
-            ],
+            {"hash_fields": ("order_id",)},
+            RescaleOptions(BucketRules.parse(SKEWED_EXPRESSIONS, 16), disable_metadata_table=True),
         ),
         (
             PLAN_THEN_APPROVE,
-            [
-                *("--expressions=event_type=(click|view),64", "--default=8", "--rule=regex"),
-                *("--key-style=HUDI_0X", "--current-buckets=8"),
-            ],
+            {"key_style": KeyStyle.HUDI_0X},
+            RescaleOptions(BucketRules.parse("event_type=(click|view),64", 8), current_buckets=8),
         ),
         (
             with_spec(SMALL, "buckets.convert", True),
-            ["--expressions=^region=emea$,8", "--default=4", "--rule=regex", "--convert"],
+            {},
+            RescaleOptions(BucketRules.parse("^region=emea$,8", 4), convert=True),
         ),
     ],
     ids=["small", "skewed-days", "plan-then-approve", "convert"],
 )
-def test_job_args_carry_the_spec(manifest: dict[str, Any], args: list[str]) -> None:
-    assert parse_spec(manifest["spec"]).job_args() == args
+def test_a_plan_request_carries_the_spec(
+    manifest: dict[str, Any], table: dict, rescale: RescaleOptions
+) -> None:
+    spec = parse_spec(manifest["spec"])
+    assert spec.job_request(JobKind.PLAN) == PlanRequest(table=spec.uri, **table, rescale=rescale)
 
 
-@pytest.mark.parametrize("command", ["plan", "apply"])
+def test_an_apply_request_carries_the_spec_and_the_plan_it_applies() -> None:
+    spec = parse_spec(SKEWED_DAYS["spec"])
+    request = spec.job_request(JobKind.APPLY, approved_plan=PLAN_ID)
+    assert isinstance(request, ApplyRequest)
+    assert request.rescale.approved_plan == PLAN_ID
+    assert request.rescale.rules == spec.rules
+    assert request.hash_fields == ("order_id",)
+
+
+def test_an_apply_without_its_plan_or_another_kind_of_job_is_a_bug() -> None:
+    spec = parse_spec(SMALL["spec"])
+    with pytest.raises(ValueError, match="apply jobs of an approved plan"):
+        spec.job_request(JobKind.APPLY)
+    with pytest.raises(ValueError, match="not verify"):
+        spec.job_request(JobKind.VERIFY)
+
+
+@pytest.mark.parametrize("kind", [JobKind.PLAN, JobKind.APPLY])
 @pytest.mark.parametrize(
     "manifest",
     [*GOOD_MANIFESTS.values(), with_spec(SMALL, "buckets.convert", True)],
     ids=[*GOOD_MANIFESTS.keys(), "convert"],
 )
-def test_the_job_cli_reads_back_what_job_args_render(manifest: dict[str, Any], command: str) -> None:
-    spec = parse_spec(manifest["spec"])
-    parsed = build_parser().parse_args([command, "--table", spec.uri, *spec.job_args()])
-    assert BucketRules.parse(parsed.expressions, parsed.default, parsed.rule) == spec.rules
-    assert tuple(f for f in parsed.hash_fields.split(",") if f) == spec.hash_fields
-    assert parsed.key_style == (spec.key_style.name if spec.key_style else None)
-    assert (parsed.current_buckets, parsed.convert) == (spec.current_buckets, spec.convert)
-    assert parsed.disable_metadata_table == (spec.metadata_table is MetadataTablePolicy.DISABLE)
+def test_the_job_reads_back_the_request_of_every_spec(manifest: dict[str, Any], kind: JobKind) -> None:
+    request = parse_spec(manifest["spec"]).job_request(kind, approved_plan=PLAN_ID)
+    assert parse_argv(request.to_argv()) == request
 
 
-def test_the_job_cli_reads_back_a_pattern_starting_with_a_dash() -> None:
+def test_the_job_reads_back_a_pattern_starting_with_a_dash() -> None:
     spec = parse_spec(with_spec(SMALL, "buckets.rules", rules_of(("-11-11$", 8)))["spec"])
-    parsed = build_parser().parse_args(["plan", "--table", spec.uri, *spec.job_args()])
-    assert parsed.expressions == "-11-11$,8"
+    request = spec.job_request(JobKind.PLAN)
+    assert "--expressions=-11-11$,8" in request.to_argv()
+    assert parse_argv(request.to_argv()) == request
 
 
 # --- invalid specs ------------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from hudi_bucket.contract.requests import ApplyOptions, RescaleOptions
 from hudi_bucket.core.commits import INSERT_OVERWRITE, CommitMetadata
 from hudi_bucket.core.hashing_config import HashingConfig
 from hudi_bucket.core.planning import Plan, layout_from_file_groups, make_plan
@@ -46,21 +47,11 @@ class PlanNotApprovedError(PlanError):
     """The plan that would run is not the one approved."""
 
 
-@dataclass(frozen=True)
-class RescaleRequest:
-    desired: BucketRules
-    current_buckets: int | None = None
-    convert: bool = False
-    disable_metadata_table: bool = False
-    approved_plan: str | None = None
-    full_shuffle: bool = False
-
-
-def plan(ctx: TableContext, request: RescaleRequest) -> tuple[Plan, PreflightResult]:
+def plan(ctx: TableContext, options: RescaleOptions) -> tuple[Plan, PreflightResult]:
     """What ``apply`` would do now; writes nothing. Refuses what ``apply`` would refuse."""
     table, storage = ctx.table, ctx.storage
-    checks = check_table(ctx, disable_metadata_table=request.disable_metadata_table)
-    request.desired.validate(ctx.matcher)
+    checks = check_table(ctx, disable_metadata_table=options.disable_metadata_table)
+    options.rules.validate(ctx.matcher)
     in_force = config_store.load_in_force(storage, table.timeline.pending_replace_timestamps())
     rows = rows_by_base_file(storage, table)
     layouts = [
@@ -79,10 +70,10 @@ def plan(ctx: TableContext, request: RescaleRequest) -> tuple[Plan, PreflightRes
     result = make_plan(
         layouts,
         in_force.to_rules() if in_force else None,
-        request.desired,
+        options.rules,
         ctx.matcher,
-        current_buckets=request.current_buckets,
-        convert=request.convert,
+        current_buckets=options.current_buckets,
+        convert=options.convert,
         base_instant=latest.timestamp if latest else None,
     )
     return result, checks
@@ -114,26 +105,26 @@ class ApplyResult:
         }
 
 
-def apply(ctx: TableContext, request: RescaleRequest) -> ApplyResult:
+def apply(ctx: TableContext, options: ApplyOptions) -> ApplyResult:
     started = time.monotonic()
     ctx, cleaned = roll_back_our_leftovers(ctx)
-    the_plan, checks = plan(ctx, request)
+    the_plan, checks = plan(ctx, options)
     notes = [f"rolled back our unfinished rescale {t}" for t in cleaned]
-    if request.approved_plan and request.approved_plan != the_plan.plan_id:
+    if options.approved_plan and options.approved_plan != the_plan.plan_id:
         raise PlanNotApprovedError(
-            f"the plan is {the_plan.plan_id}, but {request.approved_plan} was approved",
+            f"the plan is {the_plan.plan_id}, but {options.approved_plan} was approved",
             hint="the table or the rules changed since approval; review the new plan and approve its id",
         )
-    options = writer_options(request.desired, ctx.hash_fields)
+    writers = writer_options(options.rules, ctx.hash_fields)
     if the_plan.is_noop:
-        return ApplyResult(the_plan, None, 0, 0, 0, time.monotonic() - started, False, tuple(notes), options)
+        return ApplyResult(the_plan, None, 0, 0, 0, time.monotonic() - started, False, tuple(notes), writers)
     if checks.disable_metadata_table:
         ctx = ctx.reload()
         disable_metadata_table(ctx.storage, ctx.table)
         ctx = ctx.reload()
         notes += checks.notes
-    shuffle_free = not request.full_shuffle and all(c.shuffle_free for c in the_plan.changes)
-    instant, stats, shuffle_free = _rescale(ctx, the_plan, request.desired, shuffle_free)
+    shuffle_free = not options.full_shuffle and all(c.shuffle_free for c in the_plan.changes)
+    instant, stats, shuffle_free = _rescale(ctx, the_plan, options.rules, shuffle_free)
     config_store.archive_old_versions(ctx.storage, _first_active_commit(ctx.reload().table.timeline))
     return ApplyResult(
         the_plan,
@@ -144,7 +135,7 @@ def apply(ctx: TableContext, request: RescaleRequest) -> ApplyResult:
         time.monotonic() - started,
         shuffle_free,
         tuple(notes),
-        options,
+        writers,
     )
 
 

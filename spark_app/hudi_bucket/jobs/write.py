@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from hudi_bucket.contract.requests import WriteOptions
 from hudi_bucket.core.buckets import BUCKET_ID_DIGITS, bucket_id_from_file_id, is_bucket_file_id
 from hudi_bucket.core.commits import INSERT, UPSERT, CommitMetadata
 from hudi_bucket.core.filegroups import FileGroup
@@ -66,26 +67,6 @@ _REPAIR_HINT = "run `verify`, then `apply` the rules to repair the layout before
 
 
 @dataclass(frozen=True)
-class WriteRequest:
-    source: str
-    format: str = "parquet"
-    operation: str = "upsert"
-    record_key: tuple[str, ...] = ()
-    partition_fields: tuple[str, ...] = ()
-    ordering_field: str = ""
-    create: bool = False
-    table_name: str | None = None
-    table_version: int = 9
-    hive_style: bool = False
-    expressions: str = ""
-    default_buckets: int | None = None  # None: the table's own (NEW_TABLE_BUCKETS for a new table)
-
-    @property
-    def is_upsert(self) -> bool:
-        return self.operation == "upsert"
-
-
-@dataclass(frozen=True)
 class WriteResult:
     instant: str
     created: bool
@@ -112,62 +93,62 @@ class _Layout:
     groups: dict[tuple[str, int], FileGroup]
 
 
-def write(spark: Any, uri: str, request: WriteRequest, *, rows: Any = None) -> WriteResult:
-    """Write ``rows`` (a DataFrame; read from ``request.source`` when None) into the table at ``uri``."""
-    rows = read_source(spark, request.source, request.format) if rows is None else rows
+def write(spark: Any, uri: str, options: WriteOptions, *, rows: Any = None) -> WriteResult:
+    """Write ``rows`` (a DataFrame; read from ``options.source`` when None) into the table at ``uri``."""
+    rows = read_source(spark, options.source, options.format) if rows is None else rows
     rows = rows.drop(*[c for c in rows.columns if c in META_COLUMNS])
     try:
         ctx = TableContext.open(spark, uri)
     except NotAHudiTableError:
-        if not request.create:
+        if not options.create:
             raise
-        return _create_and_write(spark, uri, request, rows)
+        return _create_and_write(spark, uri, options, rows)
     ctx, _ = roll_back_our_leftovers(ctx)
     check_table(ctx)
-    layout = _layout(ctx, request)
+    layout = _layout(ctx, options)
     bases = [g.latest_base_file for g in layout.groups.values() if g.latest_base_file]
     stored = table_files(ctx, bases) if bases else None
     columns = table_columns(ctx, stored.columns if stored else None, rows)
-    keyed = keyed_records(rows.select(*columns), ctx.table.config, request.ordering_field, request.is_upsert)
-    return _commit(ctx, keyed, columns, layout, request, stored)
+    keyed = keyed_records(rows.select(*columns), ctx.table.config, options.ordering_field, options.is_upsert)
+    return _commit(ctx, keyed, columns, layout, options, stored)
 
 
-def _create_and_write(spark: Any, uri: str, request: WriteRequest, rows: Any) -> WriteResult:
+def _create_and_write(spark: Any, uri: str, options: WriteOptions, rows: Any) -> WriteResult:
     """Create the table, then write its first commit; every check comes before the table exists."""
-    props, rules = _new_table(spark, uri, request, rows)
-    keyed = keyed_records(rows, TableConfig(props), request.ordering_field, request.is_upsert)
+    props, rules = _new_table(spark, uri, options, rows)
+    keyed = keyed_records(rows, TableConfig(props), options.ordering_field, options.is_upsert)
     storage = storage_for(uri, spark)
     create_table(storage, props)
     if rules:
         config_store.create_initial_config(storage, rules)
     ctx = TableContext.open(spark, uri)
-    return _commit(ctx, keyed, tuple(rows.columns), _layout(ctx, request), request, None, created=True)
+    return _commit(ctx, keyed, tuple(rows.columns), _layout(ctx, options), options, None, created=True)
 
 
 def _new_table(
-    spark: Any, uri: str, request: WriteRequest, rows: Any
+    spark: Any, uri: str, options: WriteOptions, rows: Any
 ) -> tuple[Properties, BucketRules | None]:
     """The properties and rules (None: a plain bucket index) of the table to create, all checked."""
-    name = request.table_name or uri.rstrip("/").rsplit("/", 1)[-1]
-    fields = (*request.record_key, *request.partition_fields, *filter(None, (request.ordering_field,)))
+    name = options.table_name or uri.rstrip("/").rsplit("/", 1)[-1]
+    fields = (*options.record_key, *options.partition_fields, *filter(None, (options.ordering_field,)))
     missing = [f for f in fields if f not in rows.columns]
-    if not request.record_key or missing:
+    if not options.record_key or missing:
         raise SourceSchemaError(
             f"record key / partition / ordering fields {missing or '(none given)'} not in the dataset"
         )
-    default = request.default_buckets or NEW_TABLE_BUCKETS
-    rules = BucketRules.parse(request.expressions, default) if request.expressions else None
+    default = options.default_buckets or NEW_TABLE_BUCKETS
+    rules = BucketRules.parse(options.expressions, default) if options.expressions else None
     if rules:
         rules.validate(JavaRegexMatcher(spark._jvm))
     else:
         _check_bucket_count(default)
     props = new_table_properties(
         table_name=name,
-        table_version=request.table_version,
-        record_key_fields=request.record_key,
-        partition_fields=request.partition_fields,
-        hive_style=request.hive_style,
-        ordering_fields=(request.ordering_field,) if request.ordering_field else (),
+        table_version=options.table_version,
+        record_key_fields=options.record_key,
+        partition_fields=options.partition_fields,
+        hive_style=options.hive_style,
+        ordering_fields=(options.ordering_field,) if options.ordering_field else (),
         create_schema=to_avro_json(rows.schema, name, for_commit=False),
         num_buckets=None if rules else default,
     )
@@ -182,7 +163,7 @@ def _check_bucket_count(count: int) -> None:
         )
 
 
-def _layout(ctx: TableContext, request: WriteRequest) -> _Layout:
+def _layout(ctx: TableContext, options: WriteOptions) -> _Layout:
     """The table's bucket counts (its rules in force; else its one count) and live bucket file groups.
 
     Refuses a table that is not bucket-indexed, or whose file groups do not fit their partition's count,
@@ -201,7 +182,7 @@ def _layout(ctx: TableContext, request: WriteRequest) -> _Layout:
     if in_force is not None:
         rules = in_force.to_rules()
     else:
-        rules = BucketRules((), _plain_bucket_count(ctx.table.config, request.default_buckets))
+        rules = BucketRules((), _plain_bucket_count(ctx.table.config, options.default_buckets))
     existing: dict[tuple[str, int], FileGroup] = {}
     for partition, groups in live.items():
         count = rules.buckets_for(partition, ctx.matcher) if groups else 0
@@ -245,7 +226,7 @@ def _commit(
     rows: Any,
     columns: tuple[str, ...],
     layout: _Layout,
-    request: WriteRequest,
+    options: WriteOptions,
     stored: TableFiles | None,
     *,
     created: bool = False,
@@ -263,11 +244,11 @@ def _commit(
     touched = {(r[0], r[1]) for r in with_bucket.select(PARTITION_PATH, "__hbo_b").distinct().collect()}
     rewritten = {k: g for k, g in layout.groups.items() if k in touched}
     merged, stored_whole = _merge(
-        ctx, rows.select(*columns, *KEY_COLUMNS), stored, rewritten, buckets, columns, request
+        ctx, rows.select(*columns, *KEY_COLUMNS), stored, rewritten, buckets, columns, options
     )
 
     store = timeline_store(storage, table)
-    operation = UPSERT if request.is_upsert else INSERT
+    operation = UPSERT if options.is_upsert else INSERT
     with our_instant(ctx, Action.COMMIT, tuple(incoming_partitions)) as requested:
         instant = requested.timestamp
         inflight = store.start(requested, CommitMetadata(operation, dict.fromkeys(incoming_partitions, ())))
@@ -318,7 +299,7 @@ def _merge(
     rewritten: dict[tuple[str, int], FileGroup],
     buckets: dict[str, int],
     columns: tuple[str, ...],
-    request: WriteRequest,
+    options: WriteOptions,
 ) -> tuple[Any, bool]:
     """Incoming records plus the old records of every file group they land in (copy-on-write), and
     whether every old record's key is taken whole. An upsert keeps one record per key, by the table's
@@ -332,7 +313,7 @@ def _merge(
     old = stored.read([g.latest_base_file for g in rewritten.values() if g.latest_base_file])
     stored_whole = _refuse_misplaced(ctx, old, buckets)
     old = old.select(*columns, *KEY_COLUMNS)
-    if not request.is_upsert:
+    if not options.is_upsert:
         return old.unionByName(incoming), stored_whole
     config = ctx.table.config
     ordering = config.ordering_fields if merge_mode(config) == EVENT_TIME_ORDERING else ()
