@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
 import sys
 from collections.abc import Mapping
@@ -19,9 +18,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
+from hudi_bucket.contract.reports import ConfigMapReport, JobReport
 from hudi_bucket.contract.requests import JobKind
-from hudi_bucket.core.report import JobReport
 from hudi_bucket_operator import naming
+from hudi_bucket_operator.job_policy import JobDefaults
 from hudi_bucket_operator.kube import (
     CONFIG_MAPS,
     SPARK_APPLICATIONS,
@@ -30,10 +30,8 @@ from hudi_bucket_operator.kube import (
     KubeNotFoundError,
 )
 from hudi_bucket_operator.reconcile import JobPhase, ObservedJob, SubmitJob
-from hudi_bucket_operator.render import JobDefaults, render_report_configmap, render_spark_application
+from hudi_bucket_operator.render import render_report_configmap, render_spark_application
 from hudi_bucket_operator.spec import KIND, TableSpec
-
-REPORT_KEY = "report.json"
 
 
 @dataclass(frozen=True)
@@ -47,6 +45,9 @@ class TableRef:
 
 
 class JobBackend(Protocol):
+    # What specs may ask of its jobs (None: a local process, which has no image or pods to bound).
+    job_defaults: JobDefaults | None
+
     async def report(self, table: TableRef, name: str) -> JobReport | None:
         """The report of this table's finished job ``name`` (None: it wrote none)."""
         ...
@@ -105,20 +106,20 @@ class SparkOperatorBackend:
 
     def __init__(self, client: KubeClient, defaults: JobDefaults) -> None:
         self.client = client
-        self.defaults = defaults
+        self.job_defaults = defaults
 
     async def report(self, table: TableRef, name: str) -> JobReport | None:
         try:
             data = await self.client.config_map_data(table.namespace, name)
         except KubeNotFoundError:
             return None
-        text = data.get(REPORT_KEY)
-        return JobReport.from_dict(json.loads(text)) if text else None
+        text = data.get(ConfigMapReport.KEY)
+        return JobReport.from_json(text) if text else None
 
     async def submit(self, table: TableRef, spec: TableSpec, job: SubmitJob) -> str:
         name = job_name_for(table, job)
         manifest = render_spark_application(
-            table=table.body, job=job, spark=spec.spark, job_name=name, defaults=self.defaults
+            table=table.body, job=job, spark=spec.spark, job_name=name, defaults=self.job_defaults
         )
         report = render_report_configmap(table=table.body, job=job, job_name=name)
         for resource, body in ((CONFIG_MAPS, report), (SPARK_APPLICATIONS, manifest)):
@@ -143,6 +144,7 @@ class LocalBackend:
 
     def __init__(self, state_dir: Path, master: str = "local[2]", echo: Any = None) -> None:
         self.state_dir = state_dir
+        self.job_defaults = None
         self.master = master
         self.echo = echo or (lambda _line: None)
         self.jobs: dict[str, _LocalJob] = {}
@@ -155,29 +157,19 @@ class LocalBackend:
         return observed
 
     async def _refresh(self, job: _LocalJob) -> ObservedJob:
+        """The job as its process shows it; its report is read when the controller needs it."""
         if job.observed.phase.terminal or job.process.returncode is None:
             return job.observed
-        report = None
-        if job.report_path.exists():
-            report = JobReport.from_dict(json.loads(job.report_path.read_text()))
         phase = JobPhase.COMPLETED if job.process.returncode == 0 else JobPhase.FAILED
         log = job.report_path.with_suffix(".log")
-        job.observed = ObservedJob(
-            **{
-                **job.observed.__dict__,
-                "phase": phase,
-                "report": report,
-                "error": f"see {log}" if phase is JobPhase.FAILED else "",
-            }
-        )
-        self.echo(
-            f"job {job.observed.name}: {phase.value.lower()}" + (f" ({report.message})" if report else "")
-        )
+        error = f"see {log}" if phase is JobPhase.FAILED else ""
+        job.observed = replace(job.observed, phase=phase, error=error)
+        self.echo(f"job {job.observed.name}: {phase.value.lower()}")
         return job.observed
 
     async def report(self, table: TableRef, name: str) -> JobReport | None:
         path = self._dir(table) / f"{name}.json"
-        return JobReport.from_dict(json.loads(path.read_text())) if path.exists() else None
+        return JobReport.from_json(path.read_bytes()) if path.exists() else None
 
     def _dir(self, table: TableRef) -> Path:
         return self.state_dir / table.namespace / table.name

@@ -59,15 +59,21 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run(args: argparse.Namespace) -> int:
     import kopf
 
-    from hudi_bucket_operator import handlers
+    from hudi_bucket_operator import handlers  # noqa: F401  (registers the handlers with Kopf)
+    from hudi_bucket_operator.settings import OperatorConfig
 
     kopf.configure(verbose=args.verbose, log_format=getattr(kopf.LogFormat, args.log_format.upper()))
     if not args.verbose:  # one "Handler ... succeeded" line per table event is noise at a thousand tables
         logging.getLogger("kopf.objects").setLevel(logging.WARNING)
-    namespaces = args.namespace or list(handlers.CONFIG.namespaces)
-    handlers.CONFIG = dataclasses.replace(handlers.CONFIG, namespaces=tuple(namespaces))
+    config = OperatorConfig.from_env()
+    if args.namespace:
+        config = dataclasses.replace(config, namespaces=tuple(args.namespace))
     kopf.run(
-        clusterwide=not namespaces, namespaces=namespaces, liveness_endpoint=args.liveness, standalone=True
+        clusterwide=not config.namespaces,
+        namespaces=list(config.namespaces),
+        liveness_endpoint=args.liveness,
+        standalone=True,
+        memo=kopf.Memo(config=config),
     )
     return 0
 

@@ -9,10 +9,9 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
-from hudi_bucket.errors import HudiBucketError
-from hudi_bucket_operator import conditions, metrics
+from hudi_bucket.contract.reports import JobError, JobReport, Outcome, ReportError
+from hudi_bucket_operator import metrics
 from hudi_bucket_operator.backends import JobBackend, TableRef
-from hudi_bucket_operator.kube import KubeError
 from hudi_bucket_operator.reconcile import Decision, Observed, ObservedJob, decide, report_needed
 
 
@@ -33,21 +32,16 @@ async def reconcile_once(
         annotations=meta.get("annotations") or {},
         status=body.get("status") or {},
         jobs=tuple(jobs),
+        job_defaults=backend.job_defaults,
     )
     needed = report_needed(observed)
     if needed is not None and needed.report is None:
-        with_report = replace(needed, report=await backend.report(table, needed.name))
+        with_report = replace(needed, report=await _report(backend, table, needed))
         observed = replace(observed, jobs=tuple(with_report if j is needed else j for j in observed.jobs))
     decision = decide(observed, now)
     if decision.submit is not None and decision.spec is not None:
-        try:
-            name = await backend.submit(table, decision.spec, decision.submit)
-        except KubeError:
-            raise  # the API failed us: retried with backoff, the table is not at fault
-        except HudiBucketError as err:  # e.g. an image the operator does not allow
-            reason = type(err).__name__.removesuffix("Error")
-            stalled = conditions.stalled(decision.status, now, reason, str(err))
-            return Decision(stalled, events=(("Warning", reason, str(err)),))
+        # A KubeError propagates: the API failed us, the pass is retried with backoff.
+        name = await backend.submit(table, decision.spec, decision.submit)
         metrics.JOBS_SUBMITTED.labels(kind=decision.submit.kind.value).inc()
         decision.status["lastJob"] = {
             "name": name,
@@ -61,3 +55,11 @@ async def reconcile_once(
         await backend.forget(table, decision.recorded)
     metrics.RECONCILES.labels(phase=decision.status.get("phase", "")).inc()
     return decision
+
+
+async def _report(backend: JobBackend, table: TableRef, job: ObservedJob) -> JobReport | None:
+    """The job's report; one this release cannot read counts as the job's failure, saying why."""
+    try:
+        return await backend.report(table, job.name)
+    except ReportError as err:
+        return JobReport(job.kind, table.name, Outcome.FAILED, str(err), "", "", error=JobError.of(err))

@@ -29,7 +29,6 @@ from hudi_bucket_operator.settings import OperatorConfig
 from hudi_bucket_operator.spec import API_VERSION, GROUP, KIND, PLURAL, UNMANAGED, VERSION
 from hudi_bucket_operator.workqueue import WorkQueue
 
-CONFIG = OperatorConfig.from_env()
 LEGACY_FINALIZER = f"{GROUP}/timers"  # what releases before 0.2 put on every table
 TABLES = kube.Resource(GROUP, VERSION, PLURAL)
 JOBS = kube.SPARK_APPLICATIONS
@@ -38,25 +37,27 @@ OURS = {naming.MANAGED_BY: naming.OPERATOR}
 
 @kopf.on.startup()
 async def startup(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) -> None:
+    # The CLI hands its settings in the memo; `kopf run` of this module reads them from the environment.
+    config: OperatorConfig = memo.setdefault("config", OperatorConfig.from_env())
     # Kopf's own words are posted as Events only when something fails: "handler succeeded" on every
     # event would be an API write per table event. Our decisions are posted by `_reconcile` itself.
     settings.posting.level = logging.WARNING
     settings.persistence.finalizer = LEGACY_FINALIZER  # so Kopf removes it
     # With namespaces named, there is nothing to discover: do not list namespaces or watch CRDs.
-    settings.scanning.disabled = bool(CONFIG.namespaces)
+    settings.scanning.disabled = bool(config.namespaces)
     memo.tables = {}  # uid -> the table as last seen (metadata, spec, status)
     memo.statuses = {}  # uid -> the status this process wrote last
     # Kopf's index of our SparkApplications, as handed to every handler. Kept in a dict: a handler gets a
     # shallow copy of the memo, so what it assigns to the memo itself stays in that copy.
     memo.indexes = {}
     memo.expected = {}  # uid -> {name: job} submitted, but not in the index yet (its watch event is due)
-    memo.kube = kube.KubeClient(CONFIG.workers)  # logged in by `login`, run after the startup handlers
-    memo.backend = _backend(memo.kube)
+    memo.kube = kube.KubeClient(config.workers)  # logged in by `login`, run after the startup handlers
+    memo.backend = _backend(config, memo.kube)
     # Its workers start with the first event (see `_queue`), inside the context Kopf gives handlers:
     # kopf.event needs that context, which tasks started here would not have.
-    memo.queue = WorkQueue(lambda uid: _reconcile(uid, memo), workers=CONFIG.workers)
+    memo.queue = WorkQueue(lambda uid: _reconcile(uid, memo), workers=config.workers)
     memo.resync = asyncio.create_task(_resync(memo))
-    metrics.serve(CONFIG.metrics_port)
+    metrics.serve(config.metrics_port)
 
 
 @kopf.on.login()
@@ -65,15 +66,15 @@ async def login(memo: kopf.Memo, **_: Any) -> kopf.ConnectionInfo:
 
     Kopf calls this again when the API answers 401 (a rotated token), so both are made anew each time.
     """
-    configuration = await kube.load_configuration(CONFIG.kube_server)
+    configuration = await kube.load_configuration(memo.config.kube_server)
     await memo.kube.log_in(configuration)
     return await kube.connection_info(configuration)
 
 
-def _backend(client: kube.KubeClient) -> Any:
-    if CONFIG.backend == "local":
-        return LocalBackend(CONFIG.local_state_dir)
-    return SparkOperatorBackend(client, CONFIG.job_defaults)
+def _backend(config: OperatorConfig, client: kube.KubeClient) -> Any:
+    if config.backend == "local":
+        return LocalBackend(config.local_state_dir)
+    return SparkOperatorBackend(client, config.job_defaults)
 
 
 @kopf.on.cleanup()
@@ -124,7 +125,7 @@ def _queue(memo: kopf.Memo) -> WorkQueue[str]:
 
 async def _resync(memo: kopf.Memo) -> None:
     while True:
-        await asyncio.sleep(CONFIG.resync_seconds)
+        await asyncio.sleep(memo.config.resync_seconds)
         for uid in list(memo.tables):
             memo.queue.add(uid)
 

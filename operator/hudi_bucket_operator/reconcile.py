@@ -17,12 +17,22 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
+from hudi_bucket.contract.reports import (
+    ApplyResult,
+    JobReport,
+    Outcome,
+    PlanResult,
+    ReportError,
+    TableBuckets,
+)
 from hudi_bucket.contract.requests import ApplyRequest, JobKind, PlanRequest
-from hudi_bucket.core.report import JobReport, Outcome
+from hudi_bucket.core.planning import Plan
 from hudi_bucket_operator import conditions
+from hudi_bucket_operator.job_policy import JobDefaults, job_settings
 from hudi_bucket_operator.spec import PAUSED, RETRY, ApplyPolicy, InvalidSpecError, TableSpec, parse_spec
 
 HISTORY_LIMIT = 10
+PLAN_ITEMS = 20  # changes status.plan lists, the largest first (the CRD allows 100)
 
 
 class JobPhase(StrEnum):
@@ -56,6 +66,7 @@ class Observed:
     annotations: Mapping[str, str]
     status: Mapping[str, Any]
     jobs: Sequence[ObservedJob] = ()
+    job_defaults: JobDefaults | None = None  # the operator's bounds on jobs (None: local processes)
 
 
 @dataclass(frozen=True)
@@ -87,6 +98,18 @@ class Decision:
 
 
 def decide(observed: Observed, now: datetime) -> Decision:
+    decision = _decide(observed, now)
+    if decision.submit is None or decision.spec is None or observed.job_defaults is None:
+        return decision
+    try:  # a job the operator would not run is refused here, once, not on every submit
+        job_settings(decision.spec.spark, observed.job_defaults)
+    except InvalidSpecError as err:
+        reason = type(err).__name__.removesuffix("Error")
+        return _stalled(observed, decision.status, now, reason, str(err), decision)
+    return decision
+
+
+def _decide(observed: Observed, now: datetime) -> Decision:
     status = dict(observed.status)
     status["observedGeneration"] = observed.generation
     token = observed.annotations.get(RETRY, "")
@@ -94,7 +117,7 @@ def decide(observed: Observed, now: datetime) -> Decision:
     try:
         spec = parse_spec(observed.spec)
     except InvalidSpecError as err:
-        return _stalled(status, now, "InvalidSpec", str(err))
+        return _stalled(observed, status, now, "InvalidSpec", str(err))
 
     chain = _chain(observed)
     in_flight = [j for j in observed.jobs if not j.phase.terminal]
@@ -164,28 +187,32 @@ def _after_job(
         message = _failure_message(job)
         stalled = conditions.stalled(status, now, "JobFailed", message)
         return Decision(stalled, recorded=job.name, events=(("Warning", "JobFailed", message),), spec=spec)
-    if job.kind is JobKind.PLAN:
-        return _after_plan(status, spec, job, report, paused, now)
-    return _after_apply(status, spec, job, report, now)
+    try:
+        if job.kind is JobKind.PLAN:
+            return _after_plan(status, spec, job, report, paused, now)
+        return _after_apply(status, spec, job, report, now)
+    except ReportError as err:
+        message = f"{job.kind} job {job.name} finished, but its report cannot be used: {err}"
+        stalled = conditions.stalled(status, now, "InvalidReport", message)
+        return Decision(
+            stalled, recorded=job.name, events=(("Warning", "InvalidReport", message),), spec=spec
+        )
 
 
 def _after_plan(
     status: dict[str, Any], spec: TableSpec, job: ObservedJob, report: JobReport, paused: bool, now: datetime
 ) -> Decision:
-    plan = report.result.get("plan") or {}
-    status["plan"] = plan_summary(plan)
-    _copy_table_facts(status, report)
-    plan_id = plan.get("id", "")
-    if plan.get("noop"):
+    plan = PlanResult.from_dict(report.result).plan
+    _record_table(status, plan, TableBuckets.from_dict(report.result))
+    if plan.is_noop:
         message = "the table already matches the rules"
         ready = conditions.ready(status, now, "Converged", message)
         return Decision(ready, recorded=job.name, events=(("Normal", "Converged", message),), spec=spec)
-    approved = spec.policy is ApplyPolicy.AUTOMATIC or spec.approved_plan == plan_id
-    described = (
-        f"plan {plan_id} rewrites {plan.get('partitions', 0)} partition(s), {plan.get('rows', 0)} row(s)"
-    )
+    approved = spec.policy is ApplyPolicy.AUTOMATIC or spec.approved_plan == plan.plan_id
+    totals = plan.totals()
+    described = f"plan {plan.plan_id} rewrites {totals['partitions']} partition(s), {totals['rows']} row(s)"
     if not approved:
-        message = f"{described}: set spec.apply.approvedPlan to {plan_id} to apply it"
+        message = f"{described}: set spec.apply.approvedPlan to {plan.plan_id} to apply it"
         awaiting = conditions.awaiting(status, now, message)
         return Decision(
             awaiting, recorded=job.name, events=(("Normal", "AwaitingApproval", message),), spec=spec
@@ -193,7 +220,7 @@ def _after_plan(
     if paused:
         # Not recorded: once the annotation goes, this plan is looked at again and applied.
         return Decision(conditions.paused(status, now), spec=spec)
-    request = spec.job_request(JobKind.APPLY, approved_plan=plan_id)
+    request = spec.job_request(JobKind.APPLY, approved_plan=plan.plan_id)
     submit = SubmitJob(request, job.generation, job.retry_token, job.sequence + 1)
     return Decision(
         conditions.progressing(status, now, "Applying", described),
@@ -208,20 +235,18 @@ def _after_plan(
 def _after_apply(
     status: dict[str, Any], spec: TableSpec, job: ObservedJob, report: JobReport, now: datetime
 ) -> Decision:
-    result = report.result
-    if result.get("plan"):
-        status["plan"] = plan_summary(result["plan"])
-    _copy_table_facts(status, report)
+    result = ApplyResult.from_dict(report.result)
+    _record_table(status, result.plan, TableBuckets.from_dict(report.result))
     if report.outcome is Outcome.NO_CHANGE:
         ready = conditions.ready(status, now, "Converged", report.message)
         return Decision(ready, recorded=job.name, spec=spec)
     entry = {
         "job": job.name,
-        "instant": result.get("instant"),
-        "planId": (result.get("plan") or {}).get("id"),
-        "partitions": len((result.get("plan") or {}).get("changes") or []),
-        "rows": result.get("rowsWritten", 0),
-        "seconds": result.get("seconds"),
+        "instant": result.instant,
+        "planId": result.plan.plan_id,
+        "partitions": len(result.plan.changes),
+        "rows": result.rows_written,
+        "seconds": result.seconds,
         "outcome": report.outcome.value,
         "finished": report.finished,
     }
@@ -230,27 +255,42 @@ def _after_apply(
     return Decision(ready, recorded=job.name, events=(("Normal", "Applied", report.message),), spec=spec)
 
 
-def _copy_table_facts(status: dict[str, Any], report: JobReport) -> None:
-    """The config in force and per-partition bucket counts, as the job last saw the table."""
+def _record_table(status: dict[str, Any], plan: Plan, table: TableBuckets) -> None:
+    """The plan (bounded), and the config in force and partitions' bucket counts as the job last saw them."""
+    status["plan"] = plan.summary(PLAN_ITEMS)
+    facts = table.to_dict()
     for key in ("config", "partitions"):
-        if report.result.get(key) is not None:
-            status[key] = report.result[key]
+        if facts[key] is not None:
+            status[key] = facts[key]
 
 
 def _stalled(
-    status: dict[str, Any], now: datetime, reason: str, message: str, spec: TableSpec | None = None
+    observed: Observed,
+    status: dict[str, Any],
+    now: datetime,
+    reason: str,
+    message: str,
+    instead_of: Decision | None = None,
 ) -> Decision:
-    return Decision(conditions.stalled(status, now, reason, message), spec=spec)
+    """Stalled until someone changes something; the Warning event is posted once, not on every pass."""
+    held = conditions.condition(dict(observed.status), conditions.STALLED) or {}
+    told = (held.get("status"), held.get("reason"), held.get("message")) == ("True", reason, message)
+    return Decision(
+        conditions.stalled(status, now, reason, message),
+        recorded=instead_of.recorded if instead_of else None,
+        events=() if told else (("Warning", reason, message),),
+        spec=instead_of.spec if instead_of else None,
+    )
 
 
 def _failure_message(job: ObservedJob) -> str:
+    failed = f"{job.kind} job {job.name} failed"
     if job.report is not None and job.report.error:
         error = job.report.error
-        hint = f" ({error['hint']})" if error.get("hint") else ""
-        return f"{job.kind.value} job {job.name} failed: {error.get('message', '')}{hint}"
+        return f"{failed}: {error.message}" + (f" ({error.hint})" if error.hint else "")
     if job.report is not None and job.report.outcome is Outcome.FAILED:
-        return f"{job.kind.value} job {job.name} failed: {job.report.message}"
-    return f"{job.kind.value} job {job.name} failed: {job.error or 'no report (see the driver log)'}"
+        return f"{failed}: {job.report.message}"
+    return f"{failed}: {job.error or 'no report (see the driver log)'}"
 
 
 def _with_last_job(status: dict[str, Any], job: ObservedJob) -> dict[str, Any]:
@@ -263,29 +303,4 @@ def _with_last_job(status: dict[str, Any], job: ObservedJob) -> dict[str, Any]:
             "retryToken": job.retry_token,
             "phase": job.phase.value,
         },
-    }
-
-
-def plan_summary(plan: Mapping[str, Any], max_items: int = 20) -> dict[str, Any]:
-    """The plan as status shows it: id, totals and the biggest changes (bounded)."""
-    changes = sorted(plan.get("changes") or [], key=lambda c: -(c.get("bytes") or 0))
-    return {
-        "id": plan.get("id", ""),
-        "noop": bool(plan.get("noop")),
-        "configChanges": bool(plan.get("config_changes")),
-        "partitions": plan.get("partitions", len(changes)),
-        "rows": plan.get("rows", 0),
-        "bytes": plan.get("bytes", 0),
-        "items": [
-            {
-                "partition": c.get("partition"),
-                "from": c.get("old_buckets"),
-                "to": c.get("new_buckets"),
-                "reason": c.get("reason"),
-                "rows": c.get("rows"),
-                "bytes": c.get("bytes"),
-            }
-            for c in changes[:max_items]
-        ],
-        "omitted": max(0, len(changes) - max_items),
     }

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hudi_bucket_operator.render import JobDefaults
+from hudi_bucket_operator.job_policy import JobDefaults
 from hudi_bucket_operator.spec import Resources
 
 # The Spark of the job image (Dockerfile.job), which the tests run on (constraints.txt pins its PySpark).
@@ -29,7 +29,9 @@ class OperatorConfig:
     kube_server: str = ""  # an API server URL without credentials (tests, kubectl proxy)
     local_state_dir: Path = Path(".hudi-bucket-operator")
     job_defaults: JobDefaults = field(
-        default_factory=lambda: JobDefaults(image="hudi-bucket-operator-job:latest", spark_version=SPARK_VERSION)
+        default_factory=lambda: JobDefaults(
+            image="hudi-bucket-operator-job:latest", spark_version=SPARK_VERSION
+        )
     )
 
     @classmethod

@@ -13,6 +13,15 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from hudi_bucket.contract.reports import (
+    ConfigMapReport,
+    JobError,
+    JobReport,
+    Outcome,
+    PlanResult,
+    TableBuckets,
+    now_iso,
+)
 from hudi_bucket.contract.requests import (
     ApplyRequest,
     JobKind,
@@ -25,7 +34,6 @@ from hudi_bucket.contract.requests import (
     build_parser,
     request_from,
 )
-from hudi_bucket.core.report import JobReport, Outcome, error_doc, now_iso
 from hudi_bucket.errors import HudiBucketError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -43,7 +51,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         report = JobReport(kind, args.table, outcome, message, started, now_iso(), result)
     except HudiBucketError as err:
         report = JobReport(
-            kind, args.table, Outcome.FAILED, str(err), started, now_iso(), error=error_doc(err)
+            kind, args.table, Outcome.FAILED, str(err), started, now_iso(), error=JobError.of(err)
         )
     if getattr(args, "report", ""):
         try:
@@ -73,7 +81,7 @@ def _context(spark: Any, request: JobRequest) -> Any:
 
 
 def _write_report(uri: str, report: JobReport, spark: Any) -> None:
-    if uri.startswith("configmap://"):  # a SparkApplication's report, for the operator
+    if ConfigMapReport.is_named_by(uri):  # a SparkApplication's report, for the operator
         from hudi_bucket.report_sink import write_configmap_report
 
         write_configmap_report(uri, report.to_json())
@@ -95,7 +103,6 @@ def _show(spark: Any, request: ShowRequest) -> CommandResult:
 
 
 def _plan(spark: Any, request: PlanRequest) -> CommandResult:
-    from hudi_bucket.hudi.fs_view import table_buckets
     from hudi_bucket.jobs.apply import plan
 
     ctx = _context(spark, request)
@@ -107,18 +114,16 @@ def _plan(spark: Any, request: PlanRequest) -> CommandResult:
         else f"plan {the_plan.plan_id}: rewrite {totals['partitions']} partition(s), {totals['rows']} row(s)"
         + (", new config version" if the_plan.config_changes else "")
     )
-    facts = table_buckets(ctx.storage, ctx.table, ctx.matcher)
-    return Outcome.SUCCEEDED, message, {"plan": the_plan.to_dict(), "preflight": checks.to_dict(), **facts}
+    result = PlanResult(the_plan, checks.to_dict())
+    return Outcome.SUCCEEDED, message, {**result.to_dict(), **_table_buckets(ctx)}
 
 
 def _apply(spark: Any, request: ApplyRequest) -> CommandResult:
-    from hudi_bucket.hudi.fs_view import table_buckets
     from hudi_bucket.jobs.apply import apply
 
     ctx = _context(spark, request)
     result = apply(ctx, request.rescale)
-    after = ctx.reload()
-    facts = table_buckets(after.storage, after.table, after.matcher)
+    facts = _table_buckets(ctx.reload())
     if result.instant is None:
         return Outcome.NO_CHANGE, "already converged: nothing written", {**result.to_dict(), **facts}
     message = (
@@ -126,6 +131,13 @@ def _apply(spark: Any, request: ApplyRequest) -> CommandResult:
         f"{result.rows_written} row(s) in {result.files_written} file(s)"
     )
     return Outcome.SUCCEEDED, message, {**result.to_dict(), **facts}
+
+
+def _table_buckets(ctx: Any) -> dict[str, Any]:
+    """The config in force and the partitions' bucket counts, which the operator puts in the status."""
+    from hudi_bucket.hudi.fs_view import bucket_counts
+
+    return TableBuckets.of(*bucket_counts(ctx.storage, ctx.table, ctx.matcher)).to_dict()
 
 
 def _rollback(spark: Any, request: RollbackRequest) -> CommandResult:

@@ -1,60 +1,34 @@
-"""Write a job report into a ConfigMap (``--report configmap://<namespace>/<name>``).
+"""Write a job report into the ConfigMap a ``--report configmap://<namespace>/<name>`` names (see
+``contract.reports.ConfigMapReport``), through the official `kubernetes` client (the only module of the
+job that uses it).
 
-A SparkApplication's driver cannot hand a file to the operator, but it can reach the Kubernetes API with
-its service account, through the official `kubernetes` client (the only module of the job that uses it).
-
-The operator creates the ConfigMap (owned by the table) before it submits the job, so the job only
-merge-patches ``data["report.json"]``; if the ConfigMap is missing it is created. Transient failures
-(5xx, 429, connection errors) are retried a few times; anything else is a StorageError that says why.
+The operator creates the ConfigMap before it submits the job, so the job only merge-patches its report
+key; if the ConfigMap is missing it is created. Transient failures (5xx, 429, connection errors) are
+retried a few times; anything else is a StorageError that says why.
 """
 
 from __future__ import annotations
 
 import json
-import re
 import ssl
 import time
 from typing import Any
-from urllib.parse import urlparse
 
 import urllib3
 from kubernetes import client, config
 
+from hudi_bucket.contract.reports import ConfigMapReport
 from hudi_bucket.errors import StorageError
 
-SCHEME = "configmap"
-REPORT_KEY = "report.json"
 MAX_REPORT_BYTES = 1_000_000  # a ConfigMap holds at most 1 MiB, metadata included
 ATTEMPTS = 4
 BACKOFF_SECONDS = 0.5  # doubled after each failed attempt
 TIMEOUT_SECONDS = 30
 MERGE_PATCH = "application/merge-patch+json"
 
-_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
-_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?")
-
 
 class _TransientError(Exception):
     """A failure worth another attempt."""
-
-
-def parse_uri(uri: str) -> tuple[str, str]:
-    """``configmap://<namespace>/<name>`` as (namespace, name), or StorageError."""
-    parsed = urlparse(uri)
-    namespace, name = parsed.netloc, parsed.path.strip("/")
-    if (
-        parsed.scheme != SCHEME
-        or not _DNS_LABEL.fullmatch(namespace)
-        or len(namespace) > 63
-        or not _DNS_SUBDOMAIN.fullmatch(name)
-        or len(name) > 253
-        or parsed.query
-        or parsed.fragment
-    ):
-        raise StorageError(
-            f"{uri!r} is not a ConfigMap report URI", hint="write it as configmap://<namespace>/<name>"
-        )
-    return namespace, name
 
 
 def write_configmap_report(
@@ -72,7 +46,8 @@ def write_configmap_report(
     Without ``api_server`` the pod's service account is used (the in-cluster API address, its token and
     CA bundle, the token read again when it rotates).
     """
-    namespace, name = parse_uri(uri)
+    target = ConfigMapReport.parse(uri)
+    namespace, name = target.namespace, target.name
     if len(report_json) > MAX_REPORT_BYTES:
         raise StorageError(
             f"{uri}: the report is {len(report_json)} bytes, more than a ConfigMap holds ({MAX_REPORT_BYTES})",
@@ -109,7 +84,7 @@ def _write(api: client.CoreV1Api, namespace: str, name: str, text: str) -> None:
             api.patch_namespaced_config_map(
                 name,
                 namespace,
-                {"data": {REPORT_KEY: text}},
+                {"data": {ConfigMapReport.KEY: text}},
                 _content_type=MERGE_PATCH,
                 _request_timeout=TIMEOUT_SECONDS,
             )
@@ -117,7 +92,7 @@ def _write(api: client.CoreV1Api, namespace: str, name: str, text: str) -> None:
             if err.status != 404:  # not pre-created (or deleted since): create it
                 raise
             body = client.V1ConfigMap(
-                metadata=client.V1ObjectMeta(name=name, namespace=namespace), data={REPORT_KEY: text}
+                metadata=client.V1ObjectMeta(name=name, namespace=namespace), data={ConfigMapReport.KEY: text}
             )
             api.create_namespaced_config_map(namespace, body, _request_timeout=TIMEOUT_SECONDS)
     except client.ApiException as err:

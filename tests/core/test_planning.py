@@ -343,14 +343,14 @@ def test_a_report_carries_totals_and_the_config_decision() -> None:
     report = plan_of().to_dict()
     assert (report["partitions"], report["rows"], report["bytes"]) == (2, 5, 50)
     assert report["desired"] == {"expressions": "dt=1,16", "default": 8, "rule": "regex"}
-    assert report["config_changes"] is True
+    assert report["configChanges"] is True
     assert report["noop"] is False
     assert report["changes"][0]["reason"] == "rescale"
 
 
 def test_a_report_whose_content_does_not_match_its_id_is_refused() -> None:
     report = plan_of().to_dict()
-    report["changes"][0]["new_buckets"] = 32
+    report["changes"][0]["newBuckets"] = 32
     with pytest.raises(PlanError, match="hashes to"):
         Plan.from_dict(report)
 
@@ -375,9 +375,9 @@ def test_summary_is_bounded_and_lists_the_largest_changes_first() -> None:
     json.dumps(status)
 
 
-def test_summary_defaults_to_fifty_items_and_may_list_none() -> None:
+def test_summary_lists_at_most_max_items_and_may_list_none() -> None:
     plan = make_plan([laid_out(f"p{i}", 2) for i in range(3)], rules("x,1", 2), rules("x,1", 4), PY)
-    assert plan.summary()["omitted"] == 0
+    assert plan.summary(max_items=2)["omitted"] == 1
     assert plan.summary(max_items=0)["items"] == []
     assert plan.summary(max_items=0)["omitted"] == 3
     with pytest.raises(ValueError, match="max_items"):

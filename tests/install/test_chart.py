@@ -17,7 +17,7 @@ import helm_chart
 import k8s_schema
 from helm_chart import CHART, NAMESPACE, VALUE_SETS, find, one, render
 from hudi_bucket_operator.cli import build_parser
-from hudi_bucket_operator.render import JobDefaults, image_allowed
+from hudi_bucket_operator.job_policy import JobDefaults, image_allowed
 from hudi_bucket_operator.settings import OperatorConfig
 from hudi_bucket_operator.spec import GROUP, KIND, PLURAL, VERSION, Resources
 from paths import REPO

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from hudi_bucket_operator.render import JobDefaults
+from hudi_bucket_operator.job_policy import JobDefaults
 from hudi_bucket_operator.settings import OperatorConfig
 from paths import REPO
 

@@ -16,6 +16,8 @@ import pytest
 from hudi import HudiTableBuilder
 
 from hudi_bucket.cli import EXIT_FAILED, EXIT_OK, EXIT_USAGE, main
+from hudi_bucket.contract.reports import JobReport, Outcome, PlanResult
+from hudi_bucket.contract.requests import JobKind
 
 pytestmark = pytest.mark.spark
 
@@ -97,11 +99,9 @@ def test_report_option_writes_the_report_of_a_success(
     result = run(capsys, "plan", "--table", str(root), *RULES, "--convert", "--report", str(report))
 
     assert result.code == EXIT_OK
-    doc = json.loads(report.read_text())
-    assert (doc["version"], doc["command"], doc["outcome"]) == (1, "plan", "Succeeded")
-    assert doc["result"]["plan"]
-    assert doc["result"]["preflight"]["ok"] is True
-    assert "error" not in doc
+    written = JobReport.from_json(report.read_bytes())  # what the operator reads
+    assert (written.command, written.outcome, written.error) == (JobKind.PLAN, Outcome.SUCCEEDED, None)
+    assert PlanResult.from_dict(written.result).preflight["ok"] is True
 
 
 def test_report_option_writes_the_report_of_a_failure(
@@ -112,11 +112,12 @@ def test_report_option_writes_the_report_of_a_failure(
     result = run(capsys, "apply", "--table", str(root), *RULES, "--report", str(report))
 
     assert (result.code, result.out) == (EXIT_FAILED, "")
-    doc = json.loads(report.read_text())
-    assert (doc["version"], doc["command"], doc["outcome"]) == (1, "apply", "Failed")
-    assert doc["error"]["type"] == "NotBucketIndexedError"
-    assert "not bucket-indexed" in doc["error"]["message"]
-    assert "--convert" in doc["error"]["hint"]
+    written = JobReport.from_json(report.read_bytes())
+    assert (written.command, written.outcome) == (JobKind.APPLY, Outcome.FAILED)
+    assert written.error is not None
+    assert written.error.type == "NotBucketIndexedError"
+    assert "not bucket-indexed" in written.error.message
+    assert "--convert" in written.error.hint
 
 
 @pytest.mark.parametrize(

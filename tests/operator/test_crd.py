@@ -33,9 +33,10 @@ from hbt_admission import (
     VERSION_DOC,
     with_spec,
 )
+from hudi_bucket.contract.reports import ApplyResult, JobReport, Outcome, PlanResult, TableBuckets
 from hudi_bucket.contract.requests import JobKind
+from hudi_bucket.core.hashing_config import HashingConfig
 from hudi_bucket.core.planning import ChangeReason, PartitionChange, Plan
-from hudi_bucket.core.report import JobReport, Outcome
 from hudi_bucket.core.rules import MAX_BUCKETS, BucketRules, Rule
 from hudi_bucket_operator.reconcile import JobPhase, Observed, ObservedJob, decide
 from hudi_bucket_operator.spec import (
@@ -608,33 +609,26 @@ def test_a_new_resource_has_no_old_uri_to_keep() -> None:
 
 # --- status and printer columns -------------------------------------------------------------------------
 
-# What the jobs report about the table (jobs/show.py's table_buckets) and a plan with a rescale and a
-# partition converted from no bucket layout (old_buckets None).
-TABLE_FACTS = {
-    "config": {"instant": "20261121093000123", "expressions": "^region=emea$,8", "default": 4},
-    "partitions": {
-        "count": 2,
-        "byBuckets": {"4": 1, "8": 1},
-        "items": [{"partition": "region=emea", "buckets": 8}, {"partition": "region=apac", "buckets": 4}],
-        "omitted": 0,
-    },
-}
+# What the jobs report about the table, and a plan with a rescale and a partition converted from no
+# bucket layout (old_buckets None).
+RULES = BucketRules((Rule("^region=emea$", 8),), 4)
+TABLE_FACTS = TableBuckets.of(
+    HashingConfig.from_rules(RULES, "20261121093000123"), {"region=emea": 8, "region=apac": 4}
+).to_dict()
 PLAN = Plan(
-    BucketRules((Rule("^region=emea$", 8),), 4),
+    RULES,
     None,
     (
         PartitionChange("region=emea", 4, 8, 4, 9_100_000, 2_147_483_648, ChangeReason.RESCALE, True),
         PartitionChange("region=apac", None, 4, 1, 1_200, 80_000, ChangeReason.CONVERT),
     ),
     "20261121093000123",
-).to_dict()
+)
 NOW = datetime(2026, 11, 21, 9, 30, tzinfo=UTC)
 
 
 def _finished_job(kind: JobKind, sequence: int, result: dict[str, Any]) -> ObservedJob:
-    report = JobReport(
-        kind.value, "s3a://lake/warehouse/customers", Outcome.SUCCEEDED, "done", "", "", result
-    )
+    report = JobReport(kind, "s3a://lake/warehouse/customers", Outcome.SUCCEEDED, "done", "", "", result)
     return ObservedJob(
         f"customers-1-{kind.value}",
         kind,
@@ -649,9 +643,9 @@ def _finished_job(kind: JobKind, sequence: int, result: dict[str, Any]) -> Obser
 
 def operator_statuses() -> dict[str, dict[str, Any]]:
     """The statuses reconcile.decide writes along plan -> (approval) -> apply."""
-    plan_job = _finished_job(JobKind.PLAN, 0, {"plan": PLAN, **TABLE_FACTS})
-    apply_result = {"plan": PLAN, "instant": "20261121094500321", "rowsWritten": 9_101_200, "seconds": 312.5}
-    apply_job = _finished_job(JobKind.APPLY, 1, {**apply_result, **TABLE_FACTS})
+    plan_job = _finished_job(JobKind.PLAN, 0, {**PlanResult(PLAN, {}).to_dict(), **TABLE_FACTS})
+    applied = ApplyResult(PLAN, "20261121094500321", 2, 9_101_200, 2_147_563_648, 312.5, False, (), {})
+    apply_job = _finished_job(JobKind.APPLY, 1, {**applied.to_dict(), **TABLE_FACTS})
     automatic = with_spec(SMALL, "apply.policy", "Automatic")["spec"]
     awaiting = decide(Observed(SMALL["spec"], 1, {}, {}, (plan_job,)), NOW).status
     applying = decide(Observed(automatic, 1, {}, {}, (plan_job,)), NOW).status
@@ -672,10 +666,12 @@ def _nulls_in_declared_fields(node: Mapping[str, Any], value: Any) -> list[str]:
     if node.get("x-kubernetes-preserve-unknown-fields"):
         return []
     if isinstance(value, dict):
-        found = [key for key, item in value.items() if item is None]
+        found = []
         for key, item in value.items():
             sub = (node.get("properties") or {}).get(key) or node.get("additionalProperties")
-            if isinstance(sub, Mapping):
+            if item is None and not (isinstance(sub, Mapping) and sub.get("nullable")):
+                found.append(key)
+            elif isinstance(sub, Mapping):
                 found += _nulls_in_declared_fields(sub, item)
         return found
     if isinstance(value, list) and isinstance(node.get("items"), Mapping):

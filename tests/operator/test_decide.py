@@ -13,9 +13,13 @@ from typing import Any
 import pytest
 
 from hbt_resources import SPEC
+from hudi_bucket.contract.reports import ApplyResult, JobError, JobReport, Outcome, PlanResult, TableBuckets
 from hudi_bucket.contract.requests import JobKind
-from hudi_bucket.core.report import JobReport, Outcome
+from hudi_bucket.core.hashing_config import HashingConfig
+from hudi_bucket.core.planning import ChangeReason, PartitionChange, Plan
+from hudi_bucket.core.rules import BucketRules
 from hudi_bucket_operator.conditions import condition
+from hudi_bucket_operator.job_policy import JobDefaults
 from hudi_bucket_operator.reconcile import (
     HISTORY_LIMIT,
     JobPhase,
@@ -26,23 +30,28 @@ from hudi_bucket_operator.reconcile import (
 from hudi_bucket_operator.spec import PAUSED, RETRY
 
 NOW = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
-PLAN_ID, OTHER_PLAN_ID = "sha256:" + "1" * 64, "sha256:" + "0" * 64
-PLAN = {
-    "id": PLAN_ID,
-    "noop": False,
-    "partitions": 1,
-    "rows": 1000,
-    "changes": [{"partition": "day=2026-11-11", "old_buckets": 4, "new_buckets": 16, "bytes": 10}],
-}
-CONFIG = {"instant": "20261123110000000", "expressions": "11-11,16", "default": 4}
+RULES = BucketRules.parse("11-11,16", 4)
+CHANGE = PartitionChange("day=2026-11-11", 4, 16, 4, 1000, 10, ChangeReason.RESCALE, shuffle_free=True)
+PLAN, NOOP = Plan(RULES, None, (CHANGE,), "20261123100000000"), Plan(RULES, RULES, ())
+PLAN_ID, OTHER_PLAN_ID = PLAN.plan_id, "sha256:" + "0" * 64
+IN_FORCE = TableBuckets.of(HashingConfig.from_rules(RULES, "20261123110000000"), {CHANGE.partition: 16})
 
 
-def report(command: str, outcome: Outcome = Outcome.SUCCEEDED, **result: Any) -> JobReport:
-    error = {"type": "PreflightError", "message": "MERGE_ON_READ", "hint": "compact it"}
+def report(command: JobKind, outcome: Outcome = Outcome.SUCCEEDED, result: dict | None = None) -> JobReport:
+    error = JobError("PreflightError", "MERGE_ON_READ", "compact it") if outcome is Outcome.FAILED else None
     return JobReport(
-        command, "s3a://x", outcome, f"{command}: {outcome.value}", "t0", "t1", result,
-        error if outcome is Outcome.FAILED else None,
-    )  # fmt: skip
+        command, "s3a://x", outcome, f"{command}: {outcome.value}", "t0", "t1", result or {}, error
+    )
+
+
+def planned(plan: Plan = PLAN) -> JobReport:
+    return report(JobKind.PLAN, result={**PlanResult(plan, {}).to_dict(), **TableBuckets().to_dict()})
+
+
+def applied(instant: str | None = "20261123110000000", rows: int = 1000) -> JobReport:
+    result = ApplyResult(PLAN, instant, 1, rows, 10, 1.5, True, (), {})
+    outcome = Outcome.SUCCEEDED if instant else Outcome.NO_CHANGE
+    return report(JobKind.APPLY, outcome, {**result.to_dict(), **IN_FORCE.to_dict()})
 
 
 def job(
@@ -60,7 +69,7 @@ def job(
     )
 
 
-PLAN_DONE = job(JobKind.PLAN, JobPhase.COMPLETED, report("plan", plan=PLAN))
+PLAN_DONE = job(JobKind.PLAN, JobPhase.COMPLETED, planned())
 
 
 def recorded(observed_job: ObservedJob) -> dict[str, Any]:
@@ -98,7 +107,10 @@ CASES = {
     "a new table is planned": Case(phase="Planning", submit="plan", event="Planning"),
     "a paused new table starts nothing": Case(annotations={PAUSED: "true"}, phase="Paused"),
     "an invalid spec stalls, starts nothing": Case(
-        spec={"table": {"uri": "s3a://x"}, "buckets": {"default": 0}}, phase="Stalled", says="default"
+        spec={"table": {"uri": "s3a://x"}, "buckets": {"default": 0}},
+        phase="Stalled",
+        says="default",
+        event="InvalidSpec",
     ),
     "a plan in flight is waited for": Case(
         jobs=(job(JobKind.PLAN, JobPhase.RUNNING),), phase="Planning", says="running"
@@ -126,25 +138,28 @@ CASES = {
         jobs=(PLAN_DONE,), spec=AUTOMATIC, annotations={PAUSED: "true"}, phase="Paused"
     ),
     "a plan that changes nothing is Ready": Case(
-        jobs=(job(JobKind.PLAN, JobPhase.COMPLETED, report("plan", plan={**PLAN, "noop": True})),),
+        jobs=(job(JobKind.PLAN, JobPhase.COMPLETED, planned(NOOP)),),
         phase="Ready", records="orders-plan-1", says="already matches", event="Converged",
     ),
     "a failed plan stalls with the job's own words": Case(
-        jobs=(job(JobKind.PLAN, JobPhase.FAILED, report("plan", Outcome.FAILED)),),
+        jobs=(job(JobKind.PLAN, JobPhase.FAILED, report(JobKind.PLAN, Outcome.FAILED)),),
         phase="Stalled", records="orders-plan-1", says="MERGE_ON_READ (compact it)", event="JobFailed",
+    ),
+    "a finished job whose report cannot be used stalls, saying why": Case(
+        jobs=(job(JobKind.PLAN, JobPhase.COMPLETED, report(JobKind.PLAN, result={"plan": {"id": PLAN_ID}})),),
+        phase="Stalled", records="orders-plan-1", says="its report cannot be used", event="InvalidReport",
     ),
     "a job that failed without a report stalls with the Spark Operator's message": Case(
         jobs=(job(JobKind.PLAN, JobPhase.FAILED, error="driver pod OOMKilled"),),
         phase="Stalled", records="orders-plan-1", says="OOMKilled", event="JobFailed",
     ),
     "a completed apply is Ready and goes into history": Case(
-        jobs=(PLAN_DONE, job(JobKind.APPLY, JobPhase.COMPLETED, report("apply", plan=PLAN, config=CONFIG,
-                                                                         instant=CONFIG["instant"]))),
+        jobs=(PLAN_DONE, job(JobKind.APPLY, JobPhase.COMPLETED, applied())),
         status=recorded(PLAN_DONE), phase="Ready", records="orders-apply-1", says="apply: Succeeded",
         event="Applied",
     ),
     "an apply that found nothing to do is Ready": Case(
-        jobs=(PLAN_DONE, job(JobKind.APPLY, JobPhase.COMPLETED, report("apply", Outcome.NO_CHANGE))),
+        jobs=(PLAN_DONE, job(JobKind.APPLY, JobPhase.COMPLETED, applied(instant=None))),
         status=recorded(PLAN_DONE), phase="Ready", records="orders-apply-1", says="apply: NoChange",
     ),
     "a recorded job is never evaluated again": Case(
@@ -152,7 +167,7 @@ CASES = {
     ),
     "a finished generation whose jobs are gone stays as it is": Case(status=recorded(PLAN_DONE)),
     "a stalled table retries on a new retry token": Case(
-        jobs=(job(JobKind.PLAN, JobPhase.FAILED, report("plan", Outcome.FAILED)),),
+        jobs=(job(JobKind.PLAN, JobPhase.FAILED, report(JobKind.PLAN, Outcome.FAILED)),),
         status=recorded(job(JobKind.PLAN, JobPhase.FAILED)), annotations={RETRY: "2"},
         phase="Planning", submit="plan", event="Planning",
     ),
@@ -190,7 +205,7 @@ def test_decide(case: Case) -> None:
 
 def test_an_apply_carries_the_plan_it_was_approved_for_and_the_generation_and_token() -> None:
     observed = Observed(MANUAL_APPROVED, 3, {RETRY: "7"}, {}, (job(JobKind.PLAN, JobPhase.COMPLETED,
-                        report("plan", plan=PLAN), generation=3, token="7"),))  # fmt: skip
+                        planned(), generation=3, token="7"),))  # fmt: skip
     submit = decide(observed, NOW).submit
     assert submit is not None
     assert (submit.kind, submit.generation, submit.retry_token, submit.approved_plan) == (
@@ -200,11 +215,14 @@ def test_an_apply_carries_the_plan_it_was_approved_for_and_the_generation_and_to
 
 def test_history_keeps_the_newest_entries_first_and_is_bounded() -> None:
     old = [{"job": f"old-{i}"} for i in range(HISTORY_LIMIT)]
-    applied = job(JobKind.APPLY, JobPhase.COMPLETED, report("apply", plan=PLAN, instant="9", rowsWritten=5))
-    observed = Observed(SPEC, 1, {}, {**recorded(PLAN_DONE), "history": old}, (PLAN_DONE, applied))
+    apply_done = job(JobKind.APPLY, JobPhase.COMPLETED, applied("9", rows=5))
+    observed = Observed(SPEC, 1, {}, {**recorded(PLAN_DONE), "history": old}, (PLAN_DONE, apply_done))
     history = decide(observed, NOW).status["history"]
     assert len(history) == HISTORY_LIMIT
-    assert history[0] | {"job": applied.name, "instant": "9", "rows": 5, "partitions": 1} == history[0]
+    assert history[0] == {
+        "job": apply_done.name, "instant": "9", "planId": PLAN_ID, "partitions": 1, "rows": 5, "seconds": 1.5,
+        "outcome": "Succeeded", "finished": "t1",
+    }  # fmt: skip
     assert history[1] == old[0]
 
 
@@ -216,3 +234,31 @@ def test_a_condition_keeps_its_transition_time_while_its_status_holds() -> None:
     assert before is not None
     assert after is not None
     assert after["lastTransitionTime"] == before["lastTransitionTime"]
+
+
+POLICY = JobDefaults("registry.example/hudi-job:1.0", "3.5.8", allowed_images=("registry.example/hudi-job",))
+
+
+@pytest.mark.parametrize(
+    ("spark", "reason"),
+    [
+        ({"image": "docker.io/someone/else:latest"}, "ImageNotAllowed"),
+        ({"sparkConf": {"spark.master": "local[*]"}}, "InvalidSpec"),
+        ({"driver": {"memory": "2Gi"}}, "InvalidSpec"),
+    ],
+)
+def test_a_job_the_operator_would_not_run_is_one_stalled_decision_with_one_event(
+    spark: dict[str, Any], reason: str
+) -> None:
+    observed = Observed({**SPEC, "spark": spark}, 1, {}, {}, (), job_defaults=POLICY)
+    first = decide(observed, NOW)
+    assert (first.submit, first.status["phase"]) == (None, "Stalled")
+    assert [(kind, why) for kind, why, _ in first.events] == [("Warning", reason)]
+    again = decide(Observed(observed.spec, 1, {}, first.status, (), job_defaults=POLICY), NOW)
+    assert (again.submit, again.status, again.events) == (None, first.status, ())
+
+
+def test_a_job_within_the_operators_bounds_is_started() -> None:
+    spark = {"image": "registry.example/hudi-job:1.1", "driver": {"memory": "4g"}}
+    observed = Observed({**SPEC, "spark": spark}, 1, {}, {}, (), job_defaults=POLICY)
+    assert decide(observed, NOW).submit is not None

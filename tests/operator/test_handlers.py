@@ -18,6 +18,7 @@ from hudi_bucket_operator import handlers, naming
 from hudi_bucket_operator.backends import TableRef, job_name_for
 from hudi_bucket_operator.kube import KubeError
 from hudi_bucket_operator.reconcile import JobPhase, ObservedJob, SubmitJob
+from hudi_bucket_operator.settings import OperatorConfig
 from hudi_bucket_operator.spec import UNMANAGED, TableSpec
 from hudi_bucket_operator.workqueue import WorkQueue
 
@@ -34,6 +35,8 @@ MODIFIED = {"type": "MODIFIED"}
 
 class MemoryBackend:
     """Submitted jobs go into ``created`` (the cluster); the index shows them once a test says so."""
+
+    job_defaults = None
 
     def __init__(self) -> None:
         self.created: dict[str, ObservedJob] = {}
@@ -72,7 +75,7 @@ class RecordingKube:
 @pytest_asyncio.fixture
 async def memo(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[kopf.Memo]:
     monkeypatch.setattr(handlers.kopf, "event", lambda *args, **kwargs: None)
-    memo = kopf.Memo()
+    memo = kopf.Memo(config=OperatorConfig.from_env())
     memo.tables, memo.statuses, memo.expected = {}, {}, {}
     memo.indexes = {"jobs": {}}  # what Kopf's index is to the handlers: uid -> the jobs
     memo.backend = MemoryBackend()
@@ -166,8 +169,8 @@ async def test_a_table_marked_unmanaged_is_forgotten_and_left_alone(memo: kopf.M
     assert len(memo.kube.writes) == 1  # only the first pass wrote
 
 
-async def test_the_resync_queues_every_known_table(memo: kopf.Memo, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(handlers, "CONFIG", replace(handlers.CONFIG, resync_seconds=0.01))
+async def test_the_resync_queues_every_known_table(memo: kopf.Memo) -> None:
+    memo.config = replace(memo.config, resync_seconds=0.01)
     memo.tables[UID] = BODY
     resync = asyncio.create_task(handlers._resync(memo))
     try:

@@ -17,15 +17,9 @@ import hbt_admission
 import k8s_schema
 from hudi_bucket.contract.requests import JobKind, parse_argv
 from hudi_bucket_operator import naming
+from hudi_bucket_operator.job_policy import ImageNotAllowedError, JobDefaults, image_allowed
 from hudi_bucket_operator.reconcile import SubmitJob
-from hudi_bucket_operator.render import (
-    DEFAULT_SPARK_CONF,
-    ImageNotAllowedError,
-    JobDefaults,
-    image_allowed,
-    render_report_configmap,
-    render_spark_application,
-)
+from hudi_bucket_operator.render import DEFAULT_SPARK_CONF, render_report_configmap, render_spark_application
 from hudi_bucket_operator.spec import (
     API_VERSION,
     KIND,

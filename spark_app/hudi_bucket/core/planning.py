@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from enum import StrEnum
 from itertools import pairwise
 from typing import Any
@@ -91,11 +91,29 @@ class PartitionChange:
     shuffle_free: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "reason": self.reason.value}
+        return {
+            "partition": self.partition,
+            "oldBuckets": self.old_buckets,
+            "newBuckets": self.new_buckets,
+            "fileGroups": self.file_groups,
+            "rows": self.rows,
+            "bytes": self.bytes,
+            "reason": self.reason.value,
+            "shuffleFree": self.shuffle_free,
+        }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> PartitionChange:
-        return cls(**{**data, "reason": ChangeReason(data["reason"])})
+        return cls(
+            data["partition"],
+            data["oldBuckets"],
+            data["newBuckets"],
+            data["fileGroups"],
+            data["rows"],
+            data["bytes"],
+            ChangeReason(data["reason"]),
+            data["shuffleFree"],
+        )
 
 
 @dataclass(frozen=True)
@@ -148,9 +166,9 @@ class Plan:
         """JSON-safe, for the job report; ``from_dict`` reads it back and checks its id."""
         return {
             "id": self.plan_id,
-            "base_instant": self.base_instant,
+            "baseInstant": self.base_instant,
             **self._configs(),
-            "config_changes": self.config_changes,
+            "configChanges": self.config_changes,
             "noop": self.is_noop,
             **self.totals(),
             "changes": [c.to_dict() for c in self.changes],
@@ -164,7 +182,7 @@ class Plan:
                 desired=_rules_from_dict(data["desired"]),
                 current=None if current is None else _rules_from_dict(current),
                 changes=tuple(PartitionChange.from_dict(c) for c in data["changes"]),
-                base_instant=data["base_instant"],
+                base_instant=data["baseInstant"],
             )
         except (KeyError, TypeError, ValueError) as error:
             raise PlanError(f"malformed plan report: {error!r}", hint=_REPLAN) from None
@@ -174,7 +192,7 @@ class Plan:
             )
         return plan
 
-    def summary(self, max_items: int = 50) -> dict[str, Any]:
+    def summary(self, max_items: int) -> dict[str, Any]:
         """A bounded view for a status field: totals, the ``max_items`` largest changes by bytes, and
         how many were left out."""
         if max_items < 0:
@@ -182,8 +200,8 @@ class Plan:
         largest = sorted(self.changes, key=lambda c: (-c.bytes, c.partition))[:max_items]
         return {
             "id": self.plan_id,
-            "config_changes": self.config_changes,
             "noop": self.is_noop,
+            "configChanges": self.config_changes,
             **self.totals(),
             "items": [c.to_dict() for c in largest],
             "omitted": len(self.changes) - len(largest),

@@ -5,9 +5,9 @@ the config in force."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 from hudi_bucket.core.filegroups import PARTITION_METAFILE, FileGroup, PartitionFile, live_file_groups
+from hudi_bucket.core.hashing_config import HashingConfig
 from hudi_bucket.core.rules import Matcher
 from hudi_bucket.core.timeline import REPLACE_ACTIONS, WRITE_ACTIONS
 from hudi_bucket.hudi import config_store
@@ -70,30 +70,12 @@ def rows_by_base_file(storage: Storage, table: HudiTable) -> dict[str, int]:
     return rows
 
 
-def table_buckets(
-    storage: Storage, table: HudiTable, matcher: Matcher, max_items: int = 50
-) -> dict[str, Any]:
-    """The config in force and each partition's bucket count under it, bounded for a status: counts per
-    bucket number, then the partitions with the most buckets."""
+def bucket_counts(
+    storage: Storage, table: HudiTable, matcher: Matcher
+) -> tuple[HashingConfig | None, dict[str, int]]:
+    """The config in force (None: none yet, and no counts) and each partition's bucket count under it."""
     in_force = config_store.load_in_force(storage, table.timeline.pending_replace_timestamps())
     if in_force is None:
-        return {"config": None, "partitions": None}
+        return None, {}
     rules = in_force.to_rules()
-    buckets = {p: rules.buckets_for(p, matcher) for p in list_partitions(storage)}
-    by_count: dict[str, int] = {}
-    for count in buckets.values():
-        by_count[str(count)] = by_count.get(str(count), 0) + 1
-    largest = sorted(buckets.items(), key=lambda item: (-item[1], item[0]))[:max_items]
-    return {
-        "config": {
-            "instant": in_force.instant,
-            "expressions": in_force.expressions,
-            "default": in_force.default_bucket_number,
-        },
-        "partitions": {
-            "count": len(buckets),
-            "byBuckets": by_count,
-            "items": [{"partition": p, "buckets": n} for p, n in largest],
-            "omitted": max(0, len(buckets) - max_items),
-        },
-    }
+    return in_force, {p: rules.buckets_for(p, matcher) for p in list_partitions(storage)}

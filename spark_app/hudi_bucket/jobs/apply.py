@@ -11,9 +11,8 @@ back first.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
-from typing import Any
 
+from hudi_bucket.contract.reports import ApplyResult
 from hudi_bucket.contract.requests import ApplyOptions, RescaleOptions
 from hudi_bucket.core.commits import INSERT_OVERWRITE, CommitMetadata
 from hudi_bucket.core.hashing_config import HashingConfig
@@ -77,32 +76,6 @@ def plan(ctx: TableContext, options: RescaleOptions) -> tuple[Plan, PreflightRes
         base_instant=latest.timestamp if latest else None,
     )
     return result, checks
-
-
-@dataclass(frozen=True)
-class ApplyResult:
-    plan: Plan
-    instant: str | None
-    files_written: int
-    rows_written: int
-    bytes_written: int
-    seconds: float
-    shuffle_free: bool
-    notes: tuple[str, ...]
-    writer_options: dict[str, str]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "writerOptions": self.writer_options,
-            "instant": self.instant,
-            "plan": self.plan.to_dict(),
-            "filesWritten": self.files_written,
-            "rowsWritten": self.rows_written,
-            "bytesWritten": self.bytes_written,
-            "seconds": round(self.seconds, 3),
-            "shuffleFree": self.shuffle_free,
-            "notes": list(self.notes),
-        }
 
 
 def apply(ctx: TableContext, options: ApplyOptions) -> ApplyResult:

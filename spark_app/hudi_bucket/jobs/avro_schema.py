@@ -208,10 +208,7 @@ def _from_avro(avro: Any) -> DataType:
     kind = avro["type"]
     if kind == "record":
         return StructType(
-            [
-                StructField(f["name"], _from_avro(f["type"]), _nullable(f["type"]))
-                for f in avro["fields"]
-            ]
+            [StructField(f["name"], _from_avro(f["type"]), _nullable(f["type"])) for f in avro["fields"]]
         )
     if kind == "array":
         return ArrayType(_from_avro(avro["items"]), _nullable(avro["items"]))

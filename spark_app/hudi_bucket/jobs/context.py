@@ -19,7 +19,9 @@ class TableContext:
     table: HudiTable
     hash_fields: tuple[str, ...]
     key_style: KeyStyle
-    liveness: Liveness = field(default_factory=Liveness)  # the heartbeat settings of the table's writers (Hudi's defaults)
+    liveness: Liveness = field(
+        default_factory=Liveness
+    )  # the heartbeat settings of the table's writers (Hudi's defaults)
 
     @classmethod
     def open(

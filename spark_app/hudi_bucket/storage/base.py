@@ -16,7 +16,9 @@ class FileInfo:
     path: str  # relative to the storage root
     size: int
     is_dir: bool
-    modified_ms: int = field(default=0, compare=False)  # last modification, ms since the epoch (Hudi's heartbeats)
+    modified_ms: int = field(
+        default=0, compare=False
+    )  # last modification, ms since the epoch (Hudi's heartbeats)
 
     @property
     def name(self) -> str:

@@ -1,0 +1,308 @@
+"""The report a `hudi-bucket-job` run writes, the typed results the operator reads, and where a report
+travels in a cluster.
+
+One JSON document per run. ``outcome`` is the one field a reader must look at first; ``result`` is the
+command's own payload. The operator reads the results of plan and apply (``PlanResult``, ``ApplyResult``,
+with ``TableBuckets`` beside either); the other commands' results are for people. Keys are camelCase, as
+in the Kubernetes status they end up in. The job and the operator are released together and ``version``
+names the shape: a reader refuses a report of another shape (``ReportError``) rather than misread it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any, ClassVar
+from urllib.parse import urlparse
+
+from hudi_bucket.contract.requests import JobKind
+from hudi_bucket.core.hashing_config import HashingConfig
+from hudi_bucket.core.planning import Plan
+from hudi_bucket.errors import HudiBucketError, StorageError
+
+REPORT_VERSION = 2
+TABLE_ITEMS = 50  # partitions a report names by their bucket count; the rest are counted
+
+
+class ReportError(HudiBucketError):
+    """A report that is not what this release's jobs write (another release's, or a damaged one)."""
+
+    hint = "run the job image released with this operator, then retry the job (the retry annotation)"
+
+
+@contextmanager
+def _reading(what: str) -> Iterator[None]:
+    """Turns a missing key or a wrong type in a report into a ReportError naming it."""
+    try:
+        yield
+    except (KeyError, TypeError, ValueError, AttributeError, HudiBucketError) as err:
+        if isinstance(err, ReportError):
+            raise
+        raise ReportError(f"{what} cannot be read: {type(err).__name__}: {err}") from None
+
+
+class Outcome(StrEnum):
+    SUCCEEDED = "Succeeded"
+    NO_CHANGE = "NoChange"  # already converged: nothing written
+    FAILED = "Failed"
+
+
+@dataclass(frozen=True)
+class JobError:
+    """What the operator shows of a failure: the error's kind, its message and what to do."""
+
+    type: str
+    message: str
+    hint: str = ""
+
+    @classmethod
+    def of(cls, err: BaseException) -> JobError:
+        if isinstance(err, HudiBucketError):
+            return cls(type(err).__name__, str(err.args[0]) if err.args else str(err), err.hint)
+        return cls(type(err).__name__, str(err))
+
+
+@dataclass(frozen=True)
+class JobReport:
+    command: JobKind
+    table: str
+    outcome: Outcome
+    message: str
+    started: str
+    finished: str
+    result: Mapping[str, Any] = field(default_factory=dict)
+    error: JobError | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        doc: dict[str, Any] = {
+            "version": REPORT_VERSION,
+            "command": self.command.value,
+            "table": self.table,
+            "outcome": self.outcome.value,
+            "message": self.message,
+            "started": self.started,
+            "finished": self.finished,
+            "result": dict(self.result),
+        }
+        if self.error:
+            doc["error"] = {"type": self.error.type, "message": self.error.message, "hint": self.error.hint}
+        return doc
+
+    def to_json(self) -> bytes:
+        return (json.dumps(self.to_dict(), indent=2) + "\n").encode()
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> JobReport:
+        """The report ``to_json`` wrote; ReportError for anything else."""
+        with _reading("the report"):
+            doc = json.loads(text)
+            if doc.get("version") != REPORT_VERSION:
+                raise ReportError(
+                    f"the report has version {doc.get('version')!r}; this release reads version {REPORT_VERSION}"
+                )
+            error = doc.get("error")
+            return cls(
+                command=JobKind(doc["command"]),
+                table=doc["table"],
+                outcome=Outcome(doc["outcome"]),
+                message=doc["message"],
+                started=doc["started"],
+                finished=doc["finished"],
+                result=dict(doc["result"]),
+                error=JobError(error["type"], error["message"], error["hint"]) if error else None,
+            )
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+# --- what the operator reads ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ConfigInForce:
+    """The table's hashing_config in force, as a status shows it."""
+
+    instant: str
+    expressions: str
+    default: int
+
+
+@dataclass(frozen=True)
+class PartitionBuckets:
+    """Each partition's bucket count under the config in force, bounded: how many partitions have each
+    count, and the partitions with the most buckets (``omitted`` counts the others)."""
+
+    count: int
+    by_buckets: Mapping[str, int]
+    items: tuple[tuple[str, int], ...]  # (partition, buckets), most buckets first
+    omitted: int
+
+
+@dataclass(frozen=True)
+class TableBuckets:
+    """The config in force and the partitions' bucket counts as a job last saw the table: beside the result
+    of plan and apply, the operator copies both into the status."""
+
+    config: ConfigInForce | None = None
+    partitions: PartitionBuckets | None = None
+
+    @classmethod
+    def of(
+        cls, in_force: HashingConfig | None, counts: Mapping[str, int], max_items: int = TABLE_ITEMS
+    ) -> TableBuckets:
+        """From the config in force (None: none yet) and each partition's bucket count under it."""
+        if in_force is None:
+            return cls()
+        largest = sorted(counts.items(), key=lambda item: (-item[1], item[0]))[:max_items]
+        by_count = Counter(str(count) for count in counts.values())
+        return cls(
+            ConfigInForce(in_force.instant, in_force.expressions, in_force.default_bucket_number),
+            PartitionBuckets(len(counts), dict(by_count), tuple(largest), len(counts) - len(largest)),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        config, partitions = self.config, self.partitions
+        return {
+            "config": None
+            if config is None
+            else {"instant": config.instant, "expressions": config.expressions, "default": config.default},
+            "partitions": None
+            if partitions is None
+            else {
+                "count": partitions.count,
+                "byBuckets": dict(partitions.by_buckets),
+                "items": [{"partition": p, "buckets": n} for p, n in partitions.items],
+                "omitted": partitions.omitted,
+            },
+        }
+
+    @classmethod
+    def from_dict(cls, result: Mapping[str, Any]) -> TableBuckets:
+        """Read from a plan's or an apply's result, which holds these two keys beside its own."""
+        with _reading("the table's bucket counts"):
+            config, partitions = result["config"], result["partitions"]
+            return cls(
+                None
+                if config is None
+                else ConfigInForce(config["instant"], config["expressions"], config["default"]),
+                None
+                if partitions is None
+                else PartitionBuckets(
+                    partitions["count"],
+                    dict(partitions["byBuckets"]),
+                    tuple((item["partition"], item["buckets"]) for item in partitions["items"]),
+                    partitions["omitted"],
+                ),
+            )
+
+
+@dataclass(frozen=True)
+class PlanResult:
+    plan: Plan
+    preflight: Mapping[str, Any]  # the checks that passed, and notes (for people)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"plan": self.plan.to_dict(), "preflight": dict(self.preflight)}
+
+    @classmethod
+    def from_dict(cls, result: Mapping[str, Any]) -> PlanResult:
+        with _reading("the plan"):
+            return cls(Plan.from_dict(result["plan"]), dict(result["preflight"]))
+
+
+@dataclass(frozen=True)
+class ApplyResult:
+    plan: Plan
+    instant: str | None  # None: already converged, nothing written
+    files_written: int
+    rows_written: int
+    bytes_written: int
+    seconds: float
+    shuffle_free: bool
+    notes: tuple[str, ...]
+    writer_options: Mapping[str, str]  # what every Hudi writer of the table must set from now on
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "writerOptions": dict(self.writer_options),
+            "instant": self.instant,
+            "plan": self.plan.to_dict(),
+            "filesWritten": self.files_written,
+            "rowsWritten": self.rows_written,
+            "bytesWritten": self.bytes_written,
+            "seconds": round(self.seconds, 3),
+            "shuffleFree": self.shuffle_free,
+            "notes": list(self.notes),
+        }
+
+    @classmethod
+    def from_dict(cls, result: Mapping[str, Any]) -> ApplyResult:
+        with _reading("the apply's result"):
+            return cls(
+                plan=Plan.from_dict(result["plan"]),
+                instant=result["instant"],
+                files_written=result["filesWritten"],
+                rows_written=result["rowsWritten"],
+                bytes_written=result["bytesWritten"],
+                seconds=result["seconds"],
+                shuffle_free=result["shuffleFree"],
+                notes=tuple(result["notes"]),
+                writer_options=dict(result["writerOptions"]),
+            )
+
+
+# --- where a report goes in a cluster --------------------------------------------------------------------
+
+_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?")
+
+
+@dataclass(frozen=True)
+class ConfigMapReport:
+    """``configmap://<namespace>/<name>``: the report goes into ``data["report.json"]`` of that ConfigMap.
+
+    A SparkApplication's driver cannot hand a file to the operator, but it can reach the Kubernetes API.
+    The operator creates the ConfigMap (named like the job, owned by the table) before the job starts.
+    """
+
+    SCHEME: ClassVar[str] = "configmap"
+    KEY: ClassVar[str] = "report.json"
+
+    namespace: str
+    name: str
+
+    @property
+    def uri(self) -> str:
+        return f"{self.SCHEME}://{self.namespace}/{self.name}"
+
+    @classmethod
+    def is_named_by(cls, uri: str) -> bool:
+        return uri.startswith(f"{cls.SCHEME}://")
+
+    @classmethod
+    def parse(cls, uri: str) -> ConfigMapReport:
+        """The ConfigMap ``uri`` names, or StorageError."""
+        parsed = urlparse(uri)
+        namespace, name = parsed.netloc, parsed.path.strip("/")
+        if (
+            parsed.scheme != cls.SCHEME
+            or not _DNS_LABEL.fullmatch(namespace)
+            or len(namespace) > 63
+            or not _DNS_SUBDOMAIN.fullmatch(name)
+            or len(name) > 253
+            or parsed.query
+            or parsed.fragment
+        ):
+            raise StorageError(
+                f"{uri!r} is not a ConfigMap report URI",
+                hint=f"write it as {cls.SCHEME}://<namespace>/<name>",
+            )
+        return cls(namespace, name)
