@@ -16,12 +16,11 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
-from hudi import HudiTableBuilder
 
 from hudi_bucket.core.buckets import bucket_id_from_file_id, new_bucket_file_id, record_key_bucket_id
 from hudi_bucket.core.commits import INSERT_OVERWRITE, CommitMetadata, WriteStat
 from hudi_bucket.core.filegroups import FileGroup, partition_file_path
-from hudi_bucket.core.metafields import META_COLUMNS, RECORD_KEY
+from hudi_bucket.core.metafields import RECORD_KEY
 from hudi_bucket.core.recordkeys import KeyStyle
 from hudi_bucket.core.timeline import Action
 from hudi_bucket.hudi import config_store
@@ -33,14 +32,6 @@ from hudi_bucket.storage import LocalStorage
 
 NewFiles = Mapping[str, list[tuple[str, pa.Table]]]
 """Partition -> the (file id, rows) of each base file a replacecommit writes there."""
-
-
-def read_rows(root: Path) -> pa.Table:
-    """Every row hudi-rs reads (an independent Hudi reader), data columns only, sorted by record key."""
-    rows = pa.Table.from_batches(HudiTableBuilder.from_base_uri(str(root)).build().read())
-    keys = rows.column(RECORD_KEY)
-    data = rows.drop_columns([c for c in META_COLUMNS if c in rows.column_names])
-    return data.append_column(RECORD_KEY, keys).sort_by(RECORD_KEY).drop_columns([RECORD_KEY])
 
 
 def verified(ctx: TableContext) -> bool:

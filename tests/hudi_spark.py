@@ -14,8 +14,7 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
-from hudi import HudiTableBuilder
+from hudi_rs import snapshot
 
 from hudi_bucket.core.metafields import META_COLUMNS
 from hudi_bucket.hudi import config_store
@@ -81,10 +80,7 @@ def data_rows(frame: Any) -> list[tuple]:
 
 def hudi_rs_rows(root: Path) -> list[tuple]:
     """The rows hudi-rs (an independent reader) reads, as ``data_rows`` lays them out."""
-    batches = HudiTableBuilder.from_base_uri(str(root)).build().read()
-    if not batches:
-        return []
-    table = pa.Table.from_batches(batches)
+    table = snapshot(root)
     columns = sorted(c for c in table.column_names if c not in META_COLUMNS)
     return sorted((tuple(r.values()) for r in table.select(columns).to_pylist()), key=repr)
 

@@ -27,27 +27,21 @@ import argparse
 import concurrent.futures
 import json
 import os
-import signal
-import socket
-import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import Any
 
 sys.path[:0] = [str(Path(__file__).parents[1]), str(Path(__file__).parents[1] / "e2e")]  # tests/, tests/e2e/
 
-from kubernetes import client, config, watch  # noqa: E402
+from kubernetes import client, config  # noqa: E402
+from operator_kit import APPS, GROUP, PLURAL, VERSION, AppWatch, Operator, count_kinds, until_served  # noqa: E402
 
 from control_plane import ControlPlane, ensure_binaries  # noqa: E402
 from paths import K8S_FIXTURES, REPO  # noqa: E402
 
 NAMESPACE = "bench"
-GROUP, VERSION, PLURAL = "hudi.bucketops.io", "v1alpha1", "hudibuckettables"
-APPS = ("sparkoperator.k8s.io", "v1beta2", "sparkapplications")
-OPERATOR_BIN = Path(sys.executable).parent / "hudi-bucket-operator"
 # Measured before this design (issue 12): a timer per table, one LIST per table per 10 s poll.
 OLD = {
     "p50": "4.4 s",
@@ -98,8 +92,8 @@ def run(plane: ControlPlane, work: Path, args: argparse.Namespace) -> None:
         plane.token_for(NAMESPACE, "operator"), work / "operator.kubeconfig"
     )
 
-    first_app = AppWatch(custom).start()
-    operator = Operator(kubeconfig, work / "operator.log")
+    first_app = AppWatch(custom, NAMESPACE).start()
+    operator = Operator(kubeconfig, work / "operator.log", NAMESPACE)
     time.sleep(3)  # Kopf lists the (empty) namespace and starts its watches
 
     burst_cpu, burst_began, burst_audit = operator.cpu_seconds(), time.monotonic(), len(plane.audit_events())
@@ -148,100 +142,6 @@ def run(plane: ControlPlane, work: Path, args: argparse.Namespace) -> None:
     first_app.stop()
 
     report(args, latency, last_after, burst, steady, restart, finalizers, big)
-
-
-def count_kinds(events: list[dict[str, Any]]) -> dict[str, int]:
-    """Requests by verb and resource (with subresource)."""
-    kinds: dict[str, int] = {}
-    for e in events:
-        ref = e.get("objectRef") or {}
-        kind = f"{e['verb']} {ref.get('resource', e.get('requestURI', ''))}" + (
-            f"/{ref['subresource']}" if ref.get("subresource") else ""
-        )
-        kinds[kind] = kinds.get(kind, 0) + 1
-    return dict(sorted(kinds.items(), key=lambda kv: -kv[1]))
-
-
-def until_served(custom: client.CustomObjectsApi, manifest: str) -> None:
-    group, version, plural = APPS if "sparkoperator" in manifest else (GROUP, VERSION, PLURAL)
-    for _ in range(100):
-        try:
-            custom.list_cluster_custom_object(group, version, plural, limit=1)
-            return
-        except client.ApiException:
-            time.sleep(0.2)
-    raise RuntimeError(f"{plural} not served")
-
-
-class Operator:
-    def __init__(self, kubeconfig: Path, log: Path) -> None:
-        env = {
-            "KUBECONFIG": str(kubeconfig),
-            "PATH": os.environ["PATH"],
-            "HBO_NAMESPACES": NAMESPACE,
-            "HBO_METRICS_PORT": "0",
-        }
-        self.log = log.open("ab")
-        self.process = subprocess.Popen(
-            [str(OPERATOR_BIN), "run", f"--liveness=http://127.0.0.1:{free_port()}/healthz"],
-            env=env,
-            stdout=self.log,
-            stderr=subprocess.STDOUT,
-        )
-
-    def cpu_seconds(self) -> float:
-        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-    def rss_mib(self) -> float:
-        for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-        raise RuntimeError("no VmRSS")
-
-    def kill(self) -> None:
-        self.process.send_signal(signal.SIGKILL)
-        self.process.wait()
-
-    def stop(self) -> None:
-        self.process.terminate()
-        self.process.wait(timeout=30)
-
-
-class AppWatch:
-    """Timestamps each table's first SparkApplication as the watch delivers it."""
-
-    def __init__(self, custom: client.CustomObjectsApi) -> None:
-        self.custom = custom
-        self.seen: dict[str, float] = {}
-        self.apps: dict[str, str] = {}  # app name -> its table
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._watch, daemon=True)
-
-    def start(self) -> AppWatch:
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._stop.set()
-
-    def _watch(self) -> None:
-        while not self._stop.is_set():
-            stream = watch.Watch().stream(
-                self.custom.list_namespaced_custom_object, *APPS[:2], NAMESPACE, APPS[2], timeout_seconds=5
-            )
-            for event in stream:
-                meta = event["object"]["metadata"]
-                table = meta.get("annotations", {}).get("hudi.bucketops.io/table-name", "")
-                self.seen.setdefault(table, time.monotonic())
-                self.apps[meta["name"]] = table
-
-    def wait_for(self, tables: set[str], timeout: float) -> None:
-        deadline = time.monotonic() + timeout
-        while not tables <= set(self.seen):
-            if time.monotonic() > deadline:
-                raise AssertionError(f"{len(tables - set(self.seen))} tables got no SparkApplication")
-            time.sleep(0.1)
 
 
 def create_tables(custom: client.CustomObjectsApi, start: int, count: int, batch: int) -> tuple[dict, float]:
@@ -294,7 +194,7 @@ def restart_with_running_jobs(
         status = {"applicationState": {"state": "RUNNING"}, "driverInfo": {}}
         custom.patch_namespaced_custom_object_status(*APPS[:2], NAMESPACE, APPS[2], name, {"status": status})
     began = time.monotonic()
-    operator = Operator(kubeconfig, work / "operator.log")
+    operator = Operator(kubeconfig, work / "operator.log", NAMESPACE)
 
     by_app = {
         a["metadata"]["name"]: a["metadata"]["annotations"]["hudi.bucketops.io/table-name"] for a in apps
@@ -374,12 +274,6 @@ def report(
     print(f"operator requests during the burst: {burst['calls']}")
     print(f"operator requests while nothing changed: {steady['kinds'] or 'none'}")
     print(json.dumps({"latency_p50": pct(50), "latency_p99": pct(99), "burst": burst, "steady": steady}))
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 if __name__ == "__main__":

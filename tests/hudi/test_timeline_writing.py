@@ -9,10 +9,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from hudi import HudiTableBuilder
+from hudi_rs import records
 
 from hudi_bucket.core.commits import INSERT_OVERWRITE, CommitMetadata, WriteStat
 from hudi_bucket.core.filegroups import FileGroup
-from hudi_bucket.core.metafields import META_COLUMNS
 from hudi_bucket.core.timeline import Action, State
 from hudi_bucket.hudi.fs_view import load_file_groups
 from hudi_bucket.hudi.table import (
@@ -23,14 +23,6 @@ from hudi_bucket.hudi.table import (
     timeline_store,
 )
 from hudi_bucket.storage import LocalStorage
-
-
-def read_rows(root: Path) -> pa.Table:
-    """Every row hudi-rs reads, data columns only, in a stable order."""
-    table = HudiTableBuilder.from_base_uri(str(root)).build()
-    rows = pa.Table.from_batches(table.read())
-    data = rows.drop_columns([c for c in META_COLUMNS if c in rows.column_names])
-    return data.sort_by([(data.column_names[0], "ascending")])
 
 
 def merge_into_new_file_group(
@@ -93,7 +85,7 @@ def test_hudi_rs_reads_our_replacecommit(fixture_table, name: str, partition: st
     if load_table(storage).metadata_table_live:
         # Readers list files from a live metadata table, which a replacecommit alone leaves stale.
         assert not disable_metadata_table(storage, load_table(storage)).metadata_table_live
-    before = read_rows(root)
+    before = records(root)
     old_ids = {s.file_id for s in HudiTableBuilder.from_base_uri(str(root)).build().get_file_slices()}
 
     table, new_id = overwrite_partition(root, partition)
@@ -103,7 +95,7 @@ def test_hudi_rs_reads_our_replacecommit(fixture_table, name: str, partition: st
     in_partition = {s.file_id for s in slices if s.partition_path == partition}
     assert in_partition == {new_id}
     assert {s.file_id for s in slices} - {new_id} < old_ids
-    assert read_rows(root).equals(before)
+    assert records(root) == before
 
 
 def test_a_pending_replacecommit_is_invisible_and_can_be_removed(fixture_table) -> None:
@@ -111,7 +103,7 @@ def test_a_pending_replacecommit_is_invisible_and_can_be_removed(fixture_table) 
     storage = LocalStorage(root)
     table = load_table(storage)
     store = timeline_store(storage, table)
-    before = read_rows(root)
+    before = records(root)
     old = load_file_groups(storage, table, ("10",))["10"]
     instant = store.new_instant_time()
     inflight = store.start(store.request(instant, Action.REPLACE_COMMIT), CommitMetadata(INSERT_OVERWRITE))
@@ -122,7 +114,7 @@ def test_a_pending_replacecommit_is_invisible_and_can_be_removed(fixture_table) 
     assert pending.timeline.get(instant).state is State.INFLIGHT
     assert pending.timeline.pending_replace_timestamps() == {instant}
     assert load_file_groups(storage, pending, ("10",))["10"] == old
-    assert read_rows(root).equals(before)
+    assert records(root) == before
     assert stat.file_id not in {
         s.file_id for s in HudiTableBuilder.from_base_uri(str(root)).build().get_file_slices()
     }

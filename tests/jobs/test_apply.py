@@ -3,11 +3,8 @@ a crash at any point leaves the table as it was and converges on the next run.""
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pyarrow as pa
 import pytest
-from hudi import HudiTableBuilder
+from hudi_rs import REWRITTEN, records
 
 from bucket_tables import verified
 from crashes import CRASH_POINTS, Crash, crash
@@ -22,15 +19,6 @@ from hudi_bucket.jobs.apply import ConcurrentWriterError, apply, plan
 from hudi_bucket.jobs.context import TableContext
 
 pytestmark = pytest.mark.spark
-
-META = ["_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_file_name"]
-
-
-def rows(root: Path) -> list[dict]:
-    """Every full record hudi-rs reads (the meta columns we rewrite left out), in a stable order."""
-    table = pa.Table.from_batches(HudiTableBuilder.from_base_uri(str(root)).build().read())
-    data = table.drop_columns([c for c in META if c in table.column_names])
-    return sorted(data.to_pylist(), key=lambda r: r["_hoodie_record_key"])
 
 
 def request(expressions: str, default: int, **options: object) -> ApplyOptions:
@@ -49,27 +37,27 @@ def request(expressions: str, default: int, **options: object) -> ApplyOptions:
 )
 def test_convert_then_rescale_keeps_every_row(spark, fixture_table, name, expressions, disable_mdt) -> None:
     root = fixture_table(name)
-    before = rows(root)
+    before = records(root, drop=REWRITTEN)
     ctx = TableContext.open(spark, str(root))
 
     converted = apply(ctx, request(expressions, 2, convert=True, disable_metadata_table=disable_mdt))
     assert converted.instant is not None
     assert converted.writer_options["hoodie.index.type"] == "BUCKET"  # what writers must switch to
     assert converted.writer_options["hoodie.bucket.index.partition.expressions"] == expressions
-    assert rows(root) == before
+    assert records(root, drop=REWRITTEN) == before
     assert verified(ctx)
 
     # Doubling every bucket count: each new bucket draws from one old bucket, so no shuffle is needed.
     doubled = ";".join(f"{r.pattern},{r.buckets * 2}" for r in BucketRules.parse(expressions, 2).rules)
     rescaled = apply(ctx.reload(), request(doubled, 4))
     assert rescaled.shuffle_free
-    assert rows(root) == before
+    assert records(root, drop=REWRITTEN) == before
     assert verified(ctx)
 
     # Halving back merges pairs of buckets, again task-locally.
     merged = apply(ctx.reload(), request(expressions, 2))
     assert merged.shuffle_free
-    assert rows(root) == before
+    assert records(root, drop=REWRITTEN) == before
     assert verified(ctx)
 
 
@@ -94,14 +82,14 @@ def test_a_rule_for_future_partitions_is_still_committed(spark, fixture_table) -
     root = fixture_table("cow_v8_simplekeygen_nonhivestyle")
     ctx = TableContext.open(spark, str(root))
     apply(ctx, request("^10$,4", 2, convert=True))
-    before = rows(root)
+    before = records(root, drop=REWRITTEN)
     result = apply(ctx.reload(), request("^99$,16;^10$,4", 2))
     assert result.plan.changes == ()
     assert result.instant is not None  # an empty replacecommit carries the new config, as Hudi's does
     table = ctx.reload().table
     assert table.timeline.latest_completed.action is Action.REPLACE_COMMIT
     assert config_store.load_in_force(ctx.storage, frozenset()).expressions == "^99$,16;^10$,4"
-    assert rows(root) == before
+    assert records(root, drop=REWRITTEN) == before
 
 
 def test_an_approved_plan_must_be_the_plan_that_runs(spark, fixture_table) -> None:
@@ -135,7 +123,7 @@ def test_a_crash_leaves_readers_on_the_old_layout_and_the_next_apply_converges(
     spark, fixture_table, monkeypatch, point
 ) -> None:
     root = fixture_table("cow_v6_simplekeygen_nonhivestyle")
-    before = rows(root)
+    before = records(root, drop=REWRITTEN)
     ctx = TableContext.open(spark, str(root))
     with monkeypatch.context() as crashing:
         crash(crashing, point)
@@ -144,18 +132,18 @@ def test_a_crash_leaves_readers_on_the_old_layout_and_the_next_apply_converges(
 
     pending = ctx.reload().table.timeline.pending()
     assert len(pending) == 1
-    assert rows(root) == before  # readers never see a half-done rescale
+    assert records(root, drop=REWRITTEN) == before  # readers never see a half-done rescale
 
     result = apply(ctx.reload(), request("^10$,4", 2, convert=True))
     assert f"rolled back our unfinished rescale {pending[0].timestamp}" in result.notes
     assert ctx.reload().table.timeline.pending() == ()
-    assert rows(root) == before
+    assert records(root, drop=REWRITTEN) == before
     assert verified(ctx)
 
 
 def test_a_writer_committing_during_the_rescale_rolls_it_back(spark, fixture_table, monkeypatch) -> None:
     root = fixture_table("cow_v8_simplekeygen_nonhivestyle")
-    before = rows(root)
+    before = records(root, drop=REWRITTEN)
     ctx = TableContext.open(spark, str(root))
     real_rewrite = apply_module.rewrite_partitions
 
@@ -174,19 +162,19 @@ def test_a_writer_committing_during_the_rescale_rolls_it_back(spark, fixture_tab
     table = ctx.reload().table
     assert [i.action for i in table.timeline.pending()] == []
     assert not config_store.list_instants(ctx.storage)
-    assert rows(root) == before
+    assert records(root, drop=REWRITTEN) == before
 
 
 def test_rollback_of_a_completed_rescale_restores_the_old_layout(spark, fixture_table) -> None:
     root = fixture_table("cow_v8_simplekeygen_nonhivestyle")
     ctx = TableContext.open(spark, str(root))
     before_files = sorted(p.name for p in root.rglob("*.parquet"))
-    before = rows(root)
+    before = records(root, drop=REWRITTEN)
     result = apply(ctx, request("^10$,4", 2, convert=True))
 
     undone = rollback(ctx.storage, ctx.reload().table, result.instant)
     assert undone.was_completed
     assert undone.config_removed
     assert sorted(p.name for p in root.rglob("*.parquet")) == before_files
-    assert rows(root) == before
+    assert records(root, drop=REWRITTEN) == before
     assert ctx.reload().table.timeline.get(result.instant) is None

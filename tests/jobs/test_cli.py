@@ -11,9 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
 import pytest
-from hudi import HudiTableBuilder
+from hudi_rs import REWRITTEN, records
 
 from hudi_bucket.cli import EXIT_FAILED, EXIT_OK, EXIT_USAGE, main
 from hudi_bucket.contract.reports import JobReport, Outcome, PlanResult
@@ -23,7 +22,6 @@ pytestmark = pytest.mark.spark
 
 MakeTable = Callable[[str], Path]
 V8 = "cow_v8_simplekeygen_nonhivestyle"  # partitions 10, 20, 30; not bucket-indexed, no metadata table
-META_COLUMNS = ("_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_file_name")
 RULES = ["--expressions", "^10$,4", "--default", "2"]
 
 
@@ -61,13 +59,6 @@ def listing(root: Path) -> dict[str, str | None]:
         str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else None
         for p in sorted(root.rglob("*"))
     }
-
-
-def read_rows(root: Path) -> list[dict[str, Any]]:
-    """Every record hudi-rs reads, without the meta columns a rewrite changes, in a stable order."""
-    table = pa.Table.from_batches(HudiTableBuilder.from_base_uri(str(root)).build().read())
-    data = table.drop_columns([c for c in META_COLUMNS if c in table.column_names])
-    return sorted(data.to_pylist(), key=lambda r: json.dumps(r, sort_keys=True, default=repr))
 
 
 @pytest.mark.parametrize(
@@ -271,7 +262,7 @@ def test_verify_exits_0_on_a_bucket_layout_and_1_once_a_bucket_has_two_file_grou
     ok = run(capsys, "verify", "--table", str(root))
     assert ok.code == EXIT_OK, ok.err
     assert ok.report["result"]["ok"] is True
-    rows_before = read_rows(root)
+    rows_before = records(root, drop=REWRITTEN)
 
     # What a failed writer leaves: a second file group for bucket 0 of partition 10, under a committed
     # instant. Hudi and hudi-rs both see it as live (readers get its records twice) and Hudi's bucket
@@ -280,7 +271,7 @@ def test_verify_exits_0_on_a_bucket_layout_and_1_once_a_bucket_has_two_file_grou
     file_id, rest = bucket_file.name.split("_", 1)
     twin = f"{file_id[:9]}dead{file_id[13:]}"
     (root / "10" / f"{twin}_{rest}").write_bytes(bucket_file.read_bytes())
-    assert len(read_rows(root)) > len(rows_before)
+    assert len(records(root, drop=REWRITTEN)) > len(rows_before)
     before, report = listing(root), tmp_path / "verify.json"
 
     broken = run(capsys, "verify", "--table", str(root), "--report", str(report))
@@ -298,7 +289,7 @@ def test_rollback_of_a_completed_rescale_exits_0_and_restores_the_rows(
     capsys: pytest.CaptureFixture[str], fixture_table: MakeTable, tmp_path: Path
 ) -> None:
     root, report = fixture_table(V8), tmp_path / "apply.json"
-    rows_before = read_rows(root)
+    rows_before = records(root, drop=REWRITTEN)
     files_before = sorted(p.name for p in root.rglob("*.parquet"))
     applied = run(capsys, "apply", "--table", str(root), *RULES, "--convert", "--report", str(report))
     assert applied.code == EXIT_OK, applied.err
@@ -309,7 +300,7 @@ def test_rollback_of_a_completed_rescale_exits_0_and_restores_the_rows(
     assert (result.code, result.err) == (EXIT_OK, "")
     assert result.report["outcome"] == "Succeeded"
     assert instant in result.report["message"]
-    assert read_rows(root) == rows_before
+    assert records(root, drop=REWRITTEN) == rows_before
     assert sorted(p.name for p in root.rglob("*.parquet")) == files_before
 
 

@@ -14,10 +14,11 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from hudi import HudiTableBuilder
+from hudi_rs import ordered, records
 
 from hudi_bucket.cli import EXIT_OK, main
-from hudi_bucket.contract.requests import ApplyOptions, WriteOptions
+from hudi_bucket.contract.reports import JobReport, Outcome
+from hudi_bucket.contract.requests import ApplyOptions, JobKind, WriteOptions
 from hudi_bucket.core.buckets import record_key_bucket_id
 from hudi_bucket.core.metafields import META_COLUMNS
 from hudi_bucket.core.rules import BucketRules
@@ -60,18 +61,6 @@ def source_rows(count: int = 24) -> list[Row]:
 def frame(spark: Any, rows: list[Row], schema: str = SCHEMA) -> Any:
     names = [part.split()[0] for part in schema.split(",")]
     return spark.createDataFrame([tuple(row[n] for n in names) for row in rows], schema)
-
-
-def read_rows(root: Path) -> list[Row]:
-    """Every record hudi-rs (an independent Hudi reader) reads, data columns only, in a stable order."""
-    table = pa.Table.from_batches(HudiTableBuilder.from_base_uri(str(root)).build().read())
-    data = table.drop_columns([c for c in META_COLUMNS if c in table.column_names])
-    return ordered(data.to_pylist())
-
-
-def ordered(rows: list[Row]) -> list[Row]:
-    """Rows in a stable order, whatever their column types."""
-    return sorted(rows, key=lambda r: json.dumps(r, sort_keys=True, default=repr))
 
 
 def listing(root: Path) -> dict[str, str | None]:
@@ -188,7 +177,7 @@ def test_a_created_table_reads_back_exactly_and_verifies_against_its_bucket_coun
 
     assert result.created
     assert result.rows_written == len(rows)
-    assert read_rows(root) == ordered(rows)
+    assert records(root) == ordered(rows)
     report = verify(spark, root, layout.buckets)
     assert report["ok"], report
     assert report["checkedRows"] == len(rows)
@@ -238,7 +227,7 @@ def test_an_upsert_replaces_records_by_key_inserts_new_ones_and_rewrites_only_to
     result = write(spark, str(table), UPSERT_TABLE.request(), rows=frame(spark, updates))
 
     expected = {**old, eu[0]: updates[0], eu[1]: updates[2], "k99": updates[3], "k98": updates[4]}
-    assert read_rows(table) == ordered(list(expected.values()))
+    assert records(table) == ordered(list(expected.values()))
     report = verify(spark, table, UPSERT_TABLE.buckets)
     assert report["ok"], report
 
@@ -261,7 +250,7 @@ def test_an_insert_keeps_the_old_record_beside_the_new_one(spark: Any, table: Pa
 
     write(spark, str(table), UPSERT_TABLE.request(operation="insert"), rows=frame(spark, [again]))
 
-    assert read_rows(table) == ordered([*old, again])
+    assert records(table) == ordered([*old, again])
 
 
 def test_a_stored_record_with_a_greater_ordering_value_survives_an_upsert(spark: Any, table: Path) -> None:
@@ -269,7 +258,7 @@ def test_a_stored_record_with_a_greater_ordering_value_survives_an_upsert(spark:
 
     write(spark, str(table), UPSERT_TABLE.request(), rows=frame(spark, [{**old[0], "ts": 0, "amount": -1.0}]))
 
-    assert read_rows(table) == ordered(old)
+    assert records(table) == ordered(old)
 
 
 def test_an_upsert_with_another_bucket_count_never_duplicates_a_key(spark: Any, tmp_path: Path) -> None:
@@ -283,7 +272,7 @@ def test_an_upsert_with_another_bucket_count_never_duplicates_a_key(spark: Any, 
         write(spark, str(root), plain.request(default_buckets=5), rows=frame(spark, updates))
     except HudiBucketError:
         return  # refusing is fine too
-    keys = [r["id"] for r in read_rows(root)]
+    keys = [r["id"] for r in records(root)]
     assert len(keys) == len(set(keys))
 
 
@@ -301,7 +290,7 @@ def test_the_incoming_record_wins_a_tie_and_always_under_commit_time_ordering(
 
     write(spark, str(root), request, rows=frame(spark, [update]))
 
-    assert read_rows(root) == ordered([update, *old[1:]])
+    assert records(root) == ordered([update, *old[1:]])
     mode = "EVENT_TIME_ORDERING" if ordering_field else "COMMIT_TIME_ORDERING"
     assert table_property(root, "hoodie.record.merge.mode") == mode
 
@@ -350,11 +339,11 @@ def test_bootstrap_creates_a_bucket_table_from_a_plain_dataset_on_disk(
 
     spark.sparkContext.setLogLevel("ERROR")  # main's session is the shared one; it turned logging up
     assert code == EXIT_OK
-    doc = json.loads(report.read_text())
-    assert (doc["version"], doc["command"], doc["outcome"]) == (1, "write", "Succeeded")
-    assert doc["result"]["created"] is True
-    assert (doc["result"]["rowsWritten"], doc["result"]["partitions"]) == (12, 3)
-    assert read_rows(root) == ordered(rows)
+    written = JobReport.from_json(report.read_bytes())
+    assert (written.command, written.outcome) == (JobKind.WRITE, Outcome.SUCCEEDED)
+    assert written.result["created"] is True
+    assert (written.result["rowsWritten"], written.result["partitions"]) == (12, 3)
+    assert records(root) == ordered(rows)
     assert verify(spark, root, lambda p: 4 if p == "region=eu" else 2)["ok"]
 
 
@@ -428,7 +417,7 @@ def test_writing_to_a_table_that_is_not_bucket_indexed_is_refused(
     from pyspark.sql import functions as F  # noqa: N812
 
     root = fixture_table("cow_v8_simplekeygen_nonhivestyle")
-    before, old = listing(root), read_rows(root)
+    before, old = listing(root), records(root)
     rows = spark.read.parquet(str(next((root / "10").glob("*.parquet")))).drop(*META_COLUMNS)
     if into_new_partition:
         rows = rows.withColumn("byteField", F.lit(99).cast("byte"))
@@ -438,7 +427,7 @@ def test_writing_to_a_table_that_is_not_bucket_indexed_is_refused(
         write(spark, str(root), request, rows=rows)
 
     assert listing(root) == before
-    assert read_rows(root) == old
+    assert records(root) == old
 
 
 def test_a_dataset_whose_column_types_differ_from_the_table_is_refused(spark: Any, table: Path) -> None:
@@ -507,7 +496,7 @@ def test_a_table_without_files_takes_its_column_types_from_its_schema(
 
     write(spark, str(root), request, rows=frame(spark, rows, "id int, name string, isActive boolean"))
 
-    assert read_rows(root) == ordered(rows)
+    assert records(root) == ordered(rows)
 
 
 @pytest.fixture
@@ -525,14 +514,14 @@ def failing_write(monkeypatch: pytest.MonkeyPatch, table: Path) -> None:
 
 @pytest.mark.usefixtures("failing_write")
 def test_a_failure_mid_write_rolls_back_to_the_old_table(spark: Any, table: Path) -> None:
-    before, old = listing(table), read_rows(table)
+    before, old = listing(table), records(table)
     updates = [{**r, "ts": 2, "amount": -r["amount"]} for r in source_rows(6)]
     with pytest.raises(RuntimeError, match="executor lost"):
         write(spark, str(table), UPSERT_TABLE.request(), rows=frame(spark, updates))
 
     assert pending_instants(table) == set()
     assert listing(table) == before
-    assert read_rows(table) == old
+    assert records(table) == old
 
 
 @pytest.mark.usefixtures("failing_write")
@@ -561,10 +550,10 @@ def test_partition_values_with_glob_characters_are_read_as_they_are(spark: Any, 
     write(spark, str(root), layout.request(create=False), rows=frame(spark, [update]))
 
     expected = ordered([update, *rows[1:]])
-    assert read_rows(root) == expected
+    assert records(root) == expected
     result = apply(TableContext.open(spark, str(root)), ApplyOptions(BucketRules.parse(r"region=e\*,8", 4)))
     assert result.shuffle_free
-    assert read_rows(root) == expected
+    assert records(root) == expected
     report = verify(spark, root, lambda p: 8 if p == "region=e*" else 4)
     assert report["ok"], report
     assert report["checkedRows"] == len(rows)
@@ -583,7 +572,7 @@ def test_keys_hudi_would_split_are_bucketed_as_hudi_splits_them(spark: Any, tmp_
 
     write(spark, str(root), layout.request(create=False), rows=frame(spark, updates))
 
-    assert read_rows(root) == ordered(updates + lookalikes)
+    assert records(root) == ordered(updates + lookalikes)
     report = verify(spark, root, layout.buckets)
     assert report["ok"], report
     assert report["checkedRows"] == len(rows)
