@@ -29,7 +29,7 @@ from hudi_bucket_operator.settings import OperatorConfig
 from hudi_bucket_operator.spec import API_VERSION, GROUP, KIND, PLURAL, UNMANAGED, VERSION
 from hudi_bucket_operator.workqueue import WorkQueue
 
-LEGACY_FINALIZER = f"{GROUP}/timers"  # what releases before 0.2 put on every table
+LEGACY_FINALIZER = f"{GROUP}/timers"  # what earlier builds (a poll timer per table) put on every table
 TABLES = kube.Resource(GROUP, VERSION, PLURAL)
 JOBS = kube.SPARK_APPLICATIONS
 OURS = {naming.MANAGED_BY: naming.OPERATOR}

@@ -35,7 +35,7 @@ from typing import Any
 
 sys.path[:0] = [str(Path(__file__).parents[1]), str(Path(__file__).parents[1] / "e2e")]  # tests/, tests/e2e/
 
-from kubernetes import client, config  # noqa: E402
+from kubernetes import client  # noqa: E402
 from operator_kit import APPS, GROUP, PLURAL, VERSION, AppWatch, Operator, count_kinds, until_served  # noqa: E402
 
 from control_plane import ControlPlane, ensure_binaries  # noqa: E402
@@ -73,7 +73,7 @@ def main() -> None:
 
 
 def run(plane: ControlPlane, work: Path, args: argparse.Namespace) -> None:
-    api = config.new_client_from_config(str(plane.kubeconfig_path))
+    api = plane.api_client()
     custom = client.CustomObjectsApi(api)
     setup = [
         ("apply", "--server-side", "-f", str(REPO / "crds")),

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import yaml
-from kubernetes import client, config
+from kubernetes import client
 
 import helm_chart
 import pods
@@ -44,7 +44,7 @@ class Cluster:
 
     def __init__(self, control_plane: ControlPlane) -> None:
         self.control_plane = control_plane
-        api = config.new_client_from_config(str(control_plane.kubeconfig_path))
+        api = control_plane.api_client()
         self.custom = client.CustomObjectsApi(api)
         self.core = client.CoreV1Api(api)
         self.apps = client.AppsV1Api(api)

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kubernetes import client, config
+from kubernetes import client
 
 import pods
 from control_plane import ControlPlane
@@ -45,7 +45,7 @@ class SparkOperatorStandIn:
         self.work_dir = work_dir
         self.poll_seconds = poll_seconds
         self.runs: dict[str, Run] = {}  # by application uid: each application runs once
-        self._api = client.CustomObjectsApi(config.new_client_from_config(str(control_plane.kubeconfig_path)))
+        self._api = client.CustomObjectsApi(control_plane.api_client())
         self._gate = threading.Event()
         self._gate.set()
         self._stop = threading.Event()

@@ -26,7 +26,7 @@ OPERATOR_CALLS: frozenset[Permission] = frozenset(
         # Kopf watches the tables: a list, then a watch from its resourceVersion.
         (GROUP, TABLES, "list"),
         (GROUP, TABLES, "watch"),
-        # Kopf removes the finalizer that releases before 0.2 put on every table (a patch).
+        # Kopf removes the finalizer that earlier builds put on every table (a patch).
         (GROUP, TABLES, "patch"),
         # Kopf patches the status through the status subresource (the CRD declares it).
         (GROUP, STATUS, "patch"),
