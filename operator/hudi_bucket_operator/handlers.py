@@ -43,6 +43,7 @@ async def startup(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) ->
     # event would be an API write per table event. Our decisions are posted by `_reconcile` itself.
     settings.posting.level = logging.WARNING
     settings.persistence.finalizer = LEGACY_FINALIZER  # so Kopf removes it
+    settings.persistence.diffbase_storage = _NoDiffBase()
     # With namespaces named, there is nothing to discover: do not list namespaces or watch CRDs.
     settings.scanning.disabled = bool(config.namespaces)
     memo.tables = {}  # uid -> the table as last seen (metadata, spec, status)
@@ -104,8 +105,10 @@ async def changed(
         memo.expected.pop(uid, None)
         memo.queue.forget(uid)
         return
-    memo.tables[uid] = _plain(body)
-    _queue(memo).add(uid)
+    table = _plain(body)
+    if not _echo_of_our_write(memo, uid, table):
+        _queue(memo).add(uid)
+    memo.tables[uid] = table
 
 
 @kopf.on.event(JOBS.group, JOBS.version, JOBS.plural, labels=OURS)
@@ -172,6 +175,33 @@ async def _jobs(memo: kopf.Memo, body: dict[str, Any]) -> list[ObservedJob]:
 def _reference(table: dict[str, Any]) -> dict[str, Any]:
     """What Kopf needs to post an event about a table."""
     return {"apiVersion": API_VERSION, "kind": KIND, "metadata": table["metadata"]}
+
+
+def _echo_of_our_write(memo: kopf.Memo, uid: str, table: dict[str, Any]) -> bool:
+    """Whether this event only shows the status we wrote last: nothing to decide again (a pass would
+    find the same inputs). Spec, annotations and labels as seen before, status as we wrote it."""
+    seen = memo.tables.get(uid)
+    if seen is None or table["status"] != memo.statuses.get(uid):
+        return False
+    before, now = seen["metadata"], table["metadata"]
+    return seen["spec"] == table["spec"] and all(
+        before.get(key) == now.get(key) for key in ("generation", "annotations", "labels")
+    )
+
+
+class _NoDiffBase(kopf.DiffBaseStorage):
+    """No handler here compares a table with its last-handled state (no on.create or on.update), yet
+    Kopf builds that state, a deep copy of the body, on every event: at a thousand tables, a tenth of
+    the operator's CPU. An empty essence is all that is needed, and nothing is stored."""
+
+    def build(self, *, body: kopf.Body, extra_fields: Any = None) -> kopf.BodyEssence:
+        return kopf.BodyEssence()
+
+    def fetch(self, *, body: kopf.Body) -> kopf.BodyEssence | None:
+        return None
+
+    def store(self, *, body: kopf.Body, patch: kopf.Patch, essence: kopf.BodyEssence) -> None:
+        pass
 
 
 def _plain(body: kopf.Body) -> dict[str, Any]:

@@ -181,3 +181,13 @@ async def test_the_resync_queues_every_known_table(memo: kopf.Memo) -> None:
     finally:
         resync.cancel()
     assert len(memo.backend.created) == 1
+
+
+async def test_the_echo_of_our_own_status_write_queues_no_pass_but_a_change_does(memo: kopf.Memo) -> None:
+    await table_event(memo)
+    await settled(memo)
+    echo = {**BODY, "status": memo.statuses[UID]}
+    await table_event(memo, echo)
+    assert len(memo.queue) == 0
+    await table_event(memo, {**echo, "metadata": {**BODY["metadata"], "annotations": {"a": "b"}}})
+    assert len(memo.queue) == 1
