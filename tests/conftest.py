@@ -26,23 +26,12 @@ def fixture_table(tmp_path: Path) -> Callable[[str], Path]:
     return make
 
 
-# Apache Hudi in the same session, for the interop tests: its bundle on the classpath, with the settings
-# Hudi's Spark guide requires. Our jobs use none of it (production runs them without Hudi's jars; the CLI
-# local-mode tests run them so, in processes of their own); Hudi's SQL rules only act on Hudi relations.
-HUDI_SESSION_CONF = {
-    "spark.serializer": "org.apache.spark.serializer.KryoSerializer",
-    "spark.kryo.registrator": "org.apache.spark.HoodieSparkKryoRegistrar",
-    "spark.sql.extensions": "org.apache.spark.sql.hudi.HoodieSparkSessionExtension",
-    "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.hudi.catalog.HoodieCatalog",
-}
-
-
 @pytest.fixture(scope="session")
 def spark() -> Iterator[object]:
     """One local SparkSession for the whole run (starting a JVM is the slowest thing we do)."""
     from pyspark.sql import SparkSession
 
-    from hudi_bucket.jobs.session import configure, use_this_python_for_workers
+    from hudi_bucket.jobs.session import HUDI_BUNDLE_ENV, configure, hudi_conf, use_this_python_for_workers
 
     use_this_python_for_workers()
     session = (
@@ -53,8 +42,9 @@ def spark() -> Iterator[object]:
         .config("spark.default.parallelism", "4")
         .config("spark.driver.memory", "2g")
         .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.jars", str(hudi_bundle()))
-        .config(map=HUDI_SESSION_CONF)
+        # Apache Hudi in the same session, as a job's session has it (see jobs.session): the interop
+        # tests' writer and reader, and the Hudi engine. Hudi's SQL rules act only on Hudi relations.
+        .config(map=hudi_conf({HUDI_BUNDLE_ENV: str(hudi_bundle())}))
         .getOrCreate()
     )
     session.sparkContext.setLogLevel("ERROR")

@@ -54,7 +54,7 @@ def bucket_options(
 
 def hudi_write(spark: Any, path: Path, rows: Any, options: dict[str, str], operation: str = "upsert") -> None:
     """One Hudi write (a commit) of ``rows``; the table is created on the first."""
-    _reset_bucket_calculator(spark, path, options)
+    reset_bucket_calculator(spark, path, options)
     exists = (path / ".hoodie").exists()
     name = load_table(LocalStorage(path)).name if exists else path.name.replace("-", "_")
     (
@@ -68,7 +68,7 @@ def hudi_write(spark: Any, path: Path, rows: Any, options: dict[str, str], opera
 
 def hudi_read(spark: Any, path: Path, **options: str) -> Any:
     """Hudi's snapshot read of the table."""
-    _reset_bucket_calculator(spark, path, options)
+    reset_bucket_calculator(spark, path, options)
     return spark.read.format(HUDI_FORMAT).options(**options).load(str(path))
 
 
@@ -90,11 +90,11 @@ def hudi_sql(spark: Any, path: Path, statement: str) -> list[Any]:
     name of its own: tests in one session may use the same folder names)."""
     name = "t_" + hashlib.sha256(str(path).encode()).hexdigest()[:16]
     spark.sql(f"CREATE TABLE IF NOT EXISTS {name} USING hudi LOCATION '{path}'")
-    _reset_bucket_calculator(spark, path, {})
+    reset_bucket_calculator(spark, path, {})
     return spark.sql(statement.format(table=name)).collect()
 
 
-def _reset_bucket_calculator(spark: Any, path: Path, options: dict[str, str]) -> None:
+def reset_bucket_calculator(spark: Any, path: Path, options: dict[str, str]) -> None:
     calculator = spark.sparkContext._jvm.org.apache.hudi.index.bucket.partition.PartitionBucketIndexCalculator
     calculator.getInstance("hbo-reset,1", "regex", 1).cleanCache()
     in_force = None

@@ -34,14 +34,23 @@ class HudiBucketTables:
         """A copy of the table of ``version`` at ``root``; returns the options Hudi wrote it with."""
         template = self.folder / f"orders_v{version}"
         if version not in self.options:
-            self.options[version] = _write_hudi_bucket_table(self.spark, template, version)
+            self.options[version] = write_hudi_bucket_table(self.spark, template, version)
         shutil.copytree(template, root)
         return self.options[version]
 
 
-def _write_hudi_bucket_table(spark: Any, root: Path, version: int) -> dict[str, str]:
+def write_hudi_bucket_table(
+    spark: Any, root: Path, version: int, extra: dict[str, str] | None = None
+) -> dict[str, str]:
+    """Hudi writes the table (2 buckets), gives it rules with its procedure, then upserts it; ``extra``
+    options on every write (a metadata table, MERGE_ON_READ). Returns the options it wrote with."""
     options = bucket_options(
-        record_key="id", partition_field="day", ordering_field="ts", table_version=version, buckets=2
+        record_key="id",
+        partition_field="day",
+        ordering_field="ts",
+        table_version=version,
+        buckets=2,
+        **(extra or {}),
     )
     hudi_write(spark, root, records(spark, range(80), 1), options)
     [result] = hudi_sql(

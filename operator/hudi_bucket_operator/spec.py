@@ -15,6 +15,7 @@ from enum import StrEnum
 from typing import Any, TypeGuard
 
 from hudi_bucket.contract.requests import ApplyOptions, ApplyRequest, JobKind, PlanRequest, RescaleOptions
+from hudi_bucket.core.engine import Engine
 from hudi_bucket.core.recordkeys import KeyStyle
 from hudi_bucket.core.rules import MAX_BUCKETS, REGEX, BucketRules, PythonRegexMatcher, Rule
 from hudi_bucket.errors import HudiBucketError
@@ -99,6 +100,7 @@ class TableSpec:
     policy: ApplyPolicy = ApplyPolicy.MANUAL
     approved_plan: str = ""
     metadata_table: MetadataTablePolicy = MetadataTablePolicy.REFUSE
+    engine: Engine = Engine.AUTO
     spark: SparkSettings = field(default_factory=SparkSettings)
 
     def job_request(self, kind: JobKind, approved_plan: str = "") -> PlanRequest | ApplyRequest:
@@ -109,15 +111,11 @@ class TableSpec:
         """
         table = {"table": self.uri, "hash_fields": self.hash_fields, "key_style": self.key_style}
         disable = self.metadata_table is MetadataTablePolicy.DISABLE
+        rescale = (self.rules, self.current_buckets, self.convert, disable, self.engine)
         if kind is JobKind.PLAN:
-            return PlanRequest(
-                **table, rescale=RescaleOptions(self.rules, self.current_buckets, self.convert, disable)
-            )
+            return PlanRequest(**table, rescale=RescaleOptions(*rescale))
         if kind is JobKind.APPLY and approved_plan:
-            options = ApplyOptions(
-                self.rules, self.current_buckets, self.convert, disable, approved_plan=approved_plan
-            )
-            return ApplyRequest(**table, rescale=options)
+            return ApplyRequest(**table, rescale=ApplyOptions(*rescale, approved_plan=approved_plan))
         raise ValueError(
             f"a table runs plan jobs and apply jobs of an approved plan, not {kind} {approved_plan!r}"
         )
@@ -174,6 +172,7 @@ def parse_spec(spec: Mapping[str, Any]) -> TableSpec:
     metadata_table = _choice(
         {p.value: p for p in MetadataTablePolicy}, spec.get("metadataTable"), "spec.metadataTable", problems
     )
+    engine = _choice({e.value: e for e in Engine}, spec.get("engine"), "spec.engine", problems)
     spark = _spark(_section(spec, "spec", "spark", problems, optional=True) or {}, problems)
     if problems or rules is None:
         raise InvalidSpecError("; ".join(problems))
@@ -187,6 +186,7 @@ def parse_spec(spec: Mapping[str, Any]) -> TableSpec:
         policy=policy or ApplyPolicy.MANUAL,
         approved_plan=approved_plan,
         metadata_table=metadata_table or MetadataTablePolicy.REFUSE,
+        engine=engine or Engine.AUTO,
         spark=spark,
     )
 

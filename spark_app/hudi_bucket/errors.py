@@ -60,6 +60,14 @@ class TableBusyError(HudiBucketError):
     hint = "stop the writers and let pending instants finish or roll them back, then retry"
 
 
+class ConcurrentWriterError(TableBusyError):
+    """Another writer committed to the partitions being rescaled; the rescale was rolled back."""
+
+    hint = (
+        "nothing was lost and nothing changed; stop the writers (Hudi requires it during a rescale) and retry"
+    )
+
+
 class StorageError(HudiBucketError):
     """A storage operation failed (missing file, refused write)."""
 

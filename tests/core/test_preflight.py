@@ -7,6 +7,7 @@ from dataclasses import replace
 
 import pytest
 
+from hudi_bucket.core.engine import Engine, choose_engine
 from hudi_bucket.core.preflight import (
     METADATA_TABLE_NOTE,
     Check,
@@ -48,9 +49,7 @@ def test_merge_on_read_is_refused_with_the_ways_out() -> None:
     kind, text = only_refusal(check(replace(SAFE, is_merge_on_read=True)))
     assert kind is Check.MERGE_ON_READ
     assert "MERGE_ON_READ" in text
-    assert "compact" in text
-    assert "COPY_ON_WRITE" in text
-    assert "partition_bucket_index_manager" in text
+    assert "Hudi engine" in text
 
 
 def test_dropped_partition_columns_are_refused() -> None:
@@ -145,7 +144,7 @@ def test_every_problem_is_reported_at_once_in_one_error() -> None:
         base_file_format="ORC",
     )
     result = check(facts)
-    assert [f.check for f in result.refusals] == list(Check)
+    assert [f.check for f in result.refusals] == [c for c in Check if c is not Check.TABLE_VERSION]
     with pytest.raises(PreflightError) as error:
         result.raise_if_refused()
     assert isinstance(error.value, HudiBucketError)
@@ -247,3 +246,44 @@ def test_cleans_never_conflict() -> None:
 def test_a_non_partitioned_table_conflicts_on_its_one_partition() -> None:
     touched = {"20250101000000002": {""}, "20250101000000006": set(), "20250101000000008": set()}
     assert stamps(concurrent_writes(BEFORE, NOW, OURS, {""}, touched)) == ["20250101000000002"]
+
+
+# --- the engine -----------------------------------------------------------------------------------------
+
+MOR, WITH_MDT = replace(SAFE, is_merge_on_read=True), replace(SAFE, metadata_table_live=True)
+
+
+@pytest.mark.parametrize(
+    ("facts", "disable", "chosen"),
+    [
+        (SAFE, False, Engine.NATIVE),
+        (MOR, False, Engine.HUDI),
+        (WITH_MDT, False, Engine.HUDI),
+        (WITH_MDT, True, Engine.NATIVE),  # the user let the metadata table go: Native keeps shuffle-free
+        (replace(MOR, metadata_table_live=True), True, Engine.HUDI),
+    ],
+)
+def test_auto_picks_native_where_native_can_else_hudi(
+    facts: TableFacts, disable: bool, chosen: Engine
+) -> None:
+    assert choose_engine(Engine.AUTO, facts, disable_metadata_table=disable) is chosen
+    result = preflight(facts, our_pending=frozenset(), disable_metadata_table=disable, engine=Engine.AUTO)
+    assert (result.ok, result.engine) == (True, chosen)
+
+
+def test_the_hudi_engine_takes_every_shape_hudi_writes_but_not_an_old_table_version() -> None:
+    odd = replace(MOR, metadata_table_live=True, drop_partition_columns=True, base_file_format="ORC")
+    hudi = preflight(odd, our_pending=frozenset(), disable_metadata_table=False, engine=Engine.HUDI)
+    assert (hudi.ok, hudi.disable_metadata_table) == (True, False)
+    old = replace(WITH_MDT, table_version=6)
+    kind, text = only_refusal(
+        preflight(old, our_pending=frozenset(), disable_metadata_table=False, engine=Engine.HUDI)
+    )
+    assert kind is Check.TABLE_VERSION
+    assert "version 6" in text
+    assert "Native engine" in text
+
+
+def test_a_chosen_engine_is_kept_and_native_still_refuses_what_it_cannot_do() -> None:
+    result = preflight(MOR, our_pending=frozenset(), disable_metadata_table=False, engine=Engine.NATIVE)
+    assert [f.check for f in result.refusals] == [Check.MERGE_ON_READ]

@@ -182,7 +182,7 @@ BAD_INPUTS = {
     "merge-on-read": BadInput(
         "mor_v9_txns_simple_meta",
         ("--expressions", "eu,4", *CONVERT, "--disable-metadata-table"),
-        ("MERGE_ON_READ", "COPY_ON_WRITE"),
+        ("MERGE_ON_READ", "Native engine", "Hudi engine"),
     ),
     "foreign-pending-instant": BadInput(
         V8,

@@ -25,6 +25,7 @@ from hbt_admission import (
     with_spec,
 )
 from hudi_bucket.contract.requests import ApplyRequest, JobKind, PlanRequest, RescaleOptions, parse_argv
+from hudi_bucket.core.engine import Engine
 from hudi_bucket.core.recordkeys import KeyStyle
 from hudi_bucket.core.rules import MAX_BUCKETS, BucketRules, Rule
 from hudi_bucket_operator.spec import (
@@ -458,3 +459,18 @@ def test_every_example_is_admitted_and_parses(path: Path) -> None:
     for manifest in tables:
         assert ADMISSION.errors(manifest) == []
         assert parse_spec(ADMISSION.defaulted(manifest)["spec"]) == parse_spec(manifest["spec"])
+
+
+@pytest.mark.parametrize(
+    ("given", "engine"), [(None, Engine.AUTO), ("Native", Engine.NATIVE), ("Hudi", Engine.HUDI)]
+)
+def test_the_engine_reaches_both_jobs(given: str | None, engine: Engine) -> None:
+    spec = parse_spec({**SMALL["spec"], **({"engine": given} if given else {})})
+    assert spec.engine is engine
+    for request in (spec.job_request(JobKind.PLAN), spec.job_request(JobKind.APPLY, approved_plan="p")):
+        assert request.rescale.engine is engine
+
+
+def test_an_unknown_engine_is_refused_naming_the_choices() -> None:
+    with pytest.raises(InvalidSpecError, match=r"spec\.engine"):
+        parse_spec({**SMALL["spec"], "engine": "Spark"})

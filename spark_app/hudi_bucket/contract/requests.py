@@ -24,6 +24,7 @@ from hudi_bucket.contract.options import (
     names_option,
     values_of,
 )
+from hudi_bucket.core.engine import Engine
 from hudi_bucket.core.recordkeys import KeyStyle
 from hudi_bucket.core.rules import BucketRules
 
@@ -49,6 +50,7 @@ class RescaleOptions:
     current_buckets: int | None = None  # a plain bucket-index table's N
     convert: bool = False  # lay out a table that is not bucket-indexed yet
     disable_metadata_table: bool = False
+    engine: Engine = Engine.AUTO  # who rewrites: see core.engine
 
     OPTIONS: ClassVar[tuple[Option, ...]] = (
         Rules(),
@@ -63,6 +65,16 @@ class RescaleOptions:
             "--disable-metadata-table",
             "disable_metadata_table",
             "remove a live metadata table the way Hudi does (it would go stale otherwise)",
+        ),
+        Value(
+            "--engine",
+            "engine",
+            "who rewrites: Native (this tool), Hudi (Hudi's procedure; its bundle on the classpath) or "
+            "Auto (Native unless the table is MERGE_ON_READ or has a live metadata table)",
+            parse=Engine,
+            render=lambda engine: engine.value,
+            choices=tuple(Engine),
+            metavar="{" + ",".join(engine.value for engine in Engine) + "}",
         ),
     )
 

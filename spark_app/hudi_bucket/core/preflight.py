@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from hudi_bucket.core.engine import HUDI_MIN_TABLE_VERSION, Engine, choose_engine
 from hudi_bucket.core.timeline import Action, Instant, Timeline
 from hudi_bucket.errors import PreflightError
 
@@ -31,6 +32,7 @@ class Check(StrEnum):
     DROPPED_PARTITION_COLUMNS = "dropped-partition-columns"
     METADATA_TABLE = "metadata-table"
     PENDING_INSTANTS = "pending-instants"
+    TABLE_VERSION = "table-version"
 
 
 @dataclass(frozen=True)
@@ -66,6 +68,7 @@ class PreflightResult:
     to_clean_up: tuple[Instant, ...] = ()
     disable_metadata_table: bool = False
     notes: tuple[str, ...] = ()
+    engine: Engine = Engine.NATIVE  # the engine that rewrites (never Auto)
 
     @property
     def ok(self) -> bool:
@@ -84,30 +87,37 @@ class PreflightResult:
             "to_clean_up": [_describe(instant) for instant in self.to_clean_up],
             "disable_metadata_table": self.disable_metadata_table,
             "notes": list(self.notes),
+            "engine": self.engine.value,
         }
 
 
 def preflight(
-    facts: TableFacts, *, our_pending: frozenset[str], disable_metadata_table: bool
+    facts: TableFacts,
+    *,
+    our_pending: frozenset[str],
+    disable_metadata_table: bool,
+    engine: Engine = Engine.NATIVE,
 ) -> PreflightResult:
     """Check a table before rewriting it. ``our_pending`` holds the timestamps of instants we started;
-    ``disable_metadata_table`` is the user's consent to turn a live metadata table off."""
-    refusals = [
-        finding
-        for finding in (
+    ``disable_metadata_table`` is the user's consent to turn a live metadata table off; ``engine`` is
+    the one asked for (Auto: chosen here, see core.engine)."""
+    engine = choose_engine(engine, facts, disable_metadata_table=disable_metadata_table)
+    if engine is Engine.HUDI:  # Hudi's procedure reads every table shape Hudi writes
+        shape = [_hudi_table_version(facts)]
+        disabling = False
+    else:
+        shape = [
             _merge_on_read(facts),
             _base_file_format(facts),
             _dropped_partition_columns(facts),
             None if disable_metadata_table else _metadata_table(facts),
-            _foreign_pending(facts, our_pending),
-        )
-        if finding is not None
-    ]
+        ]
+        disabling = disable_metadata_table and facts.metadata_table_live
+    refusals = [f for f in (*shape, _foreign_pending(facts, our_pending)) if f is not None]
     ours = tuple(instant for instant in facts.pending if instant.timestamp in our_pending)
-    disabling = disable_metadata_table and facts.metadata_table_live
     notes = [f"our pending instant {_describe(i)} will be rolled back first" for i in ours]
     notes += [METADATA_TABLE_NOTE] if disabling else []
-    return PreflightResult(tuple(refusals), ours, disabling, tuple(notes))
+    return PreflightResult(tuple(refusals), ours, disabling, tuple(notes), engine)
 
 
 def completed_after(before: Timeline, now: Timeline, our_instant: str) -> tuple[Instant, ...]:
@@ -153,9 +163,20 @@ def _merge_on_read(facts: TableFacts) -> Finding | None:
         return None
     return Finding(
         Check.MERGE_ON_READ,
-        "the table is MERGE_ON_READ, which this tool does not rescale",
-        "compact it and convert it to COPY_ON_WRITE, or rescale it with Hudi's own "
-        "partition_bucket_index_manager procedure",
+        "the table is MERGE_ON_READ, which the Native engine does not rescale",
+        "use the Hudi engine (engine: Hudi or Auto, --engine)",
+    )
+
+
+def _hudi_table_version(facts: TableFacts) -> Finding | None:
+    if facts.table_version >= HUDI_MIN_TABLE_VERSION:
+        return None
+    return Finding(
+        Check.TABLE_VERSION,
+        f"the table is version {facts.table_version}; Hudi's partition_bucket_index_manager procedure "
+        f"rescales table versions {HUDI_MIN_TABLE_VERSION} and later",
+        "upgrade the table with Hudi 1.x first, or use the Native engine (copy-on-write tables; a live "
+        "metadata table must then be disabled: metadataTable: Disable)",
     )
 
 
@@ -165,7 +186,7 @@ def _base_file_format(facts: TableFacts) -> Finding | None:
     return Finding(
         Check.BASE_FILE_FORMAT,
         f"the table's base files are {facts.base_file_format}; only {PARQUET} base files can be rewritten",
-        "rescale it with Hudi's own partition_bucket_index_manager procedure",
+        "use the Hudi engine (engine: Hudi or Auto, --engine)",
     )
 
 
@@ -177,7 +198,7 @@ def _dropped_partition_columns(facts: TableFacts) -> Finding | None:
         "the table drops partition columns from its data files "
         "(hoodie.datasource.write.drop.partition.columns=true), so a rewrite cannot be verified "
         "(neither this tool nor hudi-rs reads such tables)",
-        "rescale it with Hudi's own partition_bucket_index_manager procedure",
+        "use the Hudi engine (engine: Hudi or Auto, --engine)",
     )
 
 
@@ -188,8 +209,8 @@ def _metadata_table(facts: TableFacts) -> Finding | None:
         Check.METADATA_TABLE,
         "the metadata table is live (hoodie.table.metadata.partitions lists 'files'): readers list files "
         "from it, so rows of rewritten partitions would vanish from reads",
-        "allow it to be disabled (metadataTable: Disable, or --disable-metadata-table) and re-enable it "
-        "with Hudi after the rescale",
+        "use the Hudi engine, which keeps it in sync (engine: Hudi or Auto), or allow it to be disabled "
+        "(metadataTable: Disable, or --disable-metadata-table) and re-enable it with Hudi after the rescale",
     )
 
 

@@ -5,7 +5,8 @@ count changes rewritten into new file groups -> a check that no writer committed
 meanwhile -> the new hashing_config saved as T while T is still pending -> T completes, listing the old
 file groups as replaced. Any failure before completion rolls T back (config, data, instant), so readers
 never see a half-done rescale and the next run starts clean. Our own leftovers from a crash are rolled
-back first.
+back first. That is the Native engine; with the Hudi engine (see core.engine), Hudi's own procedure does
+the rewrite between the same plan, approval and checks (jobs.hudi_engine).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import time
 from hudi_bucket.contract.reports import ApplyResult
 from hudi_bucket.contract.requests import ApplyOptions, RescaleOptions
 from hudi_bucket.core.commits import INSERT_OVERWRITE, CommitMetadata
+from hudi_bucket.core.engine import Engine
 from hudi_bucket.core.hashing_config import HashingConfig
 from hudi_bucket.core.planning import Plan, layout_from_file_groups, make_plan
 from hudi_bucket.core.preflight import (
@@ -24,22 +26,15 @@ from hudi_bucket.core.preflight import (
 )
 from hudi_bucket.core.rules import BucketRules
 from hudi_bucket.core.timeline import WRITE_ACTIONS, Action, Timeline
-from hudi_bucket.errors import HudiBucketError, PlanError
+from hudi_bucket.errors import ConcurrentWriterError, PlanError
 from hudi_bucket.hudi import config_store
 from hudi_bucket.hudi.fs_view import load_file_groups, rows_by_base_file
 from hudi_bucket.hudi.table import disable_metadata_table, latest_table_schema, timeline_store
 from hudi_bucket.jobs.context import TableContext
+from hudi_bucket.jobs.hudi_engine import PROCEDURE, refuse_what_hudi_cannot_plan, rescale_with_hudi
 from hudi_bucket.jobs.instants import our_instant, refuse_if_taken_away
 from hudi_bucket.jobs.preconditions import check_table, roll_back_our_leftovers
 from hudi_bucket.jobs.rescale import PartitionRewrite, rewrite_partitions
-
-
-class ConcurrentWriterError(HudiBucketError):
-    """Another writer committed to the partitions being rescaled; the rescale was rolled back."""
-
-    hint = (
-        "nothing was lost and nothing changed; stop the writers (Hudi requires it during a rescale) and retry"
-    )
 
 
 class PlanNotApprovedError(PlanError):
@@ -49,7 +44,9 @@ class PlanNotApprovedError(PlanError):
 def plan(ctx: TableContext, options: RescaleOptions) -> tuple[Plan, PreflightResult]:
     """What ``apply`` would do now; writes nothing. Refuses what ``apply`` would refuse."""
     table, storage = ctx.table, ctx.storage
-    checks = check_table(ctx, disable_metadata_table=options.disable_metadata_table)
+    # Only the Native engine lays out a table that is not bucket-indexed yet.
+    engine = Engine.NATIVE if options.convert and options.engine is Engine.AUTO else options.engine
+    checks = check_table(ctx, disable_metadata_table=options.disable_metadata_table, engine=engine)
     options.rules.validate(ctx.matcher)
     in_force = config_store.load_in_force(storage, table.timeline.pending_replace_timestamps())
     rows = rows_by_base_file(storage, table)
@@ -75,6 +72,8 @@ def plan(ctx: TableContext, options: RescaleOptions) -> tuple[Plan, PreflightRes
         convert=options.convert,
         base_instant=latest.timestamp if latest else None,
     )
+    if checks.engine is Engine.HUDI:
+        refuse_what_hudi_cannot_plan(result, in_force)
     return result, checks
 
 
@@ -96,9 +95,14 @@ def apply(ctx: TableContext, options: ApplyOptions) -> ApplyResult:
         disable_metadata_table(ctx.storage, ctx.table)
         ctx = ctx.reload()
         notes += checks.notes
-    shuffle_free = not options.full_shuffle and all(c.shuffle_free for c in the_plan.changes)
-    instant, stats, shuffle_free = _rescale(ctx, the_plan, options.rules, shuffle_free)
-    config_store.archive_old_versions(ctx.storage, _first_active_commit(ctx.reload().table.timeline))
+    if checks.engine is Engine.HUDI:
+        instant, stats = rescale_with_hudi(ctx.spark, ctx, the_plan, options.rules)
+        shuffle_free = False
+        notes.append(f"rewritten by Hudi's {PROCEDURE} procedure (engine Hudi)")
+    else:
+        shuffle_free = not options.full_shuffle and all(c.shuffle_free for c in the_plan.changes)
+        instant, stats, shuffle_free = _rescale(ctx, the_plan, options.rules, shuffle_free)
+        config_store.archive_old_versions(ctx.storage, _first_active_commit(ctx.reload().table.timeline))
     return ApplyResult(
         the_plan,
         instant,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from hudi_bucket.core.engine import Engine
 from hudi_bucket.core.preflight import PreflightResult, preflight
 from hudi_bucket.errors import TableBusyError
 from hudi_bucket.hudi.heartbeat import last_beats, now_ms
@@ -38,10 +39,15 @@ def refuse_live(ctx: TableContext, instants: list[str]) -> None:
         )
 
 
-def check_table(ctx: TableContext, *, disable_metadata_table: bool = False) -> PreflightResult:
-    """Preflight the table as it is now; raises PreflightError listing every refusal."""
+def check_table(
+    ctx: TableContext, *, disable_metadata_table: bool = False, engine: Engine = Engine.NATIVE
+) -> PreflightResult:
+    """Preflight the table as it is now, for ``engine`` (Auto: chosen here); raises PreflightError
+    listing every refusal."""
     store = timeline_store(ctx.storage, ctx.table)
     ours = frozenset(i.timestamp for i in ctx.table.timeline.pending() if store.is_ours(i))
-    result = preflight(ctx.table.facts(), our_pending=ours, disable_metadata_table=disable_metadata_table)
+    result = preflight(
+        ctx.table.facts(), our_pending=ours, disable_metadata_table=disable_metadata_table, engine=engine
+    )
     result.raise_if_refused()
     return result
