@@ -5,6 +5,7 @@ their ports, paths and versions are the ones the chart and the operator's settin
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import shutil
 import subprocess
@@ -14,6 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from hudi_bucket.jobs.session import HUDI_BUNDLE_ENV
 from hudi_bucket_operator.job_policy import JobDefaults
 from hudi_bucket_operator.settings import OperatorConfig
 from paths import REPO
@@ -159,3 +161,16 @@ def test_job_image_runs_spark_workers_with_the_python_that_has_the_job() -> None
     assert f"PYSPARK_PYTHON={venv_python}" in env
     assert f"PYSPARK_DRIVER_PYTHON={venv_python}" in env
     assert "python3.11 -m venv /opt/hudi-bucket-operator/venv" in " ".join(arguments("Dockerfile.job", "RUN"))
+
+
+def test_job_image_carries_the_hudi_bundle_the_tests_run_and_tells_the_job_where() -> None:
+    dev = (REPO / "dev").read_text()
+    (pinned,) = re.findall(r"^HUDI_BUNDLE=org\.apache\.hudi:hudi-spark3\.5-bundle_2\.12:(\S+)$", dev, re.M)
+    (sha1,) = re.findall(r"^HUDI_BUNDLE_SHA1=(\w+)$", dev, re.M)
+    args = dict(rest.partition("=")[::2] for rest in arguments("Dockerfile.job", "ARG") if "=" in rest)
+    assert (args["HUDI_VERSION"], args["HUDI_BUNDLE_SHA1"]) == (pinned, sha1)
+    env = " ".join(arguments("Dockerfile.job", "ENV"))
+    jar = "/opt/hudi/hudi-spark3.5-bundle_2.12-${HUDI_VERSION}.jar"
+    assert f"{HUDI_BUNDLE_ENV}={jar}" in env
+    assert f"{jar}\" | sha1sum --check" in " ".join(arguments("Dockerfile.job", "RUN"))
+    assert any(rest.endswith(" /opt/hudi/") for rest in arguments("Dockerfile.job", "ADD"))
