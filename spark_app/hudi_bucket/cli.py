@@ -151,9 +151,15 @@ def _verify(spark: Any, request: VerifyRequest) -> CommandResult:
     from hudi_bucket.jobs.verify import verify
 
     result = verify(_context(spark, request))
+    unread = result.unread_log_files
     return (
         Outcome.SUCCEEDED,
-        f"{result.checked_rows} row(s) in {result.checked_file_groups} file group(s) ok",
+        f"{result.checked_rows} row(s) in {result.checked_file_groups} file group(s) ok"
+        + (
+            f"; the records of {unread} log file(s) were not read (compact the table to check them)"
+            if unread
+            else ""
+        ),
         result.to_dict(),
     )
 

@@ -153,7 +153,8 @@ class SparkOperatorStandIn:
 def _base_env() -> dict[str, str]:
     import os
 
-    keep = ("PATH", "HOME", "JAVA_HOME", "LANG", "TMPDIR", "PYSPARK_PYTHON")
+    # What the job image's environment holds (Dockerfile.job), HBO_HUDI_BUNDLE included.
+    keep = ("PATH", "HOME", "JAVA_HOME", "LANG", "TMPDIR", "PYSPARK_PYTHON", "HBO_HUDI_BUNDLE")
     return {key: os.environ[key] for key in keep if key in os.environ}
 
 

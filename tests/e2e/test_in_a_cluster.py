@@ -35,6 +35,7 @@ from harness import (
 from hudi_bucket import cli
 from hudi_bucket.contract.requests import WriteOptions
 from hudi_bucket.jobs.write import write
+from hudi_tables import one_record_per_key, write_hudi_bucket_table
 from rbac_rules import Permission, granted
 from spark_operator import SparkOperatorStandIn
 
@@ -167,6 +168,24 @@ def test_the_automatic_policy_applies_each_plan(world: World) -> None:
     status = cluster.phase_is(LAKE, "events", "Ready")
     assert cluster.job_kinds(LAKE, "events") == ["plan", "apply"]
     assert status["history"][0]["outcome"] == "Succeeded"
+    assert cli.main(["verify", "--table", str(uri)]) == 0
+
+
+def test_a_table_with_a_metadata_table_is_rescaled_by_the_hudi_engine(world: World, spark: Any) -> None:
+    uri = world.work / "tables" / "indexed"
+    write_hudi_bucket_table(spark, uri, 9, {"hoodie.metadata.enable": "true"})
+    before = one_record_per_key(spark, uri)
+    rules = [{"pattern": "day=2025-11-1[23]", "buckets": 6}]
+    indexed = {
+        "table": {"uri": str(uri)},
+        "buckets": {"default": 2, "rules": rules},
+        "apply": {"policy": "Automatic"},
+    }
+    world.cluster.create_table(LAKE, "indexed", indexed)
+    status = world.cluster.phase_is(LAKE, "indexed", "Ready")
+    assert status["history"][0]["outcome"] == "Succeeded"
+    assert status["config"]["expressions"] == "day=2025-11-1[23],6"
+    assert one_record_per_key(spark, uri) == before  # Hudi reads through its metadata table
     assert cli.main(["verify", "--table", str(uri)]) == 0
 
 

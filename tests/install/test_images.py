@@ -172,5 +172,5 @@ def test_job_image_carries_the_hudi_bundle_the_tests_run_and_tells_the_job_where
     env = " ".join(arguments("Dockerfile.job", "ENV"))
     jar = "/opt/hudi/hudi-spark3.5-bundle_2.12-${HUDI_VERSION}.jar"
     assert f"{HUDI_BUNDLE_ENV}={jar}" in env
-    assert f"{jar}\" | sha1sum --check" in " ".join(arguments("Dockerfile.job", "RUN"))
+    assert f'{jar}" | sha1sum --check' in " ".join(arguments("Dockerfile.job", "RUN"))
     assert any(rest.endswith(" /opt/hudi/") for rest in arguments("Dockerfile.job", "ADD"))

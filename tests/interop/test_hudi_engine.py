@@ -16,6 +16,7 @@ from hudi_bucket.core.rules import BucketRules
 from hudi_bucket.errors import PlanError
 from hudi_bucket.jobs.apply import apply, plan
 from hudi_bucket.jobs.context import TableContext
+from hudi_bucket.jobs.verify import verify
 from hudi_spark import bucket_options, hudi_read, hudi_rs_rows, hudi_write, reset_bucket_calculator
 from hudi_tables import HudiBucketTables, one_record_per_key, records, write_hudi_bucket_table
 
@@ -75,6 +76,7 @@ def test_a_merge_on_read_table_with_log_files_is_rescaled_by_hudi(spark: Any, tm
     assert result.instant is not None
     assert one_record_per_key(spark, root) == before  # the log files' updates are in the new base files
     assert verified(ctx)
+    assert verify(ctx.reload()).unread_log_files > 0  # an untouched day keeps its logs, and says so
     hudi_write(spark, root, records(spark, range(90, 130), 4), {**options, **result.writer_options})
     after = one_record_per_key(spark, root)
     assert len(after) == 130

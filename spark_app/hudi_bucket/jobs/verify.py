@@ -78,6 +78,7 @@ class VerifyResult:
     checked_file_groups: int
     checked_rows: int
     violations: tuple[Violation, ...] = ()
+    unread_log_files: int = 0  # of the latest MERGE_ON_READ slices: their records are not checked
 
     @property
     def ok(self) -> bool:
@@ -90,6 +91,7 @@ class VerifyResult:
             "checkedPartitions": self.checked_partitions,
             "checkedFileGroups": self.checked_file_groups,
             "checkedRows": self.checked_rows,
+            "unreadLogFiles": self.unread_log_files,
             "violationCount": len(self.violations),
             "violationsByKind": dict(sorted(Counter(v.kind.value for v in self.violations).items())),
             "violations": [v.to_dict() for v in self.violations[:max_violations]],
@@ -160,6 +162,12 @@ def verify_table(
         checked_file_groups=sum(len(g) for g in groups.values()),
         checked_rows=rows,
         violations=tuple(sorted(violations + record_violations)),
+        unread_log_files=sum(
+            len(latest.log_files)
+            for partition_groups in groups.values()
+            for g in partition_groups
+            if (latest := g.latest_slice()) is not None
+        ),
     )
 
 
