@@ -144,7 +144,8 @@ def test_every_problem_is_reported_at_once_in_one_error() -> None:
         base_file_format="ORC",
     )
     result = check(facts)
-    assert [f.check for f in result.refusals] == [c for c in Check if c is not Check.TABLE_VERSION]
+    hudi_only = (Check.TABLE_VERSION, Check.SECONDARY_INDEX)
+    assert [f.check for f in result.refusals] == [c for c in Check if c not in hudi_only]
     with pytest.raises(PreflightError) as error:
         result.raise_if_refused()
     assert isinstance(error.value, HudiBucketError)
@@ -287,3 +288,13 @@ def test_the_hudi_engine_takes_every_shape_hudi_writes_but_not_an_old_table_vers
 def test_a_chosen_engine_is_kept_and_native_still_refuses_what_it_cannot_do() -> None:
     result = preflight(MOR, our_pending=frozenset(), disable_metadata_table=False, engine=Engine.NATIVE)
     assert [f.check for f in result.refusals] == [Check.MERGE_ON_READ]
+
+
+def test_the_hudi_engine_refuses_a_table_with_a_secondary_index_saying_how_to_rebuild_it() -> None:
+    indexed = replace(WITH_MDT, secondary_indexes=("idx_name",))
+    kind, text = only_refusal(
+        preflight(indexed, our_pending=frozenset(), disable_metadata_table=False, engine=Engine.AUTO)
+    )
+    assert kind is Check.SECONDARY_INDEX
+    assert "idx_name" in text
+    assert "DROP INDEX idx_name" in text

@@ -13,11 +13,12 @@ from bucket_tables import verified
 from hudi_bucket.contract.requests import ApplyOptions, RescaleOptions
 from hudi_bucket.core.engine import Engine
 from hudi_bucket.core.rules import BucketRules
-from hudi_bucket.errors import PlanError
+from hudi_bucket.errors import PlanError, PreflightError
 from hudi_bucket.jobs.apply import apply, plan
 from hudi_bucket.jobs.context import TableContext
+from hudi_bucket.jobs.session import scoped_conf
 from hudi_bucket.jobs.verify import verify
-from hudi_spark import bucket_options, hudi_read, hudi_rs_rows, hudi_write, reset_bucket_calculator
+from hudi_spark import bucket_options, hudi_read, hudi_rs_rows, hudi_sql, hudi_write, reset_bucket_calculator
 from hudi_tables import HudiBucketTables, one_record_per_key, records, write_hudi_bucket_table
 
 RULES = BucketRules.parse("day=2025-11-1[23],6", 2)
@@ -25,10 +26,19 @@ KEYS = (97, 98, 96)  # days 11 (4 -> 2 buckets), 12 (2 -> 6), 10 (2, untouched)
 
 METADATA = {
     "hoodie.metadata.enable": "true",
-    "hoodie.metadata.record.index.enable": "true",
+    "hoodie.metadata.global.record.level.index.enable": "true",  # the record index (Hudi 1.2's key)
     "hoodie.metadata.index.column.stats.enable": "true",
 }
+CREATE_INDEX = "CREATE INDEX idx_name ON {table} (name)"  # a secondary index
+SINGLE_WRITER_LOCK = {
+    "hoodie.write.lock.provider": "org.apache.hudi.client.transaction.lock.InProcessLockProvider"
+}
 MERGE_ON_READ = {"hoodie.datasource.write.table.type": "MERGE_ON_READ", "hoodie.metadata.enable": "false"}
+
+
+def index_sql(spark: Any, root: Path, statement: str) -> None:
+    with scoped_conf(spark, SINGLE_WRITER_LOCK):  # Hudi builds and drops indexes as table services
+        hudi_sql(spark, root, statement)
 
 
 def rescaled(spark: Any, root: Path) -> tuple[Any, Any]:
@@ -43,11 +53,21 @@ def test_a_table_with_a_metadata_table_and_its_indexes_is_rescaled_by_hudi(
     root = tmp_path / "orders_mdt"
     options = write_hudi_bucket_table(spark, root, 9, METADATA)
     before = one_record_per_key(spark, root)
+    indexes = TableContext.open(spark, str(root)).table.config.metadata_partitions
+    assert "record_index" in indexes
+    # Hudi's procedure cannot overwrite a table with a secondary index: refused before anything is written.
+    index_sql(spark, root, CREATE_INDEX)
+    timeline = sorted((root / ".hoodie" / "timeline").iterdir())
+    with pytest.raises(PreflightError, match="DROP INDEX idx_name"):
+        rescaled(spark, root)
+    assert sorted((root / ".hoodie" / "timeline").iterdir()) == timeline
+    index_sql(spark, root, "DROP INDEX idx_name ON {table}")
 
     ctx, result = rescaled(spark, root)
 
     assert result.instant is not None
     assert any("partition_bucket_index_manager" in note for note in result.notes)
+    assert set(indexes) <= set(ctx.reload().table.config.metadata_partitions)  # every index kept
     changes = {c.partition: (c.old_buckets, c.new_buckets) for c in result.plan.changes}
     assert changes == {"day=2025-11-11": (4, 2), "day=2025-11-12": (2, 6), "day=2025-11-13": (2, 6)}
     # The metadata table lists the live files: reading through it and past it gives the same rows.
@@ -60,6 +80,10 @@ def test_a_table_with_a_metadata_table_and_its_indexes_is_rescaled_by_hudi(
     lookup = {**options, "hoodie.enable.data.skipping": "true"}
     for key in KEYS:
         assert [r.id for r in hudi_read(spark, root, **lookup).where(f"id = {key}").collect()] == [key]
+    # A secondary index built again after it leads a query by name to the right file group.
+    index_sql(spark, root, CREATE_INDEX)
+    by_name = hudi_read(spark, root, **lookup).where("name = 'n97-2'").collect()
+    assert [r.id for r in by_name] == [97]
     # Hudi upserts after it: updates and inserts, one record per key.
     hudi_write(spark, root, records(spark, range(90, 130), 3), {**options, **result.writer_options})
     assert len(one_record_per_key(spark, root)) == 130

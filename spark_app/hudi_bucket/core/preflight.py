@@ -33,6 +33,7 @@ class Check(StrEnum):
     METADATA_TABLE = "metadata-table"
     PENDING_INSTANTS = "pending-instants"
     TABLE_VERSION = "table-version"
+    SECONDARY_INDEX = "secondary-index"
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,7 @@ class TableFacts:
     drop_partition_columns: bool
     pending: tuple[Instant, ...] = ()
     base_file_format: str = PARQUET
+    secondary_indexes: tuple[str, ...] = ()  # names, as the metadata table's partitions list them
 
 
 @dataclass(frozen=True)
@@ -103,7 +105,7 @@ def preflight(
     the one asked for (Auto: chosen here, see core.engine)."""
     engine = choose_engine(engine, facts, disable_metadata_table=disable_metadata_table)
     if engine is Engine.HUDI:  # Hudi's procedure reads every table shape Hudi writes
-        shape = [_hudi_table_version(facts)]
+        shape = [_hudi_table_version(facts), _secondary_indexes(facts)]
         disabling = False
     else:
         shape = [
@@ -165,6 +167,18 @@ def _merge_on_read(facts: TableFacts) -> Finding | None:
         Check.MERGE_ON_READ,
         "the table is MERGE_ON_READ, which the Native engine does not rescale",
         "use the Hudi engine (engine: Hudi or Auto, --engine)",
+    )
+
+
+def _secondary_indexes(facts: TableFacts) -> Finding | None:
+    if not facts.secondary_indexes:
+        return None
+    names = ", ".join(facts.secondary_indexes)
+    return Finding(
+        Check.SECONDARY_INDEX,
+        f"the table has secondary index(es) {names}, and Hudi's procedure refuses to overwrite "
+        "partitions of such a table (Hudi 1.2: no INSERT_OVERWRITE on a secondary index)",
+        f"drop them (DROP INDEX {facts.secondary_indexes[0]} ON <table>), rescale, then create them again",
     )
 
 

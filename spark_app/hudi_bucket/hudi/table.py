@@ -67,7 +67,16 @@ class HudiTable:
             drop_partition_columns=self.config.drop_partition_columns,
             pending=self.timeline.pending(),
             base_file_format=self.config.base_file_format,
+            secondary_indexes=tuple(
+                p.removeprefix(SECONDARY_INDEX_PREFIX)
+                for p in self.config.metadata_partitions
+                if p.startswith(SECONDARY_INDEX_PREFIX)
+            ),
         )
+
+
+# A secondary index's partition in the metadata table: secondary_index_<index name>.
+SECONDARY_INDEX_PREFIX = "secondary_index_"
 
 
 def timeline_store(storage: Storage, table: HudiTable) -> TimelineStore:

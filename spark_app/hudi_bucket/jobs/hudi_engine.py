@@ -26,6 +26,13 @@ from hudi_bucket.jobs.context import TableContext
 PROCEDURE = "partition_bucket_index_manager"
 _EXTENSION = "org.apache.spark.sql.hudi.HoodieSparkSessionExtension"
 _PROCEDURE_CLASS = "org.apache.spark.sql.hudi.command.procedures.PartitionBucketIndexManager"
+# A metadata table partition (an index) -> the write option that keeps it (Hudi 1.2's keys).
+_INDEX_OPTIONS = {
+    "record_index": "hoodie.metadata.global.record.level.index.enable",
+    "column_stats": "hoodie.metadata.index.column.stats.enable",
+    "partition_stats": "hoodie.metadata.index.partition.stats.enable",
+    "bloom_filters": "hoodie.metadata.index.bloom.filter.enable",
+}
 
 
 class HudiEngineUnavailableError(HudiBucketError):
@@ -79,9 +86,11 @@ def rescale_with_hudi(spark: Any, ctx: TableContext, plan: Plan, rules: BucketRu
     _require_hudi(spark)
     before = ctx.table.timeline
     name = _register(spark, ctx.table.uri)
+    keep = index_options(ctx.table.config.metadata_partitions)
     call = (
         f"CALL {PROCEDURE}(table => {_literal(name)}, overwrite => {_literal(rules.render())}, "
-        f"bucket_number => {rules.default}, rule => {_literal(rules.rule_type)}, dry_run => false)"
+        f"bucket_number => {rules.default}, rule => {_literal(rules.rule_type)}, dry_run => false"
+        + (f", options => {_literal(', '.join(f'{k}={v}' for k, v in keep.items()))})" if keep else ")")
     )
     [row] = spark.sql(call).collect()
     if row[0] != "SUCCESS":
@@ -103,6 +112,13 @@ def rescale_with_hudi(spark: Any, ctx: TableContext, plan: Plan, rules: BucketRu
         for stat in stats
     )
     return ours, stats
+
+
+def index_options(metadata_partitions: tuple[str, ...]) -> dict[str, str]:
+    """The write options that keep the table's metadata indexes. Hudi's procedure writes with its own
+    configuration, and a Hudi writer deletes an index its configuration does not enable: without these,
+    Hudi 1.2.0's rescale drops the record index."""
+    return {_INDEX_OPTIONS[p]: "true" for p in metadata_partitions if p in _INDEX_OPTIONS}
 
 
 def _the_rescale(before: Timeline, after: Timeline, plan: Plan) -> str:
