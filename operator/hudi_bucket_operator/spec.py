@@ -16,12 +16,19 @@ from typing import Any, TypeGuard
 
 from hudi_bucket.contract.requests import ApplyOptions, ApplyRequest, JobKind, PlanRequest, RescaleOptions
 from hudi_bucket.core.recordkeys import KeyStyle
-from hudi_bucket.core.rules import MAX_BUCKETS, REGEX, BucketRules, PythonRegexMatcher, Rule
+from hudi_bucket.core.rules import (
+    MAX_BUCKETS,
+    MAX_PATTERN_LENGTH,
+    MAX_RULES,
+    REGEX,
+    BucketRules,
+    PythonRegexMatcher,
+    Rule,
+)
 from hudi_bucket.errors import HudiBucketError
 
 GROUP, VERSION, PLURAL, KIND = "hudi.bucketops.io", "v1alpha1", "hudibuckettables", "HudiBucketTable"
 API_VERSION = f"{GROUP}/{VERSION}"
-MAX_RULES = 100
 # Bounds of spec.spark, as the CRD states them.
 MAX_CORES = 256
 MAX_EXECUTORS = 1000
@@ -332,6 +339,9 @@ def _rule(index: int, item: object, matcher: PythonRegexMatcher, problems: _Prob
     if not _is_int(count):
         problems.wrong(f"{where}.buckets", f"an integer in 1..{MAX_BUCKETS}", count)
     if not isinstance(pattern, str):
+        return None
+    if len(pattern) > MAX_PATTERN_LENGTH:
+        problems.append(f"{where}.pattern is {len(pattern)} characters long: at most {MAX_PATTERN_LENGTH}")
         return None
     # BucketRules.validate numbers rules from 1 within the list it checks: check each rule on its own
     # (with a placeholder count if its own is no integer) and name it by its place in the manifest.
