@@ -28,6 +28,7 @@ from hudi_bucket.contract.requests import (
     JobRequest,
     PlanRequest,
     RollbackRequest,
+    ShowFormat,
     ShowRequest,
     VerifyRequest,
     WriteRequest,
@@ -62,7 +63,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if report.outcome is Outcome.FAILED:
         print(f"hudi-bucket-job {kind}: {report.message}", file=sys.stderr)
         return EXIT_FAILED
-    print(json.dumps(report.to_dict(), indent=2))
+    if isinstance(request, ShowRequest) and request.format is ShowFormat.TEXT:
+        from hudi_bucket.jobs.show import render_text
+
+        print(render_text(dict(report.result)))
+    else:
+        print(json.dumps(report.to_dict(), indent=2))
     return EXIT_OK
 
 
@@ -98,7 +104,7 @@ CommandResult = tuple[Outcome, str, dict[str, Any]]
 def _show(spark: Any, request: ShowRequest) -> CommandResult:
     from hudi_bucket.jobs.show import show
 
-    result = show(_context(spark, request))
+    result = show(_context(spark, request), request.sizing)
     return Outcome.SUCCEEDED, f"{len(result['partitions'])} partition(s)", result
 
 

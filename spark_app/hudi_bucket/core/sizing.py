@@ -15,9 +15,11 @@ this module decides.
 from __future__ import annotations
 
 import math
+import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from enum import StrEnum
 from typing import Any
 
@@ -27,6 +29,37 @@ from hudi_bucket.errors import HudiBucketError, InvalidRuleError
 
 DEFAULT_TOLERANCE = 2.0
 MAX_TOLERANCE = 100.0
+
+
+# A Kubernetes quantity as a size: a decimal number and a binary (Ki, Mi, ...) or decimal (k, M, ...) unit.
+_QUANTITY = re.compile(r"([0-9]+(?:\.[0-9]+)?)(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?")
+_UNITS = {
+    "": 1,
+    **{unit: 1024 ** (power + 1) for power, unit in enumerate(("Ki", "Mi", "Gi", "Ti", "Pi", "Ei"))},
+    **{unit: 1000 ** (power + 1) for power, unit in enumerate(("k", "M", "G", "T", "P", "E"))},
+}
+QUANTITY_FORMAT = "a size in bytes or a Kubernetes quantity such as 512Mi or 1Gi"
+
+
+def parse_size(value: str | int) -> int:
+    """Bytes from a Kubernetes quantity (``512Mi``, ``1.5Gi``, ``200M``) or a plain number; a fraction of
+    a byte rounds up. ValueError for anything else."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    match = _QUANTITY.fullmatch(value) if isinstance(value, str) else None
+    if match is None:
+        raise ValueError(f"{value!r} is not {QUANTITY_FORMAT}")
+    return math.ceil(Decimal(match[1]) * _UNITS[match[2] or ""])
+
+
+def format_size(size: int) -> str:
+    """Bytes for people: 512.0 MiB, 3.2 GiB."""
+    amount, unit = float(size), "B"
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if amount < 1024 or unit == "PiB":
+            break
+        amount /= 1024
+    return f"{size} B" if unit == "B" else f"{amount:.1f} {unit}"
 
 
 class SizingError(HudiBucketError):
@@ -235,6 +268,16 @@ def size_table(
     it (those win). Each sized partition whose count differs from the default gets a rule, whether
     resized or kept: the rules are the whole truth, so a kept count survives the next config version.
     """
+    choices = choose_all(sizes, explicit, policy, matcher)
+    budget = MAX_RULES - len(explicit.rules)
+    rules = rules_for({c.partition: c.new_buckets for c in choices}, explicit.default, budget)
+    return Sizing(policy, choices, rules, BucketRules((*explicit.rules, *rules), explicit.default))
+
+
+def choose_all(
+    sizes: Iterable[PartitionSize], explicit: BucketRules, policy: SizingPolicy, matcher: Matcher
+) -> tuple[SizingChoice, ...]:
+    """Every sizable partition's choice, by partition (see ``size_table``)."""
     policy.validate(matcher)
     choices = []
     for size in sorted(sizes, key=lambda s: s.partition):
@@ -244,10 +287,7 @@ def size_table(
             continue
         new, verdict = choose_buckets(size.bytes, size.buckets, policy)
         choices.append(SizingChoice(size.partition, size.bytes, size.buckets, new, verdict))
-    budget = MAX_RULES - len(explicit.rules)
-    counts = {c.partition: c.new_buckets for c in choices}
-    rules = rules_for(counts, explicit.default, budget)
-    return Sizing(policy, tuple(choices), rules, BucketRules((*explicit.rules, *rules), explicit.default))
+    return tuple(choices)
 
 
 def _matched(rules: BucketRules, partition: str, matcher: Matcher) -> bool:
