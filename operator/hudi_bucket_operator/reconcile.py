@@ -202,8 +202,11 @@ def _after_job(
 def _after_plan(
     status: dict[str, Any], spec: TableSpec, job: ObservedJob, report: JobReport, paused: bool, now: datetime
 ) -> Decision:
-    plan = PlanResult.from_dict(report.result).plan
+    planned = PlanResult.from_dict(report.result)
+    plan = planned.plan
     _record_table(status, plan, TableBuckets.from_dict(report.result))
+    if planned.sizing_summary is not None:
+        status["plan"]["sizing"] = planned.sizing_summary.to_dict()
     if plan.is_noop:
         message = "the table already matches the rules"
         ready = conditions.ready(status, now, "Converged", message)

@@ -25,6 +25,14 @@ from hudi_bucket.core.rules import (
     PythonRegexMatcher,
     Rule,
 )
+from hudi_bucket.core.sizing import (
+    DEFAULT_TOLERANCE,
+    MAX_TOLERANCE,
+    QUANTITY_FORMAT,
+    SizingError,
+    SizingPolicy,
+    parse_size,
+)
 from hudi_bucket.errors import HudiBucketError
 
 GROUP, VERSION, PLURAL, KIND = "hudi.bucketops.io", "v1alpha1", "hudibuckettables", "HudiBucketTable"
@@ -103,6 +111,7 @@ class TableSpec:
     key_style: KeyStyle | None = None
     current_buckets: int | None = None
     convert: bool = False
+    sizing: SizingPolicy | None = None
     policy: ApplyPolicy = ApplyPolicy.MANUAL
     approved_plan: str = ""
     metadata_table: MetadataTablePolicy = MetadataTablePolicy.REFUSE
@@ -116,14 +125,11 @@ class TableSpec:
         """
         table = {"table": self.uri, "hash_fields": self.hash_fields, "key_style": self.key_style}
         disable = self.metadata_table is MetadataTablePolicy.DISABLE
+        rescale = (self.rules, self.current_buckets, self.convert, disable, self.sizing)
         if kind is JobKind.PLAN:
-            return PlanRequest(
-                **table, rescale=RescaleOptions(self.rules, self.current_buckets, self.convert, disable)
-            )
+            return PlanRequest(**table, rescale=RescaleOptions(*rescale))
         if kind is JobKind.APPLY and approved_plan:
-            options = ApplyOptions(
-                self.rules, self.current_buckets, self.convert, disable, approved_plan=approved_plan
-            )
+            options = ApplyOptions(*rescale, approved_plan=approved_plan)
             return ApplyRequest(**table, rescale=options)
         raise ValueError(
             f"a table runs plan jobs and apply jobs of an approved plan, not {kind} {approved_plan!r}"
@@ -157,9 +163,11 @@ def parse_spec(spec: Mapping[str, Any]) -> TableSpec:
         uri = _uri(table.get("uri"), problems)
         hash_fields = _hash_fields(table.get("hashFields"), problems)
         key_style = _choice(_KEY_STYLES, table.get("keyStyle"), "spec.table.keyStyle", problems)
-    rules, current, convert = None, None, False
+    rules, current, convert, sizing = None, None, False, None
     if buckets is not None:
         rules = _rules(buckets, problems)
+        sizing_spec = _section(buckets, "spec.buckets", "sizing", problems, optional=True)
+        sizing = None if sizing_spec is None else _sizing(sizing_spec, problems)
         current = _integer(
             buckets.get("currentBuckets"), "spec.buckets.currentBuckets", 1, MAX_BUCKETS, problems
         )
@@ -191,6 +199,7 @@ def parse_spec(spec: Mapping[str, Any]) -> TableSpec:
         key_style=key_style,
         current_buckets=current,
         convert=convert,
+        sizing=sizing,
         policy=policy or ApplyPolicy.MANUAL,
         approved_plan=approved_plan,
         metadata_table=metadata_table or MetadataTablePolicy.REFUSE,
@@ -354,6 +363,43 @@ def _rule(index: int, item: object, matcher: PythonRegexMatcher, problems: _Prob
         problems.append(f"{where} ({pattern!r} -> {count!r}): {problem}")
         return None
     return rule if _is_int(count) else None
+
+
+def _sizing(raw: Mapping[str, Any], problems: _Problems) -> SizingPolicy | None:
+    where, before = "spec.buckets.sizing", len(problems)
+    target = raw.get("targetFileSize")
+    size = None
+    try:
+        if isinstance(target, str | int) and not isinstance(target, bool):
+            size = parse_size(target)
+    except ValueError:
+        pass
+    if size is None or size < 1:
+        problems.wrong(f"{where}.targetFileSize", f"{QUANTITY_FORMAT}, above 0", target)
+    low = _integer(raw.get("minBuckets"), f"{where}.minBuckets", 1, MAX_BUCKETS, problems)
+    high = _integer(raw.get("maxBuckets"), f"{where}.maxBuckets", 1, MAX_BUCKETS, problems)
+    if low is not None and high is not None and low > high:
+        problems.append(f"{where}.minBuckets {low} must not be above maxBuckets {high}")
+    partitions = _string(raw.get("partitions"), f"{where}.partitions", problems, expected="a Java regex")
+    tolerance = raw.get("tolerance", DEFAULT_TOLERANCE)
+    if (
+        isinstance(tolerance, bool)
+        or not isinstance(tolerance, int | float)
+        or not 1 < tolerance <= MAX_TOLERANCE
+    ):
+        problems.wrong(
+            f"{where}.tolerance", f"a factor above 1 and at most {MAX_TOLERANCE:g} (e.g. 2)", tolerance
+        )
+        tolerance = None
+    if size is None or size < 1 or tolerance is None or len(problems) > before:
+        return None
+    policy = SizingPolicy(size, low or 1, high or MAX_BUCKETS, partitions, float(tolerance))
+    try:  # what only code can check: that the partitions pattern compiles and means the same in Java
+        policy.validate(PythonRegexMatcher())
+    except SizingError as err:
+        problems.append(f"{where}: {err.args[0]}")
+        return None
+    return policy
 
 
 # --- how jobs run --------------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from hudi_bucket.contract.reports import (
+    TABLE_ITEMS,
     ConfigMapReport,
     JobError,
     JobReport,
@@ -109,10 +110,10 @@ def _show(spark: Any, request: ShowRequest) -> CommandResult:
 
 
 def _plan(spark: Any, request: PlanRequest) -> CommandResult:
-    from hudi_bucket.jobs.apply import plan
+    from hudi_bucket.jobs.apply import sized_plan
 
     ctx = _context(spark, request)
-    the_plan, checks = plan(ctx, request.rescale)
+    the_plan, checks, sizing = sized_plan(ctx, request.rescale)
     totals = the_plan.totals()
     message = (
         "already converged: nothing to do"
@@ -120,7 +121,8 @@ def _plan(spark: Any, request: PlanRequest) -> CommandResult:
         else f"plan {the_plan.plan_id}: rewrite {totals['partitions']} partition(s), {totals['rows']} row(s)"
         + (", new config version" if the_plan.config_changes else "")
     )
-    result = PlanResult(the_plan, checks.to_dict())
+    sized = None if sizing is None else sizing.to_dict(max_choices=TABLE_ITEMS)
+    result = PlanResult(the_plan, checks.to_dict(), sized)
     return Outcome.SUCCEEDED, message, {**result.to_dict(), **_table_buckets(ctx)}
 
 

@@ -262,3 +262,21 @@ def test_a_job_within_the_operators_bounds_is_started() -> None:
     spark = {"image": "registry.example/hudi-job:1.1", "driver": {"memory": "4g"}}
     observed = Observed({**SPEC, "spark": spark}, 1, {}, {}, (), job_defaults=POLICY)
     assert decide(observed, NOW).submit is not None
+
+
+def test_a_sized_plan_shows_its_proposed_rules_and_what_sizing_did() -> None:
+    sized_rules = BucketRules.parse(r"11-11,16;^day=2026-11-(?:0[12]|10)$,8", 4)
+    plan = Plan(sized_rules, None, (CHANGE,), "20261123100000000")
+    sizing = {
+        "sizedPartitions": 5,
+        "resized": 2,
+        "shuffleFree": 2,
+        "rules": [{"pattern": r"^day=2026-11-(?:0[12]|10)$", "buckets": 8}],
+    }
+    result = {**PlanResult(plan, {}, sizing).to_dict(), **TableBuckets().to_dict()}
+    plan_done = job(JobKind.PLAN, JobPhase.COMPLETED, report(JobKind.PLAN, result=result))
+
+    status = decide(Observed(SPEC, 1, {}, {}, (plan_done,)), NOW).status
+
+    assert status["plan"]["rules"] == {"expressions": sized_rules.render(), "default": 4}
+    assert status["plan"]["sizing"] == {"sizedPartitions": 5, "resized": 2, "shuffleFree": 2, "rules": 1}

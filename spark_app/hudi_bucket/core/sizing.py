@@ -247,15 +247,22 @@ class Sizing:
     def resized(self) -> tuple[SizingChoice, ...]:
         return tuple(c for c in self.choices if c.verdict is Verdict.RESIZE)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, max_choices: int | None = None) -> dict[str, Any]:
+        """JSON-safe; with ``max_choices``, only that many choices (the rewrites first, the largest
+        first) and how many were left out, as a report bound for a ConfigMap must be."""
         resized = self.resized
+        choices = self.choices
+        if max_choices is not None:
+            ranked = sorted(choices, key=lambda c: (c.verdict is not Verdict.RESIZE, -c.bytes, c.partition))
+            choices = tuple(sorted(ranked[:max_choices], key=lambda c: c.partition))
         return {
             "policy": self.policy.to_dict(),
             "sizedPartitions": len(self.choices),
             "resized": len(resized),
             "shuffleFree": sum(1 for c in resized if c.shuffle_free),
             "rules": [{"pattern": r.pattern, "buckets": r.buckets} for r in self.rules],
-            "choices": [c.to_dict() for c in self.choices],
+            "choices": [c.to_dict() for c in choices],
+            "omitted": len(self.choices) - len(choices),
         }
 
 
