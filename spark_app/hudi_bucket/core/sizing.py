@@ -393,12 +393,37 @@ def _branches(node: Mapping[str, Any]) -> str:
         return ""
     leaves = [char for char, child in children if child.keys() == {_END}]
     if len(children) > 1 and len(leaves) == len(children):
-        body = "[" + "".join("\\-" if char == "-" else _literal(char) for char in leaves) + "]"
+        body = _char_class(leaves)
         return body + "?" if optional else body
     branches = [_literal(char) + _render(child) for char, child in children]
     if len(branches) == 1:  # so optional (a path ends here, a longer one goes on), else _render walked it
         return branches[0] + "?" if children[0][1].keys() == {_END} else f"(?:{branches[0]})?"
     return "(?:" + "|".join(branches) + ")" + ("?" if optional else "")
+
+
+def _char_class(chars: Sequence[str]) -> str:
+    """A class of the given sorted characters; runs of three or more consecutive ASCII letters or
+    digits as a range (``[1-9]``: a month of days stays short)."""
+    parts, start = [], 0
+    while start < len(chars):
+        end = start
+        while (
+            end + 1 < len(chars)
+            and _range_char(chars[end + 1])
+            and ord(chars[end + 1]) == ord(chars[end]) + 1
+        ):
+            end += 1
+        if _range_char(chars[start]) and end - start >= 2:
+            parts.append(f"{chars[start]}-{chars[end]}")
+        else:
+            end = start
+            parts.append("\\-" if chars[start] == "-" else _literal(chars[start]))
+        start = end + 1
+    return "[" + "".join(parts) + "]"
+
+
+def _range_char(char: str) -> bool:
+    return char.isascii() and char.isalnum()
 
 
 # Characters Hudi or the two regex engines read specially never appear bare: ',' and ';' split Hudi's
