@@ -259,8 +259,12 @@ def _after_apply(
 
 
 def _record_table(status: dict[str, Any], plan: Plan, table: TableBuckets) -> None:
-    """The plan (bounded), and the config in force and partitions' bucket counts as the job last saw them."""
+    """The plan (bounded), and the config in force and partitions' bucket counts as the job last saw them.
+    What sizing did is the plan job's to say: the apply of the same plan keeps it."""
+    previous = status.get("plan") or {}
     status["plan"] = plan.summary(PLAN_ITEMS)
+    if previous.get("id") == plan.plan_id and "sizing" in previous:
+        status["plan"]["sizing"] = previous["sizing"]
     facts = table.to_dict()
     for key in ("config", "partitions"):
         if facts[key] is not None:

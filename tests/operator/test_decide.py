@@ -280,3 +280,11 @@ def test_a_sized_plan_shows_its_proposed_rules_and_what_sizing_did() -> None:
 
     assert status["plan"]["rules"] == {"expressions": sized_rules.render(), "default": 4}
     assert status["plan"]["sizing"] == {"sizedPartitions": 5, "resized": 2, "shuffleFree": 2, "rules": 1}
+
+    # The apply of that plan keeps what sizing said of it; another plan's apply would not.
+    result = ApplyResult(plan, "20261123110000000", 1, 1000, 10, 1.5, True, (), {})
+    applied_report = report(JobKind.APPLY, result={**result.to_dict(), **IN_FORCE.to_dict()})
+    apply_done = job(JobKind.APPLY, JobPhase.COMPLETED, applied_report)
+    status = decide(Observed(SPEC, 1, {}, status, (plan_done, apply_done)), NOW).status
+    assert status["history"][0]["planId"] == plan.plan_id
+    assert status["plan"]["sizing"]["shuffleFree"] == 2
