@@ -258,3 +258,22 @@ def test_a_second_sizing_of_the_result_changes_nothing() -> None:
     # first's rules as explicit, so it sizes nothing and proposes the same rules).
     again = size_table(after, explicit, POLICY, PY)
     assert again.desired == first.desired
+
+
+def test_too_many_counts_share_counts_rather_than_fail() -> None:
+    # 300 days growing 1% a day from 100 times the target: one count each (the multiple of 4 nearest the
+    # target) would need far more than 100 rules. Shared counts need few, and each day's files still
+    # land near the target.
+    explicit = BucketRules((Rule("^never$", 2),), 4)
+    sizes = [sized(f"day={n:03d}", 4, int(TARGET * 100 * 1.01**n)) for n in range(300)]
+    one_each = {choose_buckets(s.bytes, 4, POLICY)[0] for s in sizes}
+    assert len(one_each) > 100
+
+    sizing = size_table(sizes, explicit, POLICY, PY)
+
+    assert len(sizing.desired.rules) <= 100
+    print(f"{len(one_each)} counts shared as {len({c.new_buckets for c in sizing.choices})}")
+    for choice in sizing.choices:
+        assert choose_buckets(choice.bytes, choice.new_buckets, POLICY) == (choice.new_buckets, Verdict.KEEP)
+        assert sizing.desired.buckets_for(choice.partition, PY) == choice.new_buckets
+    assert sizing.to_dict()["shuffleFree"] == len(sizing.resized)  # from 4, multiples and divisors suffice

@@ -68,6 +68,10 @@ class SizingError(HudiBucketError):
     hint = "fix spec.buckets.sizing (or the --target-file-size options)"
 
 
+class TooManyRulesError(SizingError):
+    """The sized counts need more rules than the rule limit leaves."""
+
+
 @dataclass(frozen=True)
 class SizingPolicy:
     """How big each bucket's files should be, and which partitions sizing may touch.
@@ -188,8 +192,7 @@ class SizingChoice:
     def shuffle_free(self) -> bool:
         """Whether the count change alone allows a rewrite without a shuffle (the plan also checks
         that the old layout is clean)."""
-        old, new = self.old_buckets, self.new_buckets
-        return old is not None and (new % old == 0 or old % new == 0)
+        return _divides(self.old_buckets, self.new_buckets)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -277,8 +280,72 @@ def size_table(
     """
     choices = choose_all(sizes, explicit, policy, matcher)
     budget = MAX_RULES - len(explicit.rules)
-    rules = rules_for({c.partition: c.new_buckets for c in choices}, explicit.default, budget)
+    try:
+        rules = rules_for({c.partition: c.new_buckets for c in choices}, explicit.default, budget)
+    except TooManyRulesError:
+        choices = fewer_counts(choices, policy, explicit.default)
+        rules = rules_for({c.partition: c.new_buckets for c in choices}, explicit.default, budget)
     return Sizing(policy, choices, rules, BucketRules((*explicit.rules, *rules), explicit.default))
+
+
+def fewer_counts(
+    choices: Sequence[SizingChoice], policy: SizingPolicy, default: int
+) -> tuple[SizingChoice, ...]:
+    """The same choices with the partitions to rewrite sharing counts, for when one rule per count
+    is more than the rule limit allows. A partition to rewrite takes a count already needed (the
+    default, which needs no rule, or a kept partition's) when one suits it; the rest take, in turn,
+    the count that suits most of them. A count suits a partition when its files land within the
+    square root of the tolerance, as in ``choose_buckets``, so the next plan keeps it."""
+    near = math.sqrt(policy.tolerance)
+
+    def suits(choice: SizingChoice, count: int) -> bool:
+        in_bounds = policy.min_buckets <= count <= policy.max_buckets
+        return in_bounds and (count == policy.ideal(choice.bytes) or policy.fits(choice.bytes, count, near))
+
+    def best(choice: SizingChoice, counts: Iterable[int]) -> int:
+        old, target = choice.old_buckets, policy.target_file_size
+        return min(
+            counts,
+            key=lambda n: (
+                not _divides(old, n),  # a rewrite without a shuffle first
+                abs(math.log(max(choice.bytes, 1) / n / target)),
+                n,
+            ),
+        )
+
+    taken = {default} | {c.new_buckets for c in choices if c.verdict is Verdict.KEEP}
+
+    decided: dict[str, int] = {}
+    pending = []
+    for choice in choices:
+        if choice.verdict is Verdict.RESIZE:
+            fitting = [n for n in taken if suits(choice, n)]
+            if fitting:
+                decided[choice.partition] = best(choice, fitting)
+            else:
+                pending.append(choice)
+    while pending:
+        candidates = {c.new_buckets for c in pending} | {policy.ideal(c.bytes) for c in pending}
+        # Most partitions without a shuffle first, then most partitions at all.
+        count = min(
+            candidates,
+            key=lambda n: (
+                -sum(suits(c, n) and _divides(c.old_buckets, n) for c in pending),
+                -sum(suits(c, n) for c in pending),
+                n,
+            ),
+        )
+        decided |= {c.partition: count for c in pending if suits(c, count)}
+        pending = [c for c in pending if c.partition not in decided]
+    return tuple(
+        SizingChoice(c.partition, c.bytes, c.old_buckets, decided.get(c.partition, c.new_buckets), c.verdict)
+        for c in choices
+    )
+
+
+def _divides(old: int | None, new: int) -> bool:
+    """Whether going from ``old`` to ``new`` buckets can be done without a shuffle."""
+    return old is not None and (new % old == 0 or old % new == 0)
 
 
 def choose_all(
@@ -324,7 +391,7 @@ def rules_for(
         for pattern in _patterns(sorted(by_count[count]), max_length)
     )
     if len(rules) > budget:
-        raise SizingError(
+        raise TooManyRulesError(
             f"sizing needs {len(rules)} rules for {sum(map(len, by_count.values()))} partitions at "
             f"{len(by_count)} bucket counts, but only {budget} fit beside the explicit rules",
             hint="narrow spec.buckets.sizing.partitions, raise the tolerance, or set minBuckets/maxBuckets "
