@@ -116,6 +116,22 @@ def test_show_prints_each_partitions_sizes_and_what_sizing_would_propose(
     assert "rule ^(?:10|20|30)$,3" in text.out
 
 
+def test_a_sized_plan_reports_its_rules_and_what_sizing_did(
+    capsys: pytest.CaptureFixture[str], fixture_table: MakeTable
+) -> None:
+    root = fixture_table(V8)
+
+    result = run(capsys, "plan", "--table", str(root), *RULES, "--convert", "--target-file-size=100Ki")
+
+    assert (result.code, result.err) == (EXIT_OK, "")
+    planned = PlanResult.from_dict(result.report["result"])
+    assert planned.sizing_summary is not None
+    # Partition 10 is the explicit rule's; 20 and 30 (about 430 KiB each) get ceil(bytes / 100 KiB).
+    assert (planned.sizing_summary.sized_partitions, planned.sizing_summary.rules) == (2, 1)
+    assert planned.plan.desired.render() == "^10$,4;^(?:20|30)$,5"
+    assert {c.partition: c.new_buckets for c in planned.plan.changes} == {"10": 4, "20": 5, "30": 5}
+
+
 def test_report_option_writes_the_report_of_a_success(
     capsys: pytest.CaptureFixture[str], fixture_table: MakeTable, tmp_path: Path
 ) -> None:
