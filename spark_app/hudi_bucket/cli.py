@@ -121,6 +121,12 @@ def _plan(spark: Any, request: PlanRequest) -> CommandResult:
         else f"plan {the_plan.plan_id}: rewrite {totals['partitions']} partition(s), {totals['rows']} row(s)"
         + (", new config version" if the_plan.config_changes else "")
     )
+    if sizing is not None:
+        shuffle_free = sum(1 for c in sizing.resized if c.shuffle_free)
+        message += (
+            f" (sizing: {len(sizing.resized)} of {len(sizing.choices)} sized partition(s) resized, "
+            f"{shuffle_free} without a shuffle, {len(sizing.rules)} rule(s))"
+        )
     sized = None if sizing is None else sizing.to_dict(max_choices=TABLE_ITEMS)
     result = PlanResult(the_plan, checks.to_dict(), sized)
     return Outcome.SUCCEEDED, message, {**result.to_dict(), **_table_buckets(ctx)}
