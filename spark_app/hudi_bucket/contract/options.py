@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 from hudi_bucket.core.rules import REGEX, BucketRules
 from hudi_bucket.core.sizing import QUANTITY_FORMAT, SizingError, SizingPolicy, parse_size
@@ -132,7 +132,8 @@ class Sizing:
     rules Hudi would refuse are."""
 
     dest: str = "sizing"
-    FLAGS = (
+    # (flag, SizingPolicy field, parse, help)
+    FLAGS: ClassVar[tuple[tuple[str, str, Callable[[str], Any], str], ...]] = (
         (
             "--target-file-size",
             "target_file_size",

@@ -232,7 +232,7 @@ class SizingSummary:
 class PlanResult:
     plan: Plan
     preflight: Mapping[str, Any]  # the checks that passed, and notes (for people)
-    sizing: Mapping[str, Any] | None = None  # Sizing.to_dict(): every choice, for people and tools
+    sizing: Mapping[str, Any] | None = None  # Sizing.to_dict(): the rules, the largest choices
 
     def to_dict(self) -> dict[str, Any]:
         return {"plan": self.plan.to_dict(), "preflight": dict(self.preflight), "sizing": self.sizing}
