@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import math
 import re
-from collections import defaultdict
+from bisect import bisect_left, bisect_right
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
@@ -220,7 +221,11 @@ def choose_buckets(size: int, current: int | None, policy: SizingPolicy) -> tupl
     if current is None:
         return ideal, Verdict.RESIZE
     near = math.sqrt(policy.tolerance)
-    candidates = [n for n in _multiples_and_divisors(current, policy) if policy.fits(size, n, near)]
+    # Counts whose files are within ``near`` of the target lie in [size / (target * near), size * near
+    # / target]; only multiples and divisors there are looked at (a count of 1 has 100,000 multiples).
+    low = max(policy.min_buckets, math.floor(size / (policy.target_file_size * near)))
+    high = min(policy.max_buckets, math.ceil(size * near / policy.target_file_size))
+    candidates = [n for n in _multiples_and_divisors(current, low, high) if policy.fits(size, n, near)]
     if not candidates:
         return ideal, Verdict.RESIZE
     # Nearest the target on a log scale; between two equally near, the larger count (smaller files).
@@ -229,10 +234,10 @@ def choose_buckets(size: int, current: int | None, policy: SizingPolicy) -> tupl
     return best, Verdict.RESIZE
 
 
-def _multiples_and_divisors(current: int, policy: SizingPolicy) -> list[int]:
-    low, high = policy.min_buckets, policy.max_buckets
+def _multiples_and_divisors(current: int, low: int, high: int) -> list[int]:
+    """The multiples and divisors of ``current`` from ``low`` to ``high``."""
     divisors = {d for i in range(1, math.isqrt(current) + 1) if current % i == 0 for d in (i, current // i)}
-    multiples = set(range(current, high + 1, current))
+    multiples = set(range(max(current, -(-low // current) * current), high + 1, current))
     return sorted(n for n in divisors | multiples if low <= n <= high)
 
 
@@ -292,55 +297,75 @@ def fewer_counts(
     choices: Sequence[SizingChoice], policy: SizingPolicy, default: int
 ) -> tuple[SizingChoice, ...]:
     """The same choices with the partitions to rewrite sharing counts, for when one rule per count
-    is more than the rule limit allows. A partition to rewrite takes a count already needed (the
-    default, which needs no rule, or a kept partition's) when one suits it; the rest take, in turn,
-    the count that suits most of them. A count suits a partition when its files land within the
-    square root of the tolerance, as in ``choose_buckets``, so the next plan keeps it."""
+    is more than the rule limit allows.
+
+    The counts that suit a partition (its files within the square root of the tolerance, as in
+    ``choose_buckets``, or its ideal count) form an interval. A partition takes a count already needed
+    (the default, which needs no rule, or a kept partition's) when one is in its interval. The others
+    share counts chosen greedily, taking intervals by their upper end (the classic greedy, which needs
+    the fewest counts when it takes each upper end itself): the count is the largest multiple of the
+    most common old count that still meets the first interval, so that most rewrites need no shuffle,
+    and it serves every interval it falls in.
+    """
     near = math.sqrt(policy.tolerance)
-
-    def suits(choice: SizingChoice, count: int) -> bool:
-        in_bounds = policy.min_buckets <= count <= policy.max_buckets
-        return in_bounds and (count == policy.ideal(choice.bytes) or policy.fits(choice.bytes, count, near))
-
-    def best(choice: SizingChoice, counts: Iterable[int]) -> int:
-        old, target = choice.old_buckets, policy.target_file_size
-        return min(
-            counts,
-            key=lambda n: (
-                not _divides(old, n),  # a rewrite without a shuffle first
-                abs(math.log(max(choice.bytes, 1) / n / target)),
-                n,
-            ),
-        )
-
-    taken = {default} | {c.new_buckets for c in choices if c.verdict is Verdict.KEEP}
-
+    intervals = {c.partition: _suiting(c.bytes, policy, near) for c in choices}
+    taken = sorted({default} | {c.new_buckets for c in choices if c.verdict is Verdict.KEEP})
     decided: dict[str, int] = {}
     pending = []
     for choice in choices:
-        if choice.verdict is Verdict.RESIZE:
-            fitting = [n for n in taken if suits(choice, n)]
-            if fitting:
-                decided[choice.partition] = best(choice, fitting)
-            else:
-                pending.append(choice)
+        if choice.verdict is not Verdict.RESIZE:
+            continue
+        low, high = intervals[choice.partition]
+        fitting = taken[bisect_left(taken, low) : bisect_right(taken, high)]
+        if fitting:
+            decided[choice.partition] = _best(choice, fitting, policy)
+        else:
+            pending.append(choice)
+    pending.sort(key=lambda c: (intervals[c.partition][1], c.partition))
     while pending:
-        candidates = {c.new_buckets for c in pending} | {policy.ideal(c.bytes) for c in pending}
-        # Most partitions without a shuffle first, then most partitions at all.
-        count = min(
-            candidates,
-            key=lambda n: (
-                -sum(suits(c, n) and _divides(c.old_buckets, n) for c in pending),
-                -sum(suits(c, n) for c in pending),
-                n,
-            ),
-        )
-        decided |= {c.partition: count for c in pending if suits(c, count)}
+        lower, upper = intervals[pending[0].partition]
+        reach = [c for c in pending if intervals[c.partition][0] <= upper]
+        count = _shared_count(reach, lower, upper)
+        met = [c for c in reach if intervals[c.partition][0] <= count]
+        decided |= dict.fromkeys((c.partition for c in met), count)
         pending = [c for c in pending if c.partition not in decided]
     return tuple(
         SizingChoice(c.partition, c.bytes, c.old_buckets, decided.get(c.partition, c.new_buckets), c.verdict)
         for c in choices
     )
+
+
+def _suiting(size: int, policy: SizingPolicy, near: float) -> tuple[int, int]:
+    """The counts whose files are within ``near`` of the target, with the ideal count, as an interval:
+    the ideal is ``ceil(size / target)``, so at most one past the band's upper end."""
+    ideal = policy.ideal(size)
+    low = max(policy.min_buckets, math.ceil(size / (policy.target_file_size * near)))
+    high = min(policy.max_buckets, math.floor(size * near / policy.target_file_size))
+    return (ideal, ideal) if low > high else (min(low, ideal), max(high, ideal))
+
+
+def _best(choice: SizingChoice, counts: Iterable[int], policy: SizingPolicy) -> int:
+    """Of ``counts``, one without a shuffle first, then the nearest the target, then the smallest."""
+    size = max(choice.bytes, 1)
+    return min(
+        counts,
+        key=lambda n: (
+            not _divides(choice.old_buckets, n),
+            abs(math.log(size / n / policy.target_file_size)),
+            n,
+        ),
+    )
+
+
+def _shared_count(reach: Sequence[SizingChoice], lower: int, upper: int) -> int:
+    """A count from ``lower`` to ``upper``: the largest multiple of the most common old count among
+    ``reach`` that fits (so that most of them need no shuffle), else ``upper``."""
+    common = Counter(c.old_buckets for c in reach if c.old_buckets)
+    for old in sorted(common, key=lambda old: (-common[old], old)):
+        multiple = upper // old * old
+        if multiple >= max(lower, 1):
+            return multiple
+    return upper
 
 
 def _divides(old: int | None, new: int) -> bool:
