@@ -19,8 +19,10 @@ from hudi_bucket.core.sizing import (
     SizingError,
     SizingPolicy,
     Verdict,
+    choose_all,
     choose_buckets,
     exact_pattern,
+    fewer_counts,
     measure,
     rules_for,
     size_table,
@@ -30,6 +32,7 @@ MiB = 1 << 20
 TARGET = 128 * MiB
 POLICY = SizingPolicy(TARGET)
 PY = PythonRegexMatcher()
+NO_RULES = BucketRules((Rule("^never$", 2),), 4)
 
 # Partition paths with the characters that mean something to Hudi or to a regex engine, and some that
 # do not mean anything to anyone.
@@ -277,3 +280,19 @@ def test_too_many_counts_share_counts_rather_than_fail() -> None:
         assert choose_buckets(choice.bytes, choice.new_buckets, POLICY) == (choice.new_buckets, Verdict.KEEP)
         assert sizing.desired.buckets_for(choice.partition, PY) == choice.new_buckets
     assert sizing.to_dict()["shuffleFree"] == len(sizing.resized)  # from 4, multiples and divisors suffice
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    policy=policies,
+    table=st.lists(st.tuples(st.integers(0, 1 << 44), st.integers(1, 300)), min_size=1, max_size=60),
+)
+def test_shared_counts_are_kept_by_the_next_plan(policy: SizingPolicy, table: list[tuple[int, int]]) -> None:
+    choices = choose_all(
+        [sized(f"p{i}", current, size) for i, (size, current) in enumerate(table)], NO_RULES, policy, PY
+    )
+    shared = fewer_counts(choices, policy, NO_RULES.default)
+    for before, after in zip(choices, shared, strict=True):
+        if before.verdict is Verdict.KEEP:
+            assert after == before  # a kept partition is never rewritten to save a rule
+        assert choose_buckets(after.bytes, after.new_buckets, policy) == (after.new_buckets, Verdict.KEEP)
