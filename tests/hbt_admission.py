@@ -97,7 +97,8 @@ SIZED = yaml.safe_load(
         default: 4
         rules:
           - {pattern: '-11-11$', buckets: 64}   # wins over sizing
-        sizing: {targetFileSize: 512Mi, minBuckets: 1, maxBuckets: 256, partitions: '^day=', tolerance: 2}
+        sizing: {targetFileSize: 512Mi, minBuckets: 1, maxBuckets: 256, partitions: '^day=', tolerance: 2,
+                 replanEvery: 24h}
     """
 )
 GOOD_MANIFESTS = {
@@ -156,6 +157,11 @@ BAD_MANIFESTS = [
         with_spec(with_spec(SIZED, "buckets.sizing.minBuckets", 64), "buckets.sizing.maxBuckets", 8),
         "spec.buckets.sizing.minBuckets must not be above maxBuckets",
         id="sizing-min-above-max",
+    ),
+    pytest.param(
+        with_spec(SIZED, "buckets.sizing.replanEvery", "1 day"),
+        "spec.buckets.sizing.replanEvery must be a duration in minutes, hours or days",
+        id="sizing-replan-every-words",
     ),
     pytest.param(
         with_spec(SIZED, "buckets.sizing.tolerance", 1),

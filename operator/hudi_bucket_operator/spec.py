@@ -52,6 +52,12 @@ _PLAN_ID = re.compile(r"(sha256:[0-9a-f]{64})?")
 _SPARK_MEMORY = re.compile(r"[0-9]+([kKmMgGtTpP][bB]?)?")
 _DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 _DNS_SUBDOMAIN_MAX = 253
+# spec.buckets.sizing.replanEvery: one number and one unit, as the CRD's CEL rule reads it.
+_DURATION = re.compile(r"([1-9][0-9]{0,5})m|([1-9][0-9]{0,3})h|([1-9][0-9]{0,2})d")
+_DURATION_UNITS = (60, 3600, 86400)  # of the pattern's three groups
+_DURATION_FORMAT = (
+    "a duration in minutes, hours or days, such as 90m, 24h or 7d (at most 999999m, 9999h or 999d)"
+)
 _NAME_FORMAT = "lowercase letters, digits, '-' and '.', starting and ending with a letter or digit"
 
 
@@ -112,6 +118,7 @@ class TableSpec:
     current_buckets: int | None = None
     convert: bool = False
     sizing: SizingPolicy | None = None
+    replan_every: int | None = None  # seconds: plan a sized table again this often (None: on change only)
     policy: ApplyPolicy = ApplyPolicy.MANUAL
     approved_plan: str = ""
     metadata_table: MetadataTablePolicy = MetadataTablePolicy.REFUSE
@@ -163,11 +170,12 @@ def parse_spec(spec: Mapping[str, Any]) -> TableSpec:
         uri = _uri(table.get("uri"), problems)
         hash_fields = _hash_fields(table.get("hashFields"), problems)
         key_style = _choice(_KEY_STYLES, table.get("keyStyle"), "spec.table.keyStyle", problems)
-    rules, current, convert, sizing = None, None, False, None
+    rules, current, convert, sizing, replan_every = None, None, False, None, None
     if buckets is not None:
         rules = _rules(buckets, problems)
         sizing_spec = _section(buckets, "spec.buckets", "sizing", problems, optional=True)
         sizing = None if sizing_spec is None else _sizing(sizing_spec, problems)
+        replan_every = None if sizing_spec is None else _duration(sizing_spec.get("replanEvery"), problems)
         current = _integer(
             buckets.get("currentBuckets"), "spec.buckets.currentBuckets", 1, MAX_BUCKETS, problems
         )
@@ -200,6 +208,7 @@ def parse_spec(spec: Mapping[str, Any]) -> TableSpec:
         current_buckets=current,
         convert=convert,
         sizing=sizing,
+        replan_every=replan_every,
         policy=policy or ApplyPolicy.MANUAL,
         approved_plan=approved_plan,
         metadata_table=metadata_table or MetadataTablePolicy.REFUSE,
@@ -363,6 +372,17 @@ def _rule(index: int, item: object, matcher: PythonRegexMatcher, problems: _Prob
         problems.append(f"{where} ({pattern!r} -> {count!r}): {problem}")
         return None
     return rule if _is_int(count) else None
+
+
+def _duration(value: object, problems: _Problems) -> int | None:
+    """Seconds from ``90m``, ``24h`` or ``7d`` (one number, one unit), within the CRD's bounds."""
+    if value is None:
+        return None
+    match = _DURATION.fullmatch(value) if isinstance(value, str) else None
+    if match is None:
+        problems.wrong("spec.buckets.sizing.replanEvery", _DURATION_FORMAT, value)
+        return None
+    return next(int(n) * unit for n, unit in zip(match.groups(), _DURATION_UNITS, strict=True) if n)
 
 
 def _sizing(raw: Mapping[str, Any], problems: _Problems) -> SizingPolicy | None:

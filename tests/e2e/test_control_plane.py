@@ -176,6 +176,7 @@ def test_our_crd_applies_and_its_cel_rules_are_enforced(control_plane: ControlPl
     # that cross.
     for name, target in (("sized", "512Mi"), ("sized-bytes", 536870912)):
         sizing = {"targetFileSize": target, "maxBuckets": 256, "partitions": "^day=", "tolerance": 1.5}
+        sizing["replanEvery"] = "24h"
         code, stderr = apply(hudi_bucket_table(namespace, name, f"s3a://lake/{name}", sizing=sizing))
         assert code == 0, stderr
     for target in ("512MB", 0):
@@ -183,6 +184,10 @@ def test_our_crd_applies_and_its_cel_rules_are_enforced(control_plane: ControlPl
         code, stderr = apply(hudi_bucket_table(namespace, "badly-sized", "s3a://lake/b", sizing=sizing))
         assert code != 0
         assert "targetFileSize must be a size in bytes or a Kubernetes quantity" in stderr
+    sizing = {"targetFileSize": "1Gi", "replanEvery": "0h"}
+    code, stderr = apply(hudi_bucket_table(namespace, "badly-sized", "s3a://lake/b", sizing=sizing))
+    assert code != 0
+    assert "spec.buckets.sizing.replanEvery must be a duration" in stderr
     sizing = {"targetFileSize": "1Gi", "minBuckets": 64, "maxBuckets": 8}
     code, stderr = apply(hudi_bucket_table(namespace, "badly-sized", "s3a://lake/b", sizing=sizing))
     assert code != 0

@@ -100,10 +100,16 @@ def test_a_sized_table_carries_its_policy_into_plan_and_apply() -> None:
     assert "--target-file-size=536870912" in plan.to_argv()
 
 
-def test_sizing_defaults_to_every_partition_at_a_factor_of_two() -> None:
+def test_sizing_defaults_to_every_partition_at_a_factor_of_two_planned_on_change_only() -> None:
     spec = parse_spec(with_spec(SIZED, "buckets.sizing", {"targetFileSize": "1.5Gi"})["spec"])
-    assert spec.sizing == SizingPolicy(3 << 29)
+    assert (spec.sizing, spec.replan_every) == (SizingPolicy(3 << 29), None)
     assert parse_spec(SMALL["spec"]).sizing is None
+
+
+@pytest.mark.parametrize(("every", "seconds"), [("24h", 86400), ("90m", 5400), ("7d", 604800), ("1m", 60)])
+def test_a_sized_table_may_be_planned_again_on_a_schedule(every: str, seconds: int) -> None:
+    assert parse_spec(with_spec(SIZED, "buckets.sizing.replanEvery", every)["spec"]).replan_every == seconds
+    assert ADMISSION.errors(with_spec(SIZED, "buckets.sizing.replanEvery", every)) == []
 
 
 def test_a_sizing_pattern_that_may_differ_in_java_is_refused() -> None:
@@ -435,6 +441,8 @@ _PARSE_SPEC_SAYS = {
     "Kubernetes quantity such as 512Mi or 1Gi, above 0, not '512MB'",
     "sizing-target-zero": "spec.buckets.sizing.targetFileSize must be a size in bytes or a Kubernetes "
     "quantity such as 512Mi or 1Gi, above 0, not 0",
+    "sizing-replan-every-words": "spec.buckets.sizing.replanEvery must be a duration in minutes, hours or "
+    "days, such as 90m, 24h or 7d (at most 999999m, 9999h or 999d), not '1 day'",
     "sizing-min-above-max": "spec.buckets.sizing.minBuckets 64 must not be above maxBuckets 8",
     "sizing-tolerance-one": "spec.buckets.sizing.tolerance must be a factor above 1 and at most 100 (e.g. 2), not 1",
 }
