@@ -223,7 +223,11 @@ BAD_MANIFESTS = [
         id="too-many-rules",
     ),
     pytest.param(with_spec(SMALL, "buckets.rules", []), "should be non-empty", id="no-rules"),
-    pytest.param(without_spec(SMALL, "buckets.rules"), "'rules' is a required property", id="missing-rules"),
+    pytest.param(
+        without_spec(SMALL, "buckets.rules"),
+        "spec.buckets.rules has no rules: give at least one",
+        id="missing-rules",
+    ),
     pytest.param(
         with_spec(SMALL, "buckets.rules", ["^region=emea$,8"]),
         "is not of type 'object'",

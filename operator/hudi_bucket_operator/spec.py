@@ -329,9 +329,12 @@ def _rules(buckets: Mapping[str, Any], problems: _Problems) -> BucketRules | Non
     if rule_type is not None and rule_type != REGEX:
         problems.wrong("spec.buckets.rule", f"{REGEX!r} (the only rule type Hudi 1.1 knows)", rule_type)
     items = buckets.get("rules")
+    if items is None and buckets.get("sizing") is not None and _is_int(default):
+        return BucketRules((), default, REGEX)  # sizing proposes the rules (or a rule that changes nothing)
     if items is None or items == []:
         problems.append(
-            "spec.buckets.rules has no rules: give at least one (Hudi's rule engine fails on an empty list)"
+            "spec.buckets.rules has no rules: give at least one (Hudi's rule engine fails on an empty list), "
+            "or spec.buckets.sizing, which proposes rules of its own"
         )
         return None
     if not isinstance(items, list):

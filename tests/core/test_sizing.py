@@ -296,3 +296,13 @@ def test_shared_counts_are_kept_by_the_next_plan(policy: SizingPolicy, table: li
         if before.verdict is Verdict.KEEP:
             assert after == before  # a kept partition is never rewritten to save a rule
         assert choose_buckets(after.bytes, after.new_buckets, policy) == (after.new_buckets, Verdict.KEEP)
+
+
+def test_sizing_alone_writes_a_rule_that_changes_nothing_when_it_needs_none() -> None:
+    # Hudi needs one rule at least: with no explicit rules and every partition at the default, sizing
+    # writes one that gives the default, which changes nothing whatever it matches.
+    sizing = size_table([sized("day=1", 4, 4 * TARGET)], BucketRules((), 4), POLICY, PY)
+    assert sizing.desired == BucketRules((Rule("^$", 4),), 4)
+    sizing.desired.validate(PY)
+    resized = size_table([sized("day=1", 4, 40 * TARGET)], BucketRules((), 4), POLICY, PY)
+    assert resized.desired == BucketRules((Rule("^day=1$", 40),), 4)

@@ -184,6 +184,18 @@ def test_our_crd_applies_and_its_cel_rules_are_enforced(control_plane: ControlPl
         code, stderr = apply(hudi_bucket_table(namespace, "badly-sized", "s3a://lake/b", sizing=sizing))
         assert code != 0
         assert "targetFileSize must be a size in bytes or a Kubernetes quantity" in stderr
+    # Sizing proposes rules of its own: a sized table needs none of its own, any other table one.
+    table = json.loads(
+        hudi_bucket_table(namespace, "sized-alone", "s3a://lake/s", sizing={"targetFileSize": "1Gi"})
+    )
+    del table["spec"]["buckets"]["rules"]
+    code, stderr = apply(json.dumps(table))
+    assert code == 0, stderr
+    del table["spec"]["buckets"]["sizing"]
+    table["metadata"]["name"] = "ruleless"
+    code, stderr = apply(json.dumps(table))
+    assert code != 0
+    assert "spec.buckets.rules has no rules" in stderr
     sizing = {"targetFileSize": "1Gi", "replanEvery": "0h"}
     code, stderr = apply(hudi_bucket_table(namespace, "badly-sized", "s3a://lake/b", sizing=sizing))
     assert code != 0

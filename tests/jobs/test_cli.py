@@ -132,6 +132,21 @@ def test_a_sized_plan_reports_its_rules_and_what_sizing_did(
     assert {c.partition: c.new_buckets for c in planned.plan.changes} == {"10": 4, "20": 5, "30": 5}
 
 
+def test_sizing_alone_needs_no_explicit_rules_but_a_plan_without_either_is_refused(
+    capsys: pytest.CaptureFixture[str], fixture_table: MakeTable
+) -> None:
+    root = fixture_table(V8)
+    no_rules = ["--expressions=", "--default=2", "--convert"]
+
+    sized = run(capsys, "plan", "--table", str(root), *no_rules, "--target-file-size=100Ki")
+    unsized = run(capsys, "plan", "--table", str(root), *no_rules)
+
+    assert (sized.code, sized.err) == (EXIT_OK, "")
+    assert PlanResult.from_dict(sized.report["result"]).plan.desired.render() == "^(?:10|20|30)$,5"
+    assert unsized.code == EXIT_FAILED
+    assert "no rules" in unsized.err
+
+
 def test_report_option_writes_the_report_of_a_success(
     capsys: pytest.CaptureFixture[str], fixture_table: MakeTable, tmp_path: Path
 ) -> None:

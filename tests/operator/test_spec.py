@@ -24,6 +24,7 @@ from hbt_admission import (
     SMALL,
     rules_of,
     with_spec,
+    without_spec,
 )
 from hudi_bucket.contract.requests import ApplyRequest, JobKind, PlanRequest, RescaleOptions, parse_argv
 from hudi_bucket.core.recordkeys import KeyStyle
@@ -110,6 +111,15 @@ def test_sizing_defaults_to_every_partition_at_a_factor_of_two_planned_on_change
 def test_a_sized_table_may_be_planned_again_on_a_schedule(every: str, seconds: int) -> None:
     assert parse_spec(with_spec(SIZED, "buckets.sizing.replanEvery", every)["spec"]).replan_every == seconds
     assert ADMISSION.errors(with_spec(SIZED, "buckets.sizing.replanEvery", every)) == []
+
+
+def test_a_sized_table_needs_no_rules_of_its_own() -> None:
+    spec = parse_spec(without_spec(SIZED, "buckets.rules")["spec"])
+    assert spec.rules == BucketRules((), 4)
+    request = spec.job_request(JobKind.PLAN)
+    assert "--expressions=" in request.to_argv()
+    assert parse_argv(request.to_argv()) == request
+    assert ADMISSION.errors(without_spec(SIZED, "buckets.rules")) == []
 
 
 def test_a_sizing_pattern_that_may_differ_in_java_is_refused() -> None:

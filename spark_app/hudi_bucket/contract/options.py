@@ -122,6 +122,8 @@ class Rules:
         ]
 
     def read(self, namespace: argparse.Namespace) -> BucketRules:
+        if not namespace.expressions:  # no explicit rules: sizing's alone (plan refuses them without it)
+            return BucketRules((), namespace.default, namespace.rule)
         return BucketRules.parse(namespace.expressions, namespace.default, namespace.rule)
 
 

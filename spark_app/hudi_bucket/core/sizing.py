@@ -29,6 +29,7 @@ from hudi_bucket.core.rules import MAX_BUCKETS, MAX_PATTERN_LENGTH, MAX_RULES, B
 from hudi_bucket.errors import HudiBucketError, InvalidRuleError
 
 DEFAULT_TOLERANCE = 2.0
+NO_OP_PATTERN = "^$"  # the rule sizing writes when it needs none and the spec has none
 MAX_TOLERANCE = 100.0
 
 
@@ -290,6 +291,9 @@ def size_table(
     except TooManyRulesError:
         choices = fewer_counts(choices, policy, explicit.default)
         rules = rules_for({c.partition: c.new_buckets for c in choices}, explicit.default, budget)
+    if not explicit.rules and not rules:
+        # Hudi needs one rule at least; one that gives the default changes nothing, whatever it matches.
+        rules = (Rule(NO_OP_PATTERN, explicit.default),)
     return Sizing(policy, choices, rules, BucketRules((*explicit.rules, *rules), explicit.default))
 
 

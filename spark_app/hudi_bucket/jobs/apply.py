@@ -59,7 +59,8 @@ def sized_plan(ctx: TableContext, options: RescaleOptions) -> tuple[Plan, Prefli
     so an apply of an approved plan finds the plan it was approved as."""
     table, storage = ctx.table, ctx.storage
     checks = check_table(ctx, disable_metadata_table=options.disable_metadata_table)
-    options.rules.validate(ctx.matcher)
+    if options.rules.rules or options.sizing is None:  # with sizing alone, its rules are checked below
+        options.rules.validate(ctx.matcher)
     in_force = config_store.load_in_force(storage, table.timeline.pending_replace_timestamps())
     current = in_force.to_rules() if in_force else None
     rows = rows_by_base_file(storage, table)
