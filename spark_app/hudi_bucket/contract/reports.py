@@ -248,7 +248,7 @@ class PlanResult:
     @classmethod
     def from_dict(cls, result: Mapping[str, Any]) -> PlanResult:
         with _reading("the plan"):
-            sizing = result["sizing"]
+            sizing = result.get("sizing")  # absent in a plan without sizing from before sizing existed
             the_result = cls(
                 Plan.from_dict(result["plan"]), dict(result["preflight"]), sizing and dict(sizing)
             )
