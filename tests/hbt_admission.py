@@ -86,7 +86,27 @@ PLAN_THEN_APPROVE = yaml.safe_load(
       apply: {{policy: Manual, approvedPlan: "{PLAN_ID}"}}
     """
 )
-GOOD_MANIFESTS = {"small": SMALL, "skewed-days": SKEWED_DAYS, "plan-then-approve": PLAN_THEN_APPROVE}
+SIZED = yaml.safe_load(
+    r"""
+    apiVersion: hudi.bucketops.io/v1alpha1
+    kind: HudiBucketTable
+    metadata: {name: clicks, namespace: lake}
+    spec:
+      table: {uri: s3a://lake/warehouse/clicks}
+      buckets:
+        default: 4
+        rules:
+          - {pattern: '-11-11$', buckets: 64}   # wins over sizing
+        sizing: {targetFileSize: 512Mi, minBuckets: 1, maxBuckets: 256, partitions: '^day=', tolerance: 2,
+                 replanEvery: 24h}
+    """
+)
+GOOD_MANIFESTS = {
+    "small": SMALL,
+    "skewed-days": SKEWED_DAYS,
+    "plan-then-approve": PLAN_THEN_APPROVE,
+    "sized": SIZED,
+}
 
 
 def with_spec(manifest: Mapping[str, Any], path: str, value: Any) -> dict[str, Any]:
@@ -118,6 +138,36 @@ def rules_of(*rules: tuple[str, int]) -> list[dict[str, Any]]:
 # Manifests admission must refuse: (manifest, a fragment of the error that says so). test_spec.py sends
 # the same specs through parse_spec, by id.
 BAD_MANIFESTS = [
+    pytest.param(
+        with_spec(SIZED, "buckets.sizing", {"minBuckets": 2}),
+        "'targetFileSize' is a required property",
+        id="sizing-without-target",
+    ),
+    pytest.param(
+        with_spec(SIZED, "buckets.sizing.targetFileSize", "512MB"),
+        "targetFileSize must be a size in bytes or a Kubernetes quantity",
+        id="sizing-target-not-a-quantity",
+    ),
+    pytest.param(
+        with_spec(SIZED, "buckets.sizing.targetFileSize", 0),
+        "targetFileSize must be a size in bytes or a Kubernetes quantity",
+        id="sizing-target-zero",
+    ),
+    pytest.param(
+        with_spec(with_spec(SIZED, "buckets.sizing.minBuckets", 64), "buckets.sizing.maxBuckets", 8),
+        "spec.buckets.sizing.minBuckets must not be above maxBuckets",
+        id="sizing-min-above-max",
+    ),
+    pytest.param(
+        with_spec(SIZED, "buckets.sizing.replanEvery", "1 day"),
+        "spec.buckets.sizing.replanEvery must be a duration in minutes, hours or days",
+        id="sizing-replan-every-words",
+    ),
+    pytest.param(
+        with_spec(SIZED, "buckets.sizing.tolerance", 1),
+        "less than or equal to the minimum of 1",
+        id="sizing-tolerance-one",
+    ),
     pytest.param(with_spec(SMALL, "table.path", "/x"), "'path' was unexpected", id="unknown-field"),
     pytest.param(without_spec(SMALL, "table"), "'table' is a required property", id="missing-table"),
     pytest.param(without_spec(SMALL, "table.uri"), "'uri' is a required property", id="missing-uri"),
@@ -173,7 +223,11 @@ BAD_MANIFESTS = [
         id="too-many-rules",
     ),
     pytest.param(with_spec(SMALL, "buckets.rules", []), "should be non-empty", id="no-rules"),
-    pytest.param(without_spec(SMALL, "buckets.rules"), "'rules' is a required property", id="missing-rules"),
+    pytest.param(
+        without_spec(SMALL, "buckets.rules"),
+        "spec.buckets.rules has no rules: give at least one",
+        id="missing-rules",
+    ),
     pytest.param(
         with_spec(SMALL, "buckets.rules", ["^region=emea$,8"]),
         "is not of type 'object'",

@@ -38,6 +38,11 @@ def build_parser() -> argparse.ArgumentParser:
     demo = commands.add_parser("demo", help="create a skewed sample table and rescale it with examples/")
     demo.add_argument("--dir", type=Path, default=Path("demo-output"))
     demo.add_argument("--rows", type=int, default=300_000)
+    demo.add_argument(
+        "--sized",
+        action="store_true",
+        help="size the days from a target file size (examples/sized-days.yaml) instead of fixed rules",
+    )
     return parser
 
 
@@ -50,7 +55,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _local_apply(args)
         from hudi_bucket_operator.demo import run_demo
 
-        return run_demo(args.dir, args.rows, print)
+        return run_demo(args.dir, args.rows, print, sized=args.sized)
     except HudiBucketError as err:
         print(f"hudi-bucket-operator: {err}", file=sys.stderr)
         return 1

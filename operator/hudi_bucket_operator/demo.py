@@ -3,7 +3,8 @@
 1. Generate an orders dataset whose days are skewed (11-11 holds far more rows than other days).
 2. Create a Hudi table from it with the `write` job: a plain bucket index, 4 buckets everywhere.
 3. Reconcile examples/skewed-days.yaml with the local mode: plan, then apply, giving busy days more
-   buckets (Automatic policy here, so the plan applies without approval).
+   buckets (Automatic policy here, so the plan applies without approval). With ``--sized``,
+   examples/sized-days.yaml instead: each day's count comes from a target file size.
 4. Show each partition before and after.
 """
 
@@ -21,9 +22,13 @@ from typing import Any
 import yaml
 
 from hudi_bucket.contract.requests import JobRequest, ShowRequest, WriteOptions, WriteRequest
+from hudi_bucket.core.sizing import format_size
 from hudi_bucket_operator.local import Echo, apply_locally, load_manifests
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "skewed-days.yaml"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+EXAMPLE, SIZED_EXAMPLE = EXAMPLES / "skewed-days.yaml", EXAMPLES / "sized-days.yaml"
+# The demo's days hold megabytes, not the gigabytes a real table's do: a target to match.
+SIZED_TARGET = "256Ki"
 DAYS = [f"2025-11-{d:02d}" for d in range(1, 15)]
 BUSY = {"2025-11-11": 12, "2025-11-10": 3}  # weight of a busy day; others weigh 1
 
@@ -61,13 +66,15 @@ def run_job(request: JobRequest, log: Path) -> dict[str, Any]:
     return result
 
 
-def partition_rows(show: dict[str, Any]) -> dict[str, tuple[int | None, int, int]]:
+def partition_rows(show: dict[str, Any]) -> dict[str, tuple[int | None, int, int, int]]:
+    """Each partition's (buckets, file groups, rows, largest base file in bytes)."""
     return {
-        p["partition"]: (p["buckets"], p["fileGroups"], p["rows"] or 0) for p in show["result"]["partitions"]
+        p["partition"]: (p["buckets"], p["fileGroups"], p["rows"] or 0, p["largestFile"] or 0)
+        for p in show["result"]["partitions"]
     }
 
 
-def run_demo(folder: Path, rows: int, echo: Echo) -> int:
+def run_demo(folder: Path, rows: int, echo: Echo, *, sized: bool = False) -> int:
     if folder.exists():
         shutil.rmtree(folder)
     logs = folder / "logs"
@@ -91,18 +98,22 @@ def run_demo(folder: Path, rows: int, echo: Echo) -> int:
     echo(f"   {created['message']}")
     before = partition_rows(run_job(ShowRequest(table=str(table)), logs / "show-before.log"))
 
-    manifest = load_manifests([EXAMPLE])[0]
+    example = SIZED_EXAMPLE if sized else EXAMPLE
+    manifest = load_manifests([example])[0]
     manifest["spec"]["table"]["uri"] = str(table)
     manifest["spec"].setdefault("apply", {})["policy"] = "Automatic"
-    echo(f"3. reconciling {EXAMPLE.name} locally (plan, then apply)")
+    if sized:
+        manifest["spec"]["buckets"]["sizing"]["targetFileSize"] = SIZED_TARGET
+    echo(f"3. reconciling {example.name} locally (plan, then apply)")
     [body] = asyncio.run(apply_locally([manifest], folder / "state", lambda line: echo(f"   {line}")))
     after = partition_rows(run_job(ShowRequest(table=str(table)), logs / "show-after.log"))
 
     echo("4. partitions before -> after")
-    echo(f"   {'partition':<16} {'rows':>9}  {'buckets':>13}  {'file groups':>13}")
+    echo(f"   {'partition':<16} {'rows':>9}  {'buckets':>13}  {'file groups':>13}  {'largest file':>21}")
     for partition in sorted(after):
-        (b0, f0, r), (b1, f1, _) = before.get(partition, (None, 0, 0)), after[partition]
-        echo(f"   {partition:<16} {r:>9,}  {b0 or 4:>5} -> {b1:<5}  {f0:>5} -> {f1:<5}")
+        (b0, f0, r, l0), (b1, f1, _, l1) = before.get(partition, (None, 0, 0, 0)), after[partition]
+        sizes = f"{format_size(l0):>9} -> {format_size(l1):<9}"
+        echo(f"   {partition:<16} {r:>9,}  {b0 or 4:>5} -> {b1:<5}  {f0:>5} -> {f1:<5}  {sizes}")
     echo("final status:")
     echo(yaml.safe_dump({"status": body["status"]}, sort_keys=False))
     ready = next(c for c in body["status"]["conditions"] if c["type"] == "Ready")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
@@ -32,6 +32,7 @@ from hudi_bucket_operator.job_policy import JobDefaults, job_settings
 from hudi_bucket_operator.spec import PAUSED, RETRY, ApplyPolicy, InvalidSpecError, TableSpec, parse_spec
 
 HISTORY_LIMIT = 10
+SIZING_ROUND = "@sizing-"  # in a retry token: the start (Unix seconds) of a scheduled re-measurement
 PLAN_ITEMS = 20  # changes status.plan lists, the largest first (the CRD allows 100)
 
 
@@ -112,7 +113,7 @@ def decide(observed: Observed, now: datetime) -> Decision:
 def _decide(observed: Observed, now: datetime) -> Decision:
     status = dict(observed.status)
     status["observedGeneration"] = observed.generation
-    token = observed.annotations.get(RETRY, "")
+    token = _token(observed)
     paused = observed.annotations.get(PAUSED, "").lower() == "true"
     try:
         spec = parse_spec(observed.spec)
@@ -134,11 +135,13 @@ def _decide(observed: Observed, now: datetime) -> Decision:
     latest = chain[-1] if chain else None
     last = status.get("lastJob") or {}
     if latest is not None and last.get("name") == latest.name and last.get("recorded"):
-        return Decision(status, spec=spec)  # its result is in the status already; its report may be gone
+        # Its result is in the status already; its report may be gone.
+        return _replan(observed, status, spec, paused, now) or Decision(status, spec=spec)
     if latest is None:
         done = last.get("generation") == observed.generation and last.get("retryToken", "") == token
         if done and last.get("recorded"):
-            return Decision(status, spec=spec)  # this generation's jobs finished and were cleaned up
+            # This generation's jobs finished and were cleaned up.
+            return _replan(observed, status, spec, paused, now) or Decision(status, spec=spec)
         if paused:
             return Decision(conditions.paused(status, now), spec=spec)
         submit = SubmitJob(spec.job_request(JobKind.PLAN), observed.generation, token, 0)
@@ -162,9 +165,42 @@ def report_needed(observed: Observed) -> ObservedJob | None:
     return None if last.get("name") == latest.name and last.get("recorded") else latest
 
 
+def _token(observed: Observed) -> str:
+    """The retry token this generation's jobs carry: the retry annotation's, followed by the round of
+    a scheduled re-measurement when one started since (see ``_replan``). It changes only when a new
+    plan is submitted, so a job in flight across a round's start is still recorded."""
+    base = observed.annotations.get(RETRY, "")
+    last = str((observed.status.get("lastJob") or {}).get("retryToken", ""))
+    return last if last.startswith(base + SIZING_ROUND) else base
+
+
+def _replan(
+    observed: Observed, status: dict[str, Any], spec: TableSpec, paused: bool, now: datetime
+) -> Decision | None:
+    """A new plan for a sized table that is Ready and whose last measurement is ``replanEvery`` old, so
+    its counts follow its data as it grows; None when none is due. It starts a new round of jobs under
+    a new retry token (the annotation's and the round's start), as a retry would."""
+    sizing = (status.get("plan") or {}).get("sizing") or {}
+    ready = conditions.condition(status, conditions.READY) or {}
+    if spec.replan_every is None or paused or ready.get("status") != "True" or not sizing.get("measured"):
+        return None
+    measured = datetime.fromisoformat(sizing["measured"])
+    if now < measured + timedelta(seconds=spec.replan_every):
+        return None
+    token = observed.annotations.get(RETRY, "") + SIZING_ROUND + str(int(now.timestamp()))
+    message = f"measuring again: the last sizing, at {sizing['measured']}, is older than replanEvery"
+    return Decision(
+        conditions.progressing(status, now, "Planning", message),
+        submit=SubmitJob(spec.job_request(JobKind.PLAN), observed.generation, token, 0),
+        requeue=True,
+        events=(("Normal", "Planning", message),),
+        spec=spec,
+    )
+
+
 def _chain(observed: Observed) -> list[ObservedJob]:
     """This generation's jobs (for the current retry token), in the order they ran."""
-    token = observed.annotations.get(RETRY, "")
+    token = _token(observed)
     return sorted(
         (j for j in observed.jobs if j.generation == observed.generation and j.retry_token == token),
         key=lambda j: (j.sequence, j.created),
@@ -202,8 +238,12 @@ def _after_job(
 def _after_plan(
     status: dict[str, Any], spec: TableSpec, job: ObservedJob, report: JobReport, paused: bool, now: datetime
 ) -> Decision:
-    plan = PlanResult.from_dict(report.result).plan
+    planned = PlanResult.from_dict(report.result)
+    plan = planned.plan
     _record_table(status, plan, TableBuckets.from_dict(report.result))
+    if planned.sizing_summary is not None:
+        # When it measured: a table with spec.buckets.sizing.replanEvery is planned again from then.
+        status["plan"]["sizing"] = {**planned.sizing_summary.to_dict(), "measured": report.finished}
     if plan.is_noop:
         message = "the table already matches the rules"
         ready = conditions.ready(status, now, "Converged", message)
@@ -256,8 +296,12 @@ def _after_apply(
 
 
 def _record_table(status: dict[str, Any], plan: Plan, table: TableBuckets) -> None:
-    """The plan (bounded), and the config in force and partitions' bucket counts as the job last saw them."""
+    """The plan (bounded), and the config in force and partitions' bucket counts as the job last saw them.
+    What sizing did is the plan job's to say: the apply of the same plan keeps it."""
+    previous = status.get("plan") or {}
     status["plan"] = plan.summary(PLAN_ITEMS)
+    if previous.get("id") == plan.plan_id and "sizing" in previous:
+        status["plan"]["sizing"] = previous["sizing"]
     facts = table.to_dict()
     for key in ("config", "partitions"):
         if facts[key] is not None:

@@ -17,12 +17,27 @@ from typing import Any, TypeGuard
 from hudi_bucket.contract.requests import ApplyOptions, ApplyRequest, JobKind, PlanRequest, RescaleOptions
 from hudi_bucket.core.engine import Engine
 from hudi_bucket.core.recordkeys import KeyStyle
-from hudi_bucket.core.rules import MAX_BUCKETS, REGEX, BucketRules, PythonRegexMatcher, Rule
+from hudi_bucket.core.rules import (
+    MAX_BUCKETS,
+    MAX_PATTERN_LENGTH,
+    MAX_RULES,
+    REGEX,
+    BucketRules,
+    PythonRegexMatcher,
+    Rule,
+)
+from hudi_bucket.core.sizing import (
+    DEFAULT_TOLERANCE,
+    MAX_TOLERANCE,
+    QUANTITY_FORMAT,
+    SizingError,
+    SizingPolicy,
+    parse_size,
+)
 from hudi_bucket.errors import HudiBucketError
 
 GROUP, VERSION, PLURAL, KIND = "hudi.bucketops.io", "v1alpha1", "hudibuckettables", "HudiBucketTable"
 API_VERSION = f"{GROUP}/{VERSION}"
-MAX_RULES = 100
 # Bounds of spec.spark, as the CRD states them.
 MAX_CORES = 256
 MAX_EXECUTORS = 1000
@@ -38,6 +53,12 @@ _PLAN_ID = re.compile(r"(sha256:[0-9a-f]{64})?")
 _SPARK_MEMORY = re.compile(r"[0-9]+([kKmMgGtTpP][bB]?)?")
 _DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 _DNS_SUBDOMAIN_MAX = 253
+# spec.buckets.sizing.replanEvery: one number and one unit, as the CRD's CEL rule reads it.
+_DURATION = re.compile(r"([1-9][0-9]{0,5})m|([1-9][0-9]{0,3})h|([1-9][0-9]{0,2})d")
+_DURATION_UNITS = (60, 3600, 86400)  # of the pattern's three groups
+_DURATION_FORMAT = (
+    "a duration in minutes, hours or days, such as 90m, 24h or 7d (at most 999999m, 9999h or 999d)"
+)
 _NAME_FORMAT = "lowercase letters, digits, '-' and '.', starting and ending with a letter or digit"
 
 
@@ -97,6 +118,8 @@ class TableSpec:
     key_style: KeyStyle | None = None
     current_buckets: int | None = None
     convert: bool = False
+    sizing: SizingPolicy | None = None
+    replan_every: int | None = None  # seconds: plan a sized table again this often (None: on change only)
     policy: ApplyPolicy = ApplyPolicy.MANUAL
     approved_plan: str = ""
     metadata_table: MetadataTablePolicy = MetadataTablePolicy.REFUSE
@@ -111,7 +134,7 @@ class TableSpec:
         """
         table = {"table": self.uri, "hash_fields": self.hash_fields, "key_style": self.key_style}
         disable = self.metadata_table is MetadataTablePolicy.DISABLE
-        rescale = (self.rules, self.current_buckets, self.convert, disable, self.engine)
+        rescale = (self.rules, self.current_buckets, self.convert, disable, self.engine, self.sizing)
         if kind is JobKind.PLAN:
             return PlanRequest(**table, rescale=RescaleOptions(*rescale))
         if kind is JobKind.APPLY and approved_plan:
@@ -148,9 +171,12 @@ def parse_spec(spec: Mapping[str, Any]) -> TableSpec:
         uri = _uri(table.get("uri"), problems)
         hash_fields = _hash_fields(table.get("hashFields"), problems)
         key_style = _choice(_KEY_STYLES, table.get("keyStyle"), "spec.table.keyStyle", problems)
-    rules, current, convert = None, None, False
+    rules, current, convert, sizing, replan_every = None, None, False, None, None
     if buckets is not None:
         rules = _rules(buckets, problems)
+        sizing_spec = _section(buckets, "spec.buckets", "sizing", problems, optional=True)
+        sizing = None if sizing_spec is None else _sizing(sizing_spec, problems)
+        replan_every = None if sizing_spec is None else _duration(sizing_spec.get("replanEvery"), problems)
         current = _integer(
             buckets.get("currentBuckets"), "spec.buckets.currentBuckets", 1, MAX_BUCKETS, problems
         )
@@ -183,6 +209,8 @@ def parse_spec(spec: Mapping[str, Any]) -> TableSpec:
         key_style=key_style,
         current_buckets=current,
         convert=convert,
+        sizing=sizing,
+        replan_every=replan_every,
         policy=policy or ApplyPolicy.MANUAL,
         approved_plan=approved_plan,
         metadata_table=metadata_table or MetadataTablePolicy.REFUSE,
@@ -304,9 +332,12 @@ def _rules(buckets: Mapping[str, Any], problems: _Problems) -> BucketRules | Non
     if rule_type is not None and rule_type != REGEX:
         problems.wrong("spec.buckets.rule", f"{REGEX!r} (the only rule type Hudi 1.1 knows)", rule_type)
     items = buckets.get("rules")
+    if items is None and buckets.get("sizing") is not None and _is_int(default):
+        return BucketRules((), default, REGEX)  # sizing proposes the rules (or a rule that changes nothing)
     if items is None or items == []:
         problems.append(
-            "spec.buckets.rules has no rules: give at least one (Hudi's rule engine fails on an empty list)"
+            "spec.buckets.rules has no rules: give at least one (Hudi's rule engine fails on an empty list), "
+            "or spec.buckets.sizing, which proposes rules of its own"
         )
         return None
     if not isinstance(items, list):
@@ -333,6 +364,9 @@ def _rule(index: int, item: object, matcher: PythonRegexMatcher, problems: _Prob
         problems.wrong(f"{where}.buckets", f"an integer in 1..{MAX_BUCKETS}", count)
     if not isinstance(pattern, str):
         return None
+    if len(pattern) > MAX_PATTERN_LENGTH:
+        problems.append(f"{where}.pattern is {len(pattern)} characters long: at most {MAX_PATTERN_LENGTH}")
+        return None
     # BucketRules.validate numbers rules from 1 within the list it checks: check each rule on its own
     # (with a placeholder count if its own is no integer) and name it by its place in the manifest.
     rule = Rule(pattern, count if _is_int(count) else 1)
@@ -344,6 +378,54 @@ def _rule(index: int, item: object, matcher: PythonRegexMatcher, problems: _Prob
         problems.append(f"{where} ({pattern!r} -> {count!r}): {problem}")
         return None
     return rule if _is_int(count) else None
+
+
+def _duration(value: object, problems: _Problems) -> int | None:
+    """Seconds from ``90m``, ``24h`` or ``7d`` (one number, one unit), within the CRD's bounds."""
+    if value is None:
+        return None
+    match = _DURATION.fullmatch(value) if isinstance(value, str) else None
+    if match is None:
+        problems.wrong("spec.buckets.sizing.replanEvery", _DURATION_FORMAT, value)
+        return None
+    return next(int(n) * unit for n, unit in zip(match.groups(), _DURATION_UNITS, strict=True) if n)
+
+
+def _sizing(raw: Mapping[str, Any], problems: _Problems) -> SizingPolicy | None:
+    where, before = "spec.buckets.sizing", len(problems)
+    target = raw.get("targetFileSize")
+    size = None
+    try:
+        if isinstance(target, str | int) and not isinstance(target, bool):
+            size = parse_size(target)
+    except ValueError:
+        pass
+    if size is None or size < 1:
+        problems.wrong(f"{where}.targetFileSize", f"{QUANTITY_FORMAT}, above 0", target)
+    low = _integer(raw.get("minBuckets"), f"{where}.minBuckets", 1, MAX_BUCKETS, problems)
+    high = _integer(raw.get("maxBuckets"), f"{where}.maxBuckets", 1, MAX_BUCKETS, problems)
+    if low is not None and high is not None and low > high:
+        problems.append(f"{where}.minBuckets {low} must not be above maxBuckets {high}")
+    partitions = _string(raw.get("partitions"), f"{where}.partitions", problems, expected="a Java regex")
+    tolerance = raw.get("tolerance", DEFAULT_TOLERANCE)
+    if (
+        isinstance(tolerance, bool)
+        or not isinstance(tolerance, int | float)
+        or not 1 < tolerance <= MAX_TOLERANCE
+    ):
+        problems.wrong(
+            f"{where}.tolerance", f"a factor above 1 and at most {MAX_TOLERANCE:g} (e.g. 2)", tolerance
+        )
+        tolerance = None
+    if size is None or size < 1 or tolerance is None or len(problems) > before:
+        return None
+    policy = SizingPolicy(size, low or 1, high or MAX_BUCKETS, partitions, float(tolerance))
+    try:  # what only code can check: that the partitions pattern compiles and means the same in Java
+        policy.validate(PythonRegexMatcher())
+    except SizingError as err:
+        problems.append(f"{where}: {err.args[0]}")
+        return None
+    return policy
 
 
 # --- how jobs run --------------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from hudi_bucket.contract.reports import (
+    TABLE_ITEMS,
     ConfigMapReport,
     JobError,
     JobReport,
@@ -28,6 +29,7 @@ from hudi_bucket.contract.requests import (
     JobRequest,
     PlanRequest,
     RollbackRequest,
+    ShowFormat,
     ShowRequest,
     VerifyRequest,
     WriteRequest,
@@ -62,7 +64,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if report.outcome is Outcome.FAILED:
         print(f"hudi-bucket-job {kind}: {report.message}", file=sys.stderr)
         return EXIT_FAILED
-    print(json.dumps(report.to_dict(), indent=2))
+    if isinstance(request, ShowRequest) and request.format is ShowFormat.TEXT:
+        from hudi_bucket.jobs.show import render_text
+
+        print(render_text(dict(report.result)))
+    else:
+        print(json.dumps(report.to_dict(), indent=2))
     return EXIT_OK
 
 
@@ -98,15 +105,15 @@ CommandResult = tuple[Outcome, str, dict[str, Any]]
 def _show(spark: Any, request: ShowRequest) -> CommandResult:
     from hudi_bucket.jobs.show import show
 
-    result = show(_context(spark, request))
+    result = show(_context(spark, request), request.sizing)
     return Outcome.SUCCEEDED, f"{len(result['partitions'])} partition(s)", result
 
 
 def _plan(spark: Any, request: PlanRequest) -> CommandResult:
-    from hudi_bucket.jobs.apply import plan
+    from hudi_bucket.jobs.apply import sized_plan
 
     ctx = _context(spark, request)
-    the_plan, checks = plan(ctx, request.rescale)
+    the_plan, checks, sizing = sized_plan(ctx, request.rescale)
     totals = the_plan.totals()
     message = (
         "already converged: nothing to do"
@@ -114,7 +121,14 @@ def _plan(spark: Any, request: PlanRequest) -> CommandResult:
         else f"plan {the_plan.plan_id}: rewrite {totals['partitions']} partition(s), {totals['rows']} row(s)"
         + (", new config version" if the_plan.config_changes else "")
     )
-    result = PlanResult(the_plan, checks.to_dict())
+    if sizing is not None:
+        shuffle_free = sum(1 for c in sizing.resized if c.shuffle_free)
+        message += (
+            f" (sizing: {len(sizing.resized)} of {len(sizing.choices)} sized partition(s) resized, "
+            f"{shuffle_free} without a shuffle, {len(sizing.rules)} rule(s))"
+        )
+    sized = None if sizing is None else sizing.to_dict(max_choices=TABLE_ITEMS)
+    result = PlanResult(the_plan, checks.to_dict(), sized)
     return Outcome.SUCCEEDED, message, {**result.to_dict(), **_table_buckets(ctx)}
 
 

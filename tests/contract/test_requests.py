@@ -20,6 +20,7 @@ from hudi_bucket.contract.requests import (
     PlanRequest,
     RescaleOptions,
     RollbackRequest,
+    ShowFormat,
     ShowRequest,
     VerifyRequest,
     WriteOptions,
@@ -29,6 +30,7 @@ from hudi_bucket.contract.requests import (
 )
 from hudi_bucket.core.recordkeys import KeyStyle
 from hudi_bucket.core.rules import BucketRules
+from hudi_bucket.core.sizing import SizingError, SizingPolicy
 from hudi_bucket.errors import InvalidRuleError
 
 PLAN_ID = "sha256:" + "ab" * 32
@@ -41,16 +43,25 @@ EVERY_TABLE_OPTION = {
 }
 # A pattern may start with '-': written as --expressions=..., it is never taken for an option.
 RULES = BucketRules.parse(r"-11-11$,32;\d{4}-06,8", 4)
+SIZING = SizingPolicy(512 << 20, min_buckets=2, max_buckets=512, partitions="^day=", tolerance=1.5)
 EVERY_OPTION: dict[JobKind, JobRequest] = {
-    JobKind.SHOW: ShowRequest(**EVERY_TABLE_OPTION),
+    JobKind.SHOW: ShowRequest(**EVERY_TABLE_OPTION, sizing=SIZING, format=ShowFormat.JSON),
     JobKind.PLAN: PlanRequest(
         **EVERY_TABLE_OPTION,
-        rescale=RescaleOptions(RULES, current_buckets=8, convert=True, disable_metadata_table=True),
+        rescale=RescaleOptions(
+            RULES, current_buckets=8, convert=True, disable_metadata_table=True, sizing=SIZING
+        ),
     ),
     JobKind.APPLY: ApplyRequest(
         **EVERY_TABLE_OPTION,
         rescale=ApplyOptions(
-            RULES, 8, convert=True, disable_metadata_table=True, approved_plan=PLAN_ID, full_shuffle=True
+            RULES,
+            8,
+            convert=True,
+            disable_metadata_table=True,
+            sizing=SIZING,
+            approved_plan=PLAN_ID,
+            full_shuffle=True,
         ),
     ),
     JobKind.VERIFY: VerifyRequest(**EVERY_TABLE_OPTION),
@@ -107,6 +118,16 @@ def test_every_option_a_command_accepts_carries_a_field(kind: JobKind) -> None:
     REQUESTS[kind].add_arguments(parser)
     accepted = {flag for action in parser._actions for flag in action.option_strings} - {"-h", "--help"}
     assert {arg.partition("=")[0] for arg in request.to_argv()[1:]} == accepted
+
+
+def test_sizing_takes_a_kubernetes_quantity_and_needs_a_target() -> None:
+    request = parse_argv(["show", "--table=/t", "--target-file-size=1.5Gi", "--sizing-partitions=^day="])
+    assert request.sizing == SizingPolicy(3 << 29, partitions="^day=")
+    args = build_parser().parse_args(
+        ["plan", "--table=/t", "--expressions=x,2", "--default=2", "--tolerance=3"]
+    )
+    with pytest.raises(SizingError, match="tolerance given without --target-file-size"):
+        PlanRequest.from_args(args)
 
 
 def test_rules_that_hudi_would_refuse_are_the_jobs_failure_not_a_usage_error() -> None:

@@ -171,3 +171,43 @@ def test_our_crd_applies_and_its_cel_rules_are_enforced(control_plane: ControlPl
     code, stderr = apply(hudi_bucket_table(namespace, "fine", "s3a://lake/elsewhere", currentBuckets=4))
     assert code != 0
     assert "spec.table.uri is immutable" in stderr
+
+    # Sizing: a target file size as a Kubernetes quantity or bytes; CEL explains a wrong one and bounds
+    # that cross.
+    for name, target in (("sized", "512Mi"), ("sized-bytes", 536870912)):
+        sizing = {"targetFileSize": target, "maxBuckets": 256, "partitions": "^day=", "tolerance": 1.5}
+        sizing["replanEvery"] = "24h"
+        code, stderr = apply(hudi_bucket_table(namespace, name, f"s3a://lake/{name}", sizing=sizing))
+        assert code == 0, stderr
+    for target in ("512MB", 0):
+        sizing = {"targetFileSize": target}
+        code, stderr = apply(hudi_bucket_table(namespace, "badly-sized", "s3a://lake/b", sizing=sizing))
+        assert code != 0
+        assert "targetFileSize must be a size in bytes or a Kubernetes quantity" in stderr
+    # Sizing proposes rules of its own: a sized table needs none of its own, any other table one.
+    table = json.loads(
+        hudi_bucket_table(namespace, "sized-alone", "s3a://lake/s", sizing={"targetFileSize": "1Gi"})
+    )
+    del table["spec"]["buckets"]["rules"]
+    code, stderr = apply(json.dumps(table))
+    assert code == 0, stderr
+    del table["spec"]["buckets"]["sizing"]
+    table["metadata"]["name"] = "ruleless"
+    code, stderr = apply(json.dumps(table))
+    assert code != 0
+    assert "spec.buckets.rules has no rules" in stderr
+    sizing = {"targetFileSize": "1Gi", "replanEvery": "0h"}
+    code, stderr = apply(hudi_bucket_table(namespace, "badly-sized", "s3a://lake/b", sizing=sizing))
+    assert code != 0
+    assert "spec.buckets.sizing.replanEvery must be a duration" in stderr
+    sizing = {"targetFileSize": "1Gi", "minBuckets": 64, "maxBuckets": 8}
+    code, stderr = apply(hudi_bucket_table(namespace, "badly-sized", "s3a://lake/b", sizing=sizing))
+    assert code != 0
+    assert "spec.buckets.sizing.minBuckets must not be above maxBuckets" in stderr
+    code, stderr = apply(
+        hudi_bucket_table(
+            namespace, "badly-sized", "s3a://lake/b", sizing={"targetFileSize": 1, "tolerance": 1}
+        )
+    )
+    assert code != 0
+    assert "tolerance" in stderr

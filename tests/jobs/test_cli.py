@@ -63,7 +63,7 @@ def listing(root: Path) -> dict[str, str | None]:
 
 @pytest.mark.parametrize(
     "argv",
-    [["show"], ["plan", *RULES, "--convert"]],
+    [["show", "--format=json"], ["plan", *RULES, "--convert"]],
     ids=["show", "plan"],
 )
 def test_show_and_plan_print_a_succeeded_report(
@@ -79,6 +79,72 @@ def test_show_and_plan_print_a_succeeded_report(
     assert result.report["outcome"] == "Succeeded"
     assert result.report["result"]
     assert listing(root) == before  # neither writes
+
+
+def test_show_prints_each_partitions_sizes_and_what_sizing_would_propose(
+    capsys: pytest.CaptureFixture[str], fixture_table: MakeTable
+) -> None:
+    root = fixture_table(V8)
+
+    shown = run(capsys, "show", "--table", str(root), "--format=json", "--target-file-size=1Ki")
+    text = run(capsys, "show", "--table", str(root), "--target-file-size=1Ki", "--max-buckets=3")
+
+    partitions = shown.report["result"]["partitions"]
+    assert [p["partition"] for p in partitions] == ["10", "20", "30"]
+    for p in partitions:
+        assert 0 < p["smallestFile"] <= p["bytesPerBucket"] <= p["largestFile"] <= p["liveBytes"]
+    sizing = shown.report["result"]["sizing"]
+    # Not bucket-indexed: every partition gets its ideal count, ceil(bytes / 1 KiB), and a rule for it.
+    assert [c["newBuckets"] for c in sizing["choices"]] == [-(-p["liveBytes"] // 1024) for p in partitions]
+    assert {r["buckets"] for r in sizing["rules"]} == {c["newBuckets"] for c in sizing["choices"]}
+    assert (text.code, text.err) == (EXIT_OK, "")
+    lines = text.out.splitlines()
+    assert lines[3].split() == [
+        "partition",
+        "buckets",
+        "groups",
+        "rows",
+        "bytes",
+        "per",
+        "bucket",
+        "smallest",
+        "largest",
+        "sizing",
+    ]
+    assert [line.split()[-1] for line in lines[4:7]] == ["3", "3", "3"]  # "-> 3": max buckets
+    assert "sizing to 1.0 KiB per file (tolerance 2x, 1..3 buckets): 3 of 3 partition(s)" in text.out
+    assert "rule ^(?:10|20|30)$,3" in text.out
+
+
+def test_a_sized_plan_reports_its_rules_and_what_sizing_did(
+    capsys: pytest.CaptureFixture[str], fixture_table: MakeTable
+) -> None:
+    root = fixture_table(V8)
+
+    result = run(capsys, "plan", "--table", str(root), *RULES, "--convert", "--target-file-size=100Ki")
+
+    assert (result.code, result.err) == (EXIT_OK, "")
+    planned = PlanResult.from_dict(result.report["result"])
+    assert planned.sizing_summary is not None
+    # Partition 10 is the explicit rule's; 20 and 30 (about 430 KiB each) get ceil(bytes / 100 KiB).
+    assert (planned.sizing_summary.sized_partitions, planned.sizing_summary.rules) == (2, 1)
+    assert planned.plan.desired.render() == "^10$,4;^(?:20|30)$,5"
+    assert {c.partition: c.new_buckets for c in planned.plan.changes} == {"10": 4, "20": 5, "30": 5}
+
+
+def test_sizing_alone_needs_no_explicit_rules_but_a_plan_without_either_is_refused(
+    capsys: pytest.CaptureFixture[str], fixture_table: MakeTable
+) -> None:
+    root = fixture_table(V8)
+    no_rules = ["--expressions=", "--default=2", "--convert"]
+
+    sized = run(capsys, "plan", "--table", str(root), *no_rules, "--target-file-size=100Ki")
+    unsized = run(capsys, "plan", "--table", str(root), *no_rules)
+
+    assert (sized.code, sized.err) == (EXIT_OK, "")
+    assert PlanResult.from_dict(sized.report["result"]).plan.desired.render() == "^(?:10|20|30)$,5"
+    assert unsized.code == EXIT_FAILED
+    assert "no rules" in unsized.err
 
 
 def test_report_option_writes_the_report_of_a_success(

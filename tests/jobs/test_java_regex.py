@@ -5,12 +5,18 @@ from __future__ import annotations
 import re
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hudi_bucket.core.rules import BucketRules, PythonRegexMatcher, Rule, portability_problem
+from hudi_bucket.core.sizing import exact_pattern
 from hudi_bucket.errors import InvalidRuleError
 from hudi_bucket.jobs.java_regex import JavaRegexMatcher
 
 pytestmark = pytest.mark.spark
+
+# What a partition path may hold that means something to Hudi or to a regex engine.
+SIZING_PATH_CHARS = st.sampled_from([*"abcz01239=/-_.,;:()[]{}|^$*+?\\ &#~'", "é", "日", "\t", "😀"])
 
 PATHS = [
     "dt=2025-11-11",
@@ -121,3 +127,18 @@ def test_compiled_patterns_are_reused(java: JavaRegexMatcher) -> None:
     first = java._compiled["reuse-me"]
     assert java.find("reuse-me", "xreuse-mex")
     assert java._compiled["reuse-me"] is first
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.text(SIZING_PATH_CHARS, min_size=1, max_size=16), min_size=1, max_size=12, unique=True),
+    st.lists(st.text(SIZING_PATH_CHARS, max_size=16), max_size=6),
+)
+def test_java_reads_sizing_patterns_literally(
+    java: JavaRegexMatcher, paths: list[str], others: list[str]
+) -> None:
+    """The JVM is the oracle: sizing's exact patterns match exactly their paths in Java too."""
+    pattern = exact_pattern(sorted(paths))
+    java.compile(pattern)
+    for path in [*paths, *others, paths[0] + "x", "x" + paths[0]]:
+        assert java.find(pattern, path) == (path in paths), path

@@ -43,6 +43,7 @@ from hudi_bucket_operator.spec import (
     KIND,
     MAX_CORES,
     MAX_EXECUTORS,
+    MAX_PATTERN_LENGTH,
     MAX_RULES,
     MAX_TTL_SECONDS,
     PLURAL,
@@ -175,6 +176,7 @@ def test_bucket_bounds_are_the_codes() -> None:
         assert f"<= {MAX_BUCKETS}" in validation["rule"]
         assert f"1 to {MAX_BUCKETS}" in validation["message"]
     assert rules["maxItems"] == MAX_RULES
+    assert rules["items"]["properties"]["pattern"]["maxLength"] == MAX_PATTERN_LENGTH
 
 
 def test_spark_bounds_are_the_codes() -> None:

@@ -7,7 +7,7 @@ show the same decisions carried out; this table shows every branch, fast.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -26,6 +26,7 @@ from hudi_bucket_operator.reconcile import (
     Observed,
     ObservedJob,
     decide,
+    report_needed,
 )
 from hudi_bucket_operator.spec import PAUSED, RETRY
 
@@ -262,3 +263,77 @@ def test_a_job_within_the_operators_bounds_is_started() -> None:
     spark = {"image": "registry.example/hudi-job:1.1", "driver": {"memory": "4g"}}
     observed = Observed({**SPEC, "spark": spark}, 1, {}, {}, (), job_defaults=POLICY)
     assert decide(observed, NOW).submit is not None
+
+
+def test_a_sized_plan_shows_its_proposed_rules_and_what_sizing_did() -> None:
+    sized_rules = BucketRules.parse(r"11-11,16;^day=2026-11-(?:0[12]|10)$,8", 4)
+    plan = Plan(sized_rules, None, (CHANGE,), "20261123100000000")
+    sizing = {
+        "sizedPartitions": 5,
+        "resized": 2,
+        "shuffleFree": 2,
+        "rules": [{"pattern": r"^day=2026-11-(?:0[12]|10)$", "buckets": 8}],
+    }
+    result = {**PlanResult(plan, {}, sizing).to_dict(), **TableBuckets().to_dict()}
+    plan_done = job(JobKind.PLAN, JobPhase.COMPLETED, report(JobKind.PLAN, result=result))
+
+    status = decide(Observed(SPEC, 1, {}, {}, (plan_done,)), NOW).status
+
+    assert status["plan"]["rules"] == {"expressions": sized_rules.render(), "default": 4}
+    measured = {"sizedPartitions": 5, "resized": 2, "shuffleFree": 2, "rules": 1, "measured": "t1"}
+    assert status["plan"]["sizing"] == measured
+
+    # The apply of that plan keeps what sizing said of it; another plan's apply would not.
+    result = ApplyResult(plan, "20261123110000000", 1, 1000, 10, 1.5, True, (), {})
+    applied_report = report(JobKind.APPLY, result={**result.to_dict(), **IN_FORCE.to_dict()})
+    apply_done = job(JobKind.APPLY, JobPhase.COMPLETED, applied_report)
+    status = decide(Observed(SPEC, 1, {}, status, (plan_done, apply_done)), NOW).status
+    assert status["history"][0]["planId"] == plan.plan_id
+    assert status["plan"]["sizing"]["shuffleFree"] == 2
+
+
+SIZED_SPEC = {
+    **SPEC,
+    "buckets": {**SPEC["buckets"], "sizing": {"targetFileSize": "512Mi", "replanEvery": "24h"}},
+}
+
+
+def settled_sized(measured: datetime, token: str = "") -> dict[str, Any]:
+    """The status of a sized table whose last plan, measured then, was recorded and left it Ready."""
+    plan_done = job(JobKind.PLAN, JobPhase.COMPLETED, planned(), token=token)
+    status = decide(Observed(SIZED_SPEC, 1, {RETRY: token} if token else {}, {}, (plan_done,)), NOW).status
+    status["plan"]["sizing"] = {"sizedPartitions": 1, "resized": 0, "shuffleFree": 0, "rules": 0}
+    status["plan"]["sizing"]["measured"] = measured.isoformat().replace("+00:00", "Z")
+    status["conditions"] = [{"type": "Ready", "status": "True", "reason": "Converged"}]
+    return status
+
+
+@pytest.mark.parametrize("token", ["", "7"])
+def test_a_sized_table_is_planned_again_once_its_measurement_is_old(token: str) -> None:
+    annotations = {RETRY: token} if token else {}
+    fresh = settled_sized(NOW - timedelta(hours=23), token)
+    assert decide(Observed(SIZED_SPEC, 1, annotations, fresh, ()), NOW).submit is None
+
+    stale = settled_sized(NOW - timedelta(hours=25), token)
+    decision = decide(Observed(SIZED_SPEC, 1, annotations, stale, ()), NOW)
+    assert decision.submit is not None
+    assert decision.submit.kind is JobKind.PLAN
+    round_token = f"{token}@sizing-{int(NOW.timestamp())}"
+    assert decision.submit.retry_token == round_token
+    assert condition(decision.status, "Ready")["reason"] == "Planning"
+
+    # The round's plan is the one whose report is read and recorded, as a retry's would be.
+    status = {**decision.status, "lastJob": {"name": "x", "generation": 1, "retryToken": round_token}}
+    replanned = job(JobKind.PLAN, JobPhase.COMPLETED, planned(), token=round_token)
+    observed = Observed(SIZED_SPEC, 1, annotations, status, (replanned,))
+    assert report_needed(observed) == replanned
+    assert decide(observed, NOW).recorded == replanned.name
+
+
+def test_a_stalled_or_paused_sized_table_is_not_planned_again() -> None:
+    stale = settled_sized(NOW - timedelta(days=3))
+    assert decide(Observed(SIZED_SPEC, 1, {PAUSED: "true"}, stale, ()), NOW).submit is None
+    stalled = {**stale, "conditions": [{"type": "Ready", "status": "False", "reason": "JobFailed"}]}
+    assert decide(Observed(SIZED_SPEC, 1, {}, stalled, ()), NOW).submit is None
+    unscheduled = {**SPEC, "buckets": {**SPEC["buckets"], "sizing": {"targetFileSize": "512Mi"}}}
+    assert decide(Observed(unscheduled, 1, {}, stale, ()), NOW).submit is None

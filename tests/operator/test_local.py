@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from hudi_rs import records
 
+from bucket_tables import live_groups
 from hudi_bucket.contract.requests import WriteOptions
 from hudi_bucket.jobs.write import write
 from hudi_bucket_operator.local import apply_locally
@@ -81,3 +82,48 @@ def test_a_failing_job_stalls_with_its_reason(tmp_path: Path) -> None:
     assert body["status"]["phase"] == "Stalled"
     stalled = next(c for c in body["status"]["conditions"] if c["type"] == "Stalled")
     assert "is not a Hudi table" in stalled["message"]
+
+
+def test_a_sized_table_shows_the_proposed_rules_applies_them_then_converges(
+    spark: Any, tmp_path: Path
+) -> None:
+    table, state, lines = tmp_path / "orders", tmp_path / "state", []
+    days = {"2025-11-01": 50, "2025-11-02": 5000, "2025-11-11": 100}
+    data = spark.createDataFrame(
+        [(f"{day}-{i}", day, float(i)) for day, count in days.items() for i in range(count)],
+        "order_id string, day string, amount double",
+    )
+    options = WriteOptions(
+        source="",
+        record_key=("order_id",),
+        partition_fields=("day",),
+        create=True,
+        hive_style=True,
+        default_buckets=2,
+    )
+    write(spark, str(table), options, rows=data)
+    busy = sum(b.size for g in live_groups(table)["day=2025-11-02"] if (b := g.latest_base_file))
+    sized = manifest(table)
+    sized["spec"]["buckets"]["sizing"] = {"targetFileSize": busy // 8, "partitions": "^day="}
+
+    planned = reconcile([sized], state, lines)
+    plan = planned["status"]["plan"]
+    assert planned["status"]["phase"] == "AwaitingApproval"
+    expressions = plan["rules"]["expressions"]
+    assert expressions.startswith("11-11,6;")  # the explicit rule first: it wins over sizing
+    assert "^day=2025-11-02$," in expressions
+    assert plan["sizing"]["sizedPartitions"] == 2  # 11-01 and 11-02; 11-11 is the explicit rule's
+
+    approved = {**sized, "spec": {**sized["spec"], "apply": {"policy": "Manual", "approvedPlan": plan["id"]}}}
+    applied = reconcile([approved], state, lines)
+    assert applied["status"]["phase"] == "Ready", applied["status"]
+    assert applied["status"]["config"]["expressions"] == expressions
+    buckets = {item["partition"]: item["buckets"] for item in applied["status"]["partitions"]["items"]}
+    assert buckets["day=2025-11-02"] >= 4
+
+    # A new generation plans again: the table is sized, so the plan is empty and nothing is applied.
+    approved["spec"]["buckets"]["sizing"]["tolerance"] = 3
+    again = reconcile([approved], state, lines)
+    assert again["status"]["plan"]["noop"] is True
+    ready = next(c for c in again["status"]["conditions"] if c["type"] == "Ready")
+    assert (ready["status"], ready["reason"]) == ("True", "Converged")

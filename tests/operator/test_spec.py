@@ -19,15 +19,18 @@ from hbt_admission import (
     GOOD_MANIFESTS,
     PLAN_ID,
     PLAN_THEN_APPROVE,
+    SIZED,
     SKEWED_DAYS,
     SMALL,
     rules_of,
     with_spec,
+    without_spec,
 )
 from hudi_bucket.contract.requests import ApplyRequest, JobKind, PlanRequest, RescaleOptions, parse_argv
 from hudi_bucket.core.engine import Engine
 from hudi_bucket.core.recordkeys import KeyStyle
 from hudi_bucket.core.rules import MAX_BUCKETS, BucketRules, Rule
+from hudi_bucket.core.sizing import SizingPolicy
 from hudi_bucket_operator.spec import (
     KIND,
     MAX_RULES,
@@ -85,6 +88,44 @@ def test_every_field_of_a_skewed_days_table_is_read() -> None:
             env_from_secrets=("lake-s3",),
             ttl_seconds=86400,
         ),
+    )
+
+
+def test_a_sized_table_carries_its_policy_into_plan_and_apply() -> None:
+    spec = parse_spec(SIZED["spec"])
+    policy = SizingPolicy(512 << 20, min_buckets=1, max_buckets=256, partitions="^day=", tolerance=2.0)
+    assert spec.sizing == policy
+    plan = spec.job_request(JobKind.PLAN)
+    apply = spec.job_request(JobKind.APPLY, approved_plan=PLAN_ID)
+    assert plan.rescale.sizing == apply.rescale.sizing == policy
+    assert parse_argv(plan.to_argv()) == plan
+    assert "--target-file-size=536870912" in plan.to_argv()
+
+
+def test_sizing_defaults_to_every_partition_at_a_factor_of_two_planned_on_change_only() -> None:
+    spec = parse_spec(with_spec(SIZED, "buckets.sizing", {"targetFileSize": "1.5Gi"})["spec"])
+    assert (spec.sizing, spec.replan_every) == (SizingPolicy(3 << 29), None)
+    assert parse_spec(SMALL["spec"]).sizing is None
+
+
+@pytest.mark.parametrize(("every", "seconds"), [("24h", 86400), ("90m", 5400), ("7d", 604800), ("1m", 60)])
+def test_a_sized_table_may_be_planned_again_on_a_schedule(every: str, seconds: int) -> None:
+    assert parse_spec(with_spec(SIZED, "buckets.sizing.replanEvery", every)["spec"]).replan_every == seconds
+    assert ADMISSION.errors(with_spec(SIZED, "buckets.sizing.replanEvery", every)) == []
+
+
+def test_a_sized_table_needs_no_rules_of_its_own() -> None:
+    spec = parse_spec(without_spec(SIZED, "buckets.rules")["spec"])
+    assert spec.rules == BucketRules((), 4)
+    request = spec.job_request(JobKind.PLAN)
+    assert "--expressions=" in request.to_argv()
+    assert parse_argv(request.to_argv()) == request
+    assert ADMISSION.errors(without_spec(SIZED, "buckets.rules")) == []
+
+
+def test_a_sizing_pattern_that_may_differ_in_java_is_refused() -> None:
+    assert "spec.buckets.sizing: invalid sizing policy: partitions: pattern '(?P<d>x)'" in refusal(
+        with_spec(SIZED, "buckets.sizing.partitions", "(?P<d>x)")["spec"]
     )
 
 
@@ -405,6 +446,16 @@ _PARSE_SPEC_SAYS = {
     "spark-conf-number": "spec.spark.sparkConf['spark.sql.shuffle.partitions'] must be a string",
     "ttl-word": "spec.spark.ttlSeconds must be an integer in 0..31536000, not '1d'",
     "ttl-negative": "spec.spark.ttlSeconds must be an integer in 0..31536000, not -1",
+    "sizing-without-target": "spec.buckets.sizing.targetFileSize is required (a size in bytes or a "
+    "Kubernetes quantity such as 512Mi or 1Gi, above 0)",
+    "sizing-target-not-a-quantity": "spec.buckets.sizing.targetFileSize must be a size in bytes or a "
+    "Kubernetes quantity such as 512Mi or 1Gi, above 0, not '512MB'",
+    "sizing-target-zero": "spec.buckets.sizing.targetFileSize must be a size in bytes or a Kubernetes "
+    "quantity such as 512Mi or 1Gi, above 0, not 0",
+    "sizing-replan-every-words": "spec.buckets.sizing.replanEvery must be a duration in minutes, hours or "
+    "days, such as 90m, 24h or 7d (at most 999999m, 9999h or 999d), not '1 day'",
+    "sizing-min-above-max": "spec.buckets.sizing.minBuckets 64 must not be above maxBuckets 8",
+    "sizing-tolerance-one": "spec.buckets.sizing.tolerance must be a factor above 1 and at most 100 (e.g. 2), not 1",
 }
 _SHARED_REFUSALS = [
     pytest.param(*param.values, _PARSE_SPEC_SAYS[param.id], id=param.id)

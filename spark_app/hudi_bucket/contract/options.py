@@ -12,9 +12,10 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 from hudi_bucket.core.rules import REGEX, BucketRules
+from hudi_bucket.core.sizing import QUANTITY_FORMAT, SizingError, SizingPolicy, parse_size
 
 NOT_GIVEN: Any = object()  # what `read` returns for an option absent from the command line
 
@@ -121,7 +122,66 @@ class Rules:
         ]
 
     def read(self, namespace: argparse.Namespace) -> BucketRules:
+        if not namespace.expressions:  # no explicit rules: sizing's alone (plan refuses them without it)
+            return BucketRules((), namespace.default, namespace.rule)
         return BucketRules.parse(namespace.expressions, namespace.default, namespace.rule)
+
+
+@dataclass(frozen=True)
+class Sizing:
+    """The sizing policy, in five options led by ``--target-file-size`` (without it, no sizing: the
+    field keeps its default, None). The other four alone are the job's failure (SizingError), as
+    rules Hudi would refuse are."""
+
+    dest: str = "sizing"
+    # (flag, SizingPolicy field, parse, help)
+    FLAGS: ClassVar[tuple[tuple[str, str, Callable[[str], Any], str], ...]] = (
+        (
+            "--target-file-size",
+            "target_file_size",
+            parse_size,
+            f"size each partition's files to this ({QUANTITY_FORMAT})",
+        ),
+        ("--min-buckets", "min_buckets", int, "sizing gives no partition fewer buckets"),
+        ("--max-buckets", "max_buckets", int, "sizing gives no partition more buckets"),
+        (
+            "--sizing-partitions",
+            "partitions",
+            str,
+            "a Java regex: the partitions sizing may touch (default: all)",
+        ),
+        (
+            "--tolerance",
+            "tolerance",
+            float,
+            "files within this factor of the target are left alone (default 2)",
+        ),
+    )
+
+    def add_to(self, parser: argparse.ArgumentParser) -> None:
+        for flag, name, parse, help in self.FLAGS:
+            parser.add_argument(flag, dest=f"sizing_{name}", type=parse, help=help, default=argparse.SUPPRESS)
+
+    def argv(self, value: SizingPolicy | None) -> list[str]:
+        if value is None:
+            return []
+        given = [(flag, getattr(value, name)) for flag, name, _, _ in self.FLAGS]
+        return [f"{flag}={setting}" for flag, setting in given if _is_set(setting)]
+
+    def read(self, namespace: argparse.Namespace) -> SizingPolicy | None:
+        given = {
+            name: getattr(namespace, f"sizing_{name}")
+            for _, name, _, _ in self.FLAGS
+            if hasattr(namespace, f"sizing_{name}")
+        }
+        if not given:
+            return NOT_GIVEN
+        if "target_file_size" not in given:
+            raise SizingError(
+                f"{', '.join(sorted(given))} given without --target-file-size",
+                hint="give --target-file-size too",
+            )
+        return SizingPolicy(**given)
 
 
 @dataclass(frozen=True)

@@ -205,17 +205,55 @@ class TableBuckets:
 
 
 @dataclass(frozen=True)
+class SizingSummary:
+    """What sizing made of the table, for the status: how many partitions it sized, how many of them
+    the plan rewrites and how many of those without a shuffle, and the rules it proposes (the plan's
+    desired config holds them after the explicit ones)."""
+
+    sized_partitions: int
+    resized: int
+    shuffle_free: int
+    rules: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "sizedPartitions": self.sized_partitions,
+            "resized": self.resized,
+            "shuffleFree": self.shuffle_free,
+            "rules": self.rules,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> SizingSummary:
+        return cls(data["sizedPartitions"], data["resized"], data["shuffleFree"], data["rules"])
+
+
+@dataclass(frozen=True)
 class PlanResult:
     plan: Plan
     preflight: Mapping[str, Any]  # the checks that passed, and notes (for people)
+    sizing: Mapping[str, Any] | None = None  # Sizing.to_dict(): the rules, the largest choices
 
     def to_dict(self) -> dict[str, Any]:
-        return {"plan": self.plan.to_dict(), "preflight": dict(self.preflight)}
+        return {"plan": self.plan.to_dict(), "preflight": dict(self.preflight), "sizing": self.sizing}
+
+    @property
+    def sizing_summary(self) -> SizingSummary | None:
+        return (
+            None
+            if self.sizing is None
+            else SizingSummary.from_dict({**self.sizing, "rules": len(self.sizing["rules"])})
+        )
 
     @classmethod
     def from_dict(cls, result: Mapping[str, Any]) -> PlanResult:
         with _reading("the plan"):
-            return cls(Plan.from_dict(result["plan"]), dict(result["preflight"]))
+            sizing = result.get("sizing")  # absent in a plan without sizing from before sizing existed
+            the_result = cls(
+                Plan.from_dict(result["plan"]), dict(result["preflight"]), sizing and dict(sizing)
+            )
+            the_result.sizing_summary  # noqa: B018 (read now, so that a malformed one is the report's error)
+            return the_result
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from hudi_bucket.contract.options import (
     Group,
     Option,
     Rules,
+    Sizing,
     Switch,
     Value,
     argv_of,
@@ -27,6 +28,7 @@ from hudi_bucket.contract.options import (
 from hudi_bucket.core.engine import Engine
 from hudi_bucket.core.recordkeys import KeyStyle
 from hudi_bucket.core.rules import BucketRules
+from hudi_bucket.core.sizing import SizingPolicy
 
 PROG = "hudi-bucket-job"
 
@@ -44,16 +46,19 @@ class JobKind(StrEnum):
 
 @dataclass(frozen=True)
 class RescaleOptions:
-    """What ``plan`` takes: the rules, and how to onboard a table that has no bucket config yet."""
+    """What ``plan`` takes: the rules, how to onboard a table that has no bucket config yet, and the
+    sizing policy whose rules follow the explicit ones."""
 
     rules: BucketRules
     current_buckets: int | None = None  # a plain bucket-index table's N
     convert: bool = False  # lay out a table that is not bucket-indexed yet
     disable_metadata_table: bool = False
     engine: Engine = Engine.AUTO  # who rewrites: see core.engine
+    sizing: SizingPolicy | None = None  # None: the rules as given, no sizing
 
     OPTIONS: ClassVar[tuple[Option, ...]] = (
         Rules(),
+        Sizing(),
         Value(
             "--current-buckets",
             "current_buckets",
@@ -192,10 +197,29 @@ class JobRequest:
         return cls(**values_of(namespace, cls.OPTIONS))
 
 
+class ShowFormat(StrEnum):
+    TEXT = "text"  # a table for people
+    JSON = "json"  # the report, for tools
+
+
 @dataclass(frozen=True, kw_only=True)
 class ShowRequest(JobRequest):
     kind = JobKind.SHOW
-    summary = "table facts, config history, each partition's buckets and layout"
+    summary = "table facts, config history, each partition's buckets, layout and file sizes"
+    OPTIONS = (
+        *JobRequest.OPTIONS,
+        Sizing(),
+        Value(
+            "--format",
+            "format",
+            "text for people, json (the report) for tools",
+            parse=ShowFormat,
+            choices=tuple(ShowFormat),
+        ),
+    )
+
+    sizing: SizingPolicy | None = None  # also show what sizing would propose
+    format: ShowFormat = ShowFormat.TEXT
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -202,6 +202,8 @@ class Plan:
             "id": self.plan_id,
             "noop": self.is_noop,
             "configChanges": self.config_changes,
+            # The rules the plan writes: what approving it puts in force (sizing's proposals among them).
+            "rules": {"expressions": self.desired.render(), "default": self.desired.default},
             **self.totals(),
             "items": [c.to_dict() for c in largest],
             "omitted": len(self.changes) - len(largest),

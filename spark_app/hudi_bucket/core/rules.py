@@ -23,6 +23,10 @@ from hudi_bucket.errors import InvalidBucketCountError, InvalidRuleError
 
 # File ids allow 8-digit bucket ids, but a partition with more than this many buckets is surely a typo.
 MAX_BUCKETS = 100_000
+# Limits of the rules we write, the CRD's for a spec's rules: sizing's rules stay within them too, so
+# that they could be copied into a manifest as they are.
+MAX_RULES = 100
+MAX_PATTERN_LENGTH = 512
 REGEX = "regex"  # the only rule type Hudi 1.1 knows (PartitionBucketIndexRule), matched case-insensitively
 
 _JAVA_INT_MIN, _JAVA_INT_MAX = -(2**31), 2**31 - 1

@@ -25,6 +25,7 @@ from hudi_bucket.core.preflight import (
     concurrent_writes,
 )
 from hudi_bucket.core.rules import BucketRules
+from hudi_bucket.core.sizing import Sizing, measure, size_table
 from hudi_bucket.core.timeline import WRITE_ACTIONS, Action, Timeline
 from hudi_bucket.errors import ConcurrentWriterError, PlanError
 from hudi_bucket.hudi import config_store
@@ -43,13 +44,24 @@ class PlanNotApprovedError(PlanError):
 
 def plan(ctx: TableContext, options: RescaleOptions) -> tuple[Plan, PreflightResult]:
     """What ``apply`` would do now; writes nothing. Refuses what ``apply`` would refuse."""
+    the_plan, checks, _ = sized_plan(ctx, options)
+    return the_plan, checks
+
+
+def sized_plan(ctx: TableContext, options: RescaleOptions) -> tuple[Plan, PreflightResult, Sizing | None]:
+    """``plan``, and what sizing decided when the options ask for it: its rules follow the explicit ones
+    in the plan's desired config. Measured from the same table state, sizing decides the same again,
+    so an apply of an approved plan finds the plan it was approved as."""
     table, storage = ctx.table, ctx.storage
     # Only the Native engine lays out a table that is not bucket-indexed yet.
     engine = Engine.NATIVE if options.convert and options.engine is Engine.AUTO else options.engine
     checks = check_table(ctx, disable_metadata_table=options.disable_metadata_table, engine=engine)
-    options.rules.validate(ctx.matcher)
+    if options.rules.rules or options.sizing is None:  # with sizing alone, its rules are checked below
+        options.rules.validate(ctx.matcher)
     in_force = config_store.load_in_force(storage, table.timeline.pending_replace_timestamps())
+    current = in_force.to_rules() if in_force else None
     rows = rows_by_base_file(storage, table)
+    file_groups = load_file_groups(storage, table)
     layouts = [
         layout_from_file_groups(
             partition,
@@ -60,13 +72,18 @@ def plan(ctx: TableContext, options: RescaleOptions) -> tuple[Plan, PreflightRes
                 if g.latest_base_file and g.latest_base_file.path in rows
             },
         )
-        for partition, groups in load_file_groups(storage, table).items()
+        for partition, groups in file_groups.items()
     ]
+    desired, sizing = options.rules, None
+    if options.sizing is not None:
+        sizes = [measure(p, _count_now(current, options, p, ctx), gs) for p, gs in file_groups.items()]
+        sizing = size_table(sizes, options.rules, options.sizing, ctx.matcher)
+        desired = sizing.desired
     latest = table.timeline.latest_completed
     result = make_plan(
         layouts,
-        in_force.to_rules() if in_force else None,
-        options.rules,
+        current,
+        desired,
         ctx.matcher,
         current_buckets=options.current_buckets,
         convert=options.convert,
@@ -74,7 +91,18 @@ def plan(ctx: TableContext, options: RescaleOptions) -> tuple[Plan, PreflightRes
     )
     if checks.engine is Engine.HUDI:
         refuse_what_hudi_cannot_plan(result, in_force)
-    return result, checks
+    return result, checks, sizing
+
+
+def _count_now(
+    current: BucketRules | None, options: RescaleOptions, partition: str, ctx: TableContext
+) -> int | None:
+    """A partition's bucket count before the plan, as ``make_plan`` reads it (None: not bucketed yet)."""
+    if current is not None:
+        return current.buckets_for(partition, ctx.matcher)
+    if options.convert:
+        return None
+    return options.current_buckets if options.current_buckets is not None else options.rules.default
 
 
 def apply(ctx: TableContext, options: ApplyOptions) -> ApplyResult:
@@ -87,7 +115,7 @@ def apply(ctx: TableContext, options: ApplyOptions) -> ApplyResult:
             f"the plan is {the_plan.plan_id}, but {options.approved_plan} was approved",
             hint="the table or the rules changed since approval; review the new plan and approve its id",
         )
-    writers = writer_options(options.rules, ctx.hash_fields)
+    writers = writer_options(the_plan.desired, ctx.hash_fields)
     if the_plan.is_noop:
         return ApplyResult(the_plan, None, 0, 0, 0, time.monotonic() - started, False, tuple(notes), writers)
     if checks.disable_metadata_table:
@@ -96,12 +124,12 @@ def apply(ctx: TableContext, options: ApplyOptions) -> ApplyResult:
         ctx = ctx.reload()
         notes += checks.notes
     if checks.engine is Engine.HUDI:
-        instant, stats = rescale_with_hudi(ctx.spark, ctx, the_plan, options.rules)
+        instant, stats = rescale_with_hudi(ctx.spark, ctx, the_plan, the_plan.desired)
         shuffle_free = False
         notes.append(f"rewritten by Hudi's {PROCEDURE} procedure (engine Hudi)")
     else:
         shuffle_free = not options.full_shuffle and all(c.shuffle_free for c in the_plan.changes)
-        instant, stats, shuffle_free = _rescale(ctx, the_plan, options.rules, shuffle_free)
+        instant, stats, shuffle_free = _rescale(ctx, the_plan, the_plan.desired, shuffle_free)
         config_store.archive_old_versions(ctx.storage, _first_active_commit(ctx.reload().table.timeline))
     return ApplyResult(
         the_plan,

@@ -1,5 +1,6 @@
 """`show`: a table's facts, its hashing_config history, and each partition's bucket count beside its
-actual layout. Reads only metadata: row counts come from the commits that wrote each base file."""
+actual layout and file sizes; with a sizing policy, what sizing would propose. Reads only metadata: row
+counts come from the commits that wrote each base file, sizes from the listing."""
 
 from __future__ import annotations
 
@@ -10,6 +11,15 @@ from hudi_bucket.core.buckets import bucket_id_from_file_id, is_bucket_file_id
 from hudi_bucket.core.filegroups import FileGroup
 from hudi_bucket.core.hashing_config import HashingConfig
 from hudi_bucket.core.rules import BucketRules, Matcher
+from hudi_bucket.core.sizing import (
+    Sizing,
+    SizingError,
+    SizingPolicy,
+    choose_all,
+    format_size,
+    measure,
+    size_table,
+)
 from hudi_bucket.hudi import config_store
 from hudi_bucket.hudi.fs_view import load_file_groups, rows_by_base_file
 from hudi_bucket.hudi.table import HudiTable
@@ -17,18 +27,39 @@ from hudi_bucket.jobs.context import TableContext
 from hudi_bucket.storage.base import Storage
 
 
-def show(ctx: TableContext) -> dict[str, Any]:
+def show(ctx: TableContext, sizing: SizingPolicy | None = None) -> dict[str, Any]:
     table, storage = ctx.table, ctx.storage
     in_force = config_store.load_in_force(storage, table.timeline.pending_replace_timestamps())
     rules = in_force.to_rules() if in_force else None
     groups = load_file_groups(storage, table)
     rows = rows_by_base_file(storage, table)
-    return {
+    result = {
         "table": table_facts(table, ctx),
         "config": config_doc(in_force),
         "configHistory": config_history(storage, table),
         "partitions": [partition_doc(p, gs, rules, ctx.matcher, rows) for p, gs in sorted(groups.items())],
     }
+    if sizing is not None:
+        result["sizing"] = proposal(groups, rules, sizing, ctx.matcher)
+    return result
+
+
+def proposal(
+    groups: dict[str, tuple[FileGroup, ...]],
+    rules: BucketRules | None,
+    sizing: SizingPolicy,
+    matcher: Matcher,
+) -> dict[str, Any]:
+    """What sizing would make of every partition, with no explicit rules: the counts and their rules
+    (after the default in force; with none in force, every count gets a rule)."""
+    default = rules.default if rules else 0
+    sizes = [measure(p, rules.buckets_for(p, matcher) if rules else None, gs) for p, gs in groups.items()]
+    try:
+        return size_table(sizes, BucketRules((), default), sizing, matcher).to_dict()
+    except SizingError as error:  # too many rules: still show each partition's count
+        choices = choose_all(sizes, BucketRules((), default), sizing, matcher)
+        rules = Sizing(sizing, choices, (), BucketRules((), default)).to_dict()
+        return {**rules, "rules": None, "problem": f"{error} ({error.hint})"}
 
 
 def table_facts(table: HudiTable, ctx: TableContext) -> dict[str, Any]:
@@ -80,6 +111,7 @@ def partition_doc(
     known = [rows.get(b.path) for b in bases]
     buckets = rules.buckets_for(partition, matcher) if rules else None
     ids = [bucket_id_from_file_id(g.file_id) for g in groups if is_bucket_file_id(g.file_id)]
+    size = measure(partition, buckets, groups)
     return {
         "partition": partition,
         "buckets": buckets,
@@ -88,6 +120,12 @@ def partition_doc(
         "layout": layout_state(len(groups), ids, buckets),
         "rows": sum(r for r in known if r is not None) if all(r is not None for r in known) else None,
         "bytes": sum(b.size for b in bases),
+        # The size distribution: what a target file size is compared with. Log files count on
+        # MERGE_ON_READ, where compaction folds them into the base files.
+        "liveBytes": size.bytes,
+        "bytesPerBucket": size.bytes // len(groups) if groups else None,
+        "smallestFile": size.smallest_file,
+        "largestFile": size.largest_file,
     }
 
 
@@ -105,3 +143,71 @@ def layout_state(file_groups: int, ids: list[int], buckets: int | None) -> str:
     if len(set(ids)) < len(ids) or (buckets is not None and max(ids) >= buckets):
         return "violates"
     return "ok"
+
+
+# --- for people -------------------------------------------------------------------------------------
+
+
+def render_text(result: dict[str, Any]) -> str:
+    """``show``'s result as a table, and sizing's proposal below it."""
+    facts, config = result["table"], result["config"]
+    lines = [
+        f"table {facts['uri']} ({facts['name']}, {facts['type']}, version {facts['version']})",
+        "config: none (a plain bucket index, or not bucket-indexed)"
+        if config is None
+        else f"config {config['instant']}: default {config['default_bucket_number']}, "
+        f"rules {config['expressions'] or '(none)'}",
+        "",
+    ]
+    proposed = {c["partition"]: c for c in (result.get("sizing") or {}).get("choices", [])}
+    header = ["partition", "buckets", "groups", "rows", "bytes", "per bucket", "smallest", "largest"]
+    if proposed:
+        header.append("sizing")
+    table = [header]
+    for p in result["partitions"]:
+        row = [
+            p["partition"] or "(table)",
+            _text(p["buckets"]),
+            str(p["fileGroups"]),
+            _text(p["rows"]),
+            format_size(p["liveBytes"]),
+            *(
+                format_size(p[k]) if p[k] is not None else "-"
+                for k in ("bytesPerBucket", "smallestFile", "largestFile")
+            ),
+        ]
+        if proposed:
+            row.append(_choice_text(proposed.get(p["partition"])))
+        table.append(row)
+    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
+    for row in table:
+        cells = [
+            cell.ljust(w) if i == 0 else cell.rjust(w)
+            for i, (cell, w) in enumerate(zip(row, widths, strict=True))
+        ]
+        lines.append("  ".join(cells).rstrip())
+    sizing = result.get("sizing")
+    if sizing is not None:
+        policy = sizing["policy"]
+        lines += [
+            "",
+            f"sizing to {format_size(policy['targetFileSize'])} per file (tolerance {policy['tolerance']:g}x, "
+            f"{policy['minBuckets']}..{policy['maxBuckets']} buckets): {sizing['resized']} of "
+            f"{sizing['sizedPartitions']} partition(s) to rewrite, {sizing['shuffleFree']} of them shuffle-free",
+            *(f"  rule {r['pattern']},{r['buckets']}" for r in sizing["rules"] or ()),
+        ]
+        if sizing.get("problem"):
+            lines.append(f"  no rules: {sizing['problem']}")
+    return "\n".join(lines)
+
+
+def _text(value: object) -> str:
+    return "-" if value is None else f"{value:,}" if isinstance(value, int) else str(value)
+
+
+def _choice_text(choice: dict[str, Any] | None) -> str:
+    if choice is None:
+        return "-"
+    if choice["verdict"] == "keep":
+        return "keep"
+    return f"-> {choice['newBuckets']}"
