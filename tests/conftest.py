@@ -5,10 +5,14 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from paths import hudi_bundle, unzip_table
+from paths import hudi_bundle, s3a_jars, unzip_table
+
+if TYPE_CHECKING:
+    from object_store.server import S3Server
 
 # Operator tests resync fast (read when the handlers module is imported).
 os.environ.setdefault("HBO_RESYNC_SECONDS", "0.3")
@@ -53,7 +57,9 @@ def spark() -> Iterator[object]:
         .config("spark.default.parallelism", "4")
         .config("spark.driver.memory", "2g")
         .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.jars", str(hudi_bundle()))
+        # Hudi's bundle, and S3A for the object-store tests (tests/object_store): jars load lazily, so
+        # a run that never opens an s3a:// path pays nothing for them.
+        .config("spark.jars", ",".join(str(jar) for jar in [hudi_bundle(), *s3a_jars()]))
         .config(map=HUDI_SESSION_CONF)
         .getOrCreate()
     )
@@ -66,3 +72,26 @@ def spark() -> Iterator[object]:
 def jvm(spark: object) -> object:
     """The py4j gateway into Spark's JVM: the oracle for Java semantics (hashing, regex)."""
     return spark.sparkContext._jvm  # type: ignore[attr-defined]
+
+
+@pytest.fixture(scope="session")
+def s3_server() -> Iterator[S3Server]:
+    """A real S3-compatible server on loopback with one bucket, started on first use (tests/object_store)."""
+    from object_store.server import S3Server, ensure_binary
+
+    server = S3Server(ensure_binary())
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def s3(spark: Any, s3_server: S3Server) -> S3Server:
+    """The server, with the shared session's Hadoop configuration pointed at it (S3A reads it when it
+    first opens the bucket, and caches that FileSystem for the rest of the run)."""
+    conf = spark.sparkContext._jsc.hadoopConfiguration()
+    for key, value in s3_server.hadoop_conf().items():
+        conf.set(key, value)
+    return s3_server
