@@ -55,6 +55,12 @@ class Storage(Protocol):
         """Move a file or folder; fails when ``dst`` exists."""
         ...
 
+    @property
+    def renames_by_copy(self) -> bool:
+        """Whether ``rename`` copies the bytes then deletes (object stores): slow for large files and
+        seen half-done by a reader, so callers moving many files do it in parallel there."""
+        ...
+
 
 # Never part of a table: macOS archive noise (real-world tables and the fixture zips carry it) and the
 # ``.<name>.crc`` checksum side files Hadoop's LocalFileSystem writes beside each file it creates.
