@@ -97,6 +97,11 @@ def build_parser() -> argparse.ArgumentParser:
     write.add_argument("--table-name", help="name of a table created by --create (default: the folder name)")
     write.add_argument("--table-version", type=int, choices=[8, 9], default=9)
     write.add_argument("--hive-style", action="store_true", help="name partition folders field=value")
+    write.add_argument(
+        "--url-encode-partitions",
+        action="store_true",
+        help="escape partition values in paths as Hudi's partitionpath.urlencode does (needed for ':')",
+    )
     write.add_argument("--expressions", default="", help="rules of a table created by --create")
     write.add_argument(
         "--default",
@@ -275,6 +280,7 @@ def _write(spark: Any, args: argparse.Namespace) -> CommandResult:
         table_name=args.table_name,
         table_version=args.table_version,
         hive_style=args.hive_style,
+        url_encode_partitions=args.url_encode_partitions,
         expressions=args.expressions,
         default_buckets=args.default,
     )

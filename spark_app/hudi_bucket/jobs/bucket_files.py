@@ -44,14 +44,11 @@ from hudi_bucket.jobs.bucketing import bucket_id_column, num_buckets_column
 from hudi_bucket.jobs.context import TableContext
 from hudi_bucket.jobs.session import scoped_conf
 from hudi_bucket.jobs.spark_paths import literal, spark_root
-from hudi_bucket.storage.base import Storage, walk
+from hudi_bucket.storage.base import PARALLEL_REQUESTS, Storage, walk
 
 WRITE_TOKEN = "0-0-0"  # <task>-<stage>-<attempt>; readers only parse it, and file ids keep names unique
 _PARTITION_INDEX, _BUCKET = "__hbo_partition", "__hbo_bucket"
 _STAGED = re.compile(rf"{_PARTITION_INDEX}=(\d+)/{_BUCKET}=(\d+)/[^/]+\.parquet$")
-# Concurrent moves on an object store: each is a few requests waiting on the server's copy, so the
-# driver mostly waits; S3 takes thousands of requests a second per prefix.
-PARALLEL_MOVES = 16
 # A task's output goes straight into the staging folder (one copy on an object store, not two). Its
 # known weakness, a failed job leaving some tasks' files in the output, is moot for a private staging
 # folder that is deleted either way.
@@ -153,7 +150,7 @@ def write_bucket_files(
 
     folder = staging_folder(instant)
     target = f"{spark_root(storage)}/{folder}"
-    committer = _ONE_MOVE_COMMITTER if storage.renames_by_copy else {}
+    committer = _ONE_MOVE_COMMITTER if storage.is_object_store else {}
     with _legacy_parquet_for_small_decimals(spark, ordered.schema), scoped_conf(spark, committer):
         ordered.write.mode("overwrite").partitionBy(_PARTITION_INDEX, _BUCKET).parquet(target)
     try:
@@ -226,11 +223,11 @@ def _move_all(storage: Storage, moves: list[tuple[str, str]]) -> None:
     """Every (staged, final) move; in parallel where a move is a copy. On the first failure the moves
     not started yet are dropped, those under way finish, and the failure is raised (the caller rolls
     the pending instant back, which deletes what was moved)."""
-    if not storage.renames_by_copy or len(moves) < 2:
+    if not storage.is_object_store or len(moves) < 2:
         for source, target in moves:
             storage.rename(source, target)
         return
-    with ThreadPoolExecutor(min(PARALLEL_MOVES, len(moves)), thread_name_prefix="hbo-move") as pool:
+    with ThreadPoolExecutor(min(PARALLEL_REQUESTS, len(moves)), thread_name_prefix="hbo-move") as pool:
         futures = [pool.submit(storage.rename, source, target) for source, target in moves]
         try:
             for future in futures:

@@ -76,6 +76,7 @@ class WriteRequest:
     table_name: str | None = None
     table_version: int = 9
     hive_style: bool = False
+    url_encode_partitions: bool = False  # of a created table: Hudi's partitionpath.urlencode
     expressions: str = ""
     default_buckets: int | None = None  # None: the table's own (NEW_TABLE_BUCKETS for a new table)
 
@@ -166,6 +167,7 @@ def _new_table(
         record_key_fields=request.record_key,
         partition_fields=request.partition_fields,
         hive_style=request.hive_style,
+        url_encode=request.url_encode_partitions,
         ordering_fields=(request.ordering_field,) if request.ordering_field else (),
         create_schema=to_avro_json(rows.schema, name, for_commit=False),
         num_buckets=None if rules else default,

@@ -67,7 +67,10 @@ class HadoopStorage:
         self._fs = fs
         self._root = fs.makeQualified(root)
         self._uri: str = self._root.toString()
-        self._renames_by_copy = str(fs.getScheme()).lower() in OBJECT_STORE_SCHEMES
+        root_uri = self._root.toUri()
+        self._scheme, self._authority = root_uri.getScheme(), root_uri.getAuthority()
+        self._root_path: str = str(root_uri.getPath()).rstrip("/")
+        self._is_object_store = str(fs.getScheme()).lower() in OBJECT_STORE_SCHEMES
 
     def _without_checksums(self, fs: Any, conf: Any) -> Any:
         """A private instance of a checksummed filesystem (file://) that neither writes ``.crc`` side
@@ -84,11 +87,16 @@ class HadoopStorage:
         return self._uri
 
     @property
-    def renames_by_copy(self) -> bool:
-        return self._renames_by_copy
+    def is_object_store(self) -> bool:
+        return self._is_object_store
 
     def _path(self, path: str) -> Any:
-        return self._jvm.org.apache.hadoop.fs.Path(self._root, path) if path else self._root
+        """The Hadoop Path of a relative path, built from the root's parts: ``Path(root, "day=10:00")``
+        would parse "day=10" as a URI scheme (a colon before the first slash), and Hive-style partition
+        values hold colons (timestamps)."""
+        if not path:
+            return self._root
+        return self._jvm.org.apache.hadoop.fs.Path(self._scheme, self._authority, f"{self._root_path}/{path}")
 
     def _is_a(self, exc: Py4JJavaError, java_class: str) -> bool:
         return bool(is_instance_of(self._gateway, exc.java_exception, java_class))

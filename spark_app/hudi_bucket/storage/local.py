@@ -33,7 +33,7 @@ class LocalStorage:
         return str(self._root)
 
     @property
-    def renames_by_copy(self) -> bool:
+    def is_object_store(self) -> bool:
         return False
 
     def _abs(self, path: str) -> Path:
