@@ -95,3 +95,9 @@ def s3(spark: Any, s3_server: S3Server) -> S3Server:
     for key, value in s3_server.hadoop_conf().items():
         conf.set(key, value)
     return s3_server
+
+
+@pytest.fixture
+def s3_prefix(s3: S3Server, request: pytest.FixtureRequest) -> str:
+    """A key prefix no other test uses, named after the test."""
+    return s3.fresh_prefix(request.node.name.split("[")[0].removeprefix("test_"))

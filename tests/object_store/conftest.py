@@ -21,12 +21,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.spark)
 
 
-@pytest.fixture
-def s3_prefix(s3: S3Server, request: pytest.FixtureRequest) -> str:
-    """A key prefix no other test uses, named after the test."""
-    return s3.fresh_prefix(request.node.name.split("[")[0].removeprefix("test_"))
-
-
 UploadTable = Callable[[Path, str], str]
 
 

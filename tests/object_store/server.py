@@ -98,15 +98,25 @@ class S3Server:
         return f"t{next(self._prefixes):04d}-{name}"
 
     def hadoop_conf(self) -> dict[str, str]:
-        """What S3A needs to reach this server: a path-style endpoint without TLS, static credentials."""
+        """What S3A needs to reach this server: its settings, and the credentials as static keys."""
+        return {
+            **self.settings(),
+            "fs.s3a.aws.credentials.provider": "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider",
+            "fs.s3a.access.key": ACCESS_KEY,
+            "fs.s3a.secret.key": SECRET_KEY,
+        }
+
+    def credentials_env(self) -> dict[str, str]:
+        """The credentials as S3A's default chain reads them from the environment (a Secret's keys)."""
+        return {"AWS_ACCESS_KEY_ID": ACCESS_KEY, "AWS_SECRET_ACCESS_KEY": SECRET_KEY}
+
+    def settings(self) -> dict[str, str]:
+        """S3A's settings for this server without credentials: a path-style endpoint without TLS."""
         return {
             "fs.s3a.endpoint": self.endpoint,
             "fs.s3a.endpoint.region": REGION,
             "fs.s3a.path.style.access": "true",
             "fs.s3a.connection.ssl.enabled": "false",
-            "fs.s3a.aws.credentials.provider": "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider",
-            "fs.s3a.access.key": ACCESS_KEY,
-            "fs.s3a.secret.key": SECRET_KEY,
             # The posix backend keeps a "folder/" marker as the folder itself and refuses to delete it
             # while it holds files, where S3 would drop just the marker: S3A's default (delete the
             # parents' markers after each write) then retries each write for seconds. Keeping markers
