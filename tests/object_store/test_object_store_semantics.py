@@ -1,5 +1,5 @@
-"""What an object store changes, handled on purpose: partition values that need encoding in a key, and
-a crash in the middle of an apply (moves on S3 are copies, made in parallel)."""
+"""What an object store changes, handled on purpose: partition values that need encoding in a key, a
+crash in the middle of an apply (moves on S3 are copies, made in parallel), and throttling."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ import pytest
 from object_store.conftest import UploadTable
 from object_store.s3_tables import expected_rows, hudi_rs_rows, hudi_spark_rows, ok, put_parquet, run
 from object_store.server import S3Server
+from object_store.throttling import SlowDownProxy
+from pyarrow import fs as pafs
 
 from crashes import Crash, crash
 from hudi_bucket.core.rules import BucketRules
@@ -95,3 +97,30 @@ def test_a_crash_mid_apply_on_s3_leaves_the_table_readable_and_the_next_apply_co
     assert hudi_rs_rows(s3, table) == before
     assert hudi_spark_rows(spark, table) == before_in_hudi
     assert ok(capsys, "verify", "--table", table)["result"]["ok"] is True
+
+
+def test_throttling_is_retried_and_the_apply_completes(
+    spark: Any, s3: S3Server, s3_prefix: str, tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every twentieth request answered 503 SlowDown, as S3 answers a prefix over its request rate: S3A
+    retries them (its throttle retries, with backoff), and the jobs see no failure."""
+    bucket = "throttled"
+    s3.filesystem().create_dir(bucket)
+    conf = spark.sparkContext._jsc.hadoopConfiguration()
+    with SlowDownProxy(s3.port, every=20) as proxy:
+        # This bucket only, through the proxy. Both retry layers stay on: the AWS SDK's (S3A 3.3.4
+        # reopens a read stream once, counting on them) and S3A's own, from a short first interval.
+        conf.set(f"fs.s3a.bucket.{bucket}.endpoint", proxy.endpoint)
+        conf.set(f"fs.s3a.bucket.{bucket}.retry.throttle.interval", "20ms")
+        local = unzip_table("cow_v8_simplekeygen_nonhivestyle", tmp_path / "fixture")
+        pafs.copy_files(str(local), f"{bucket}/{s3_prefix}", destination_filesystem=s3.filesystem())
+        table = f"s3a://{bucket}/{s3_prefix}"
+        before = hudi_rs_rows(s3, table)
+
+        applied = ok(
+            capsys, "apply", "--table", table, "--expressions", "^10$,4", "--default", "2", "--convert"
+        )
+        assert ok(capsys, "verify", "--table", table)["result"]["ok"] is True
+    assert applied["outcome"] == "Succeeded"
+    assert proxy.throttled >= 5
+    assert hudi_rs_rows(s3, table) == before
