@@ -5,10 +5,14 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from paths import hudi_bundle, unzip_table
+from paths import hudi_bundle, s3a_jars, unzip_table
+
+if TYPE_CHECKING:
+    from object_store.server import S3Server
 
 # Operator tests resync fast (read when the handlers module is imported).
 os.environ.setdefault("HBO_RESYNC_SECONDS", "0.3")
@@ -34,6 +38,7 @@ def spark() -> Iterator[object]:
     from hudi_bucket.jobs.session import HUDI_BUNDLE_ENV, configure, hudi_conf, use_this_python_for_workers
 
     use_this_python_for_workers()
+    hudi = hudi_conf({HUDI_BUNDLE_ENV: str(hudi_bundle())})
     session = (
         SparkSession.builder.master("local[2]")
         .appName("hudi-bucket-operator-tests")
@@ -44,7 +49,9 @@ def spark() -> Iterator[object]:
         .config("spark.sql.session.timeZone", "UTC")
         # Apache Hudi in the same session, as a job's session has it (see jobs.session): the interop
         # tests' writer and reader, and the Hudi engine. Hudi's SQL rules act only on Hudi relations.
-        .config(map=hudi_conf({HUDI_BUNDLE_ENV: str(hudi_bundle())}))
+        # And S3A for the object-store tests (tests/object_store): jars load lazily, so a run that never
+        # opens an s3a:// path pays nothing for them.
+        .config(map={**hudi, "spark.jars": ",".join([hudi["spark.jars"], *map(str, s3a_jars())])})
         .getOrCreate()
     )
     session.sparkContext.setLogLevel("ERROR")
@@ -56,3 +63,32 @@ def spark() -> Iterator[object]:
 def jvm(spark: object) -> object:
     """The py4j gateway into Spark's JVM: the oracle for Java semantics (hashing, regex)."""
     return spark.sparkContext._jvm  # type: ignore[attr-defined]
+
+
+@pytest.fixture(scope="session")
+def s3_server() -> Iterator[S3Server]:
+    """A real S3-compatible server on loopback with one bucket, started on first use (tests/object_store)."""
+    from object_store.server import S3Server, ensure_binary
+
+    server = S3Server(ensure_binary())
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def s3(spark: Any, s3_server: S3Server) -> S3Server:
+    """The server, with the shared session's Hadoop configuration pointed at it (S3A reads it when it
+    first opens the bucket, and caches that FileSystem for the rest of the run)."""
+    conf = spark.sparkContext._jsc.hadoopConfiguration()
+    for key, value in s3_server.hadoop_conf().items():
+        conf.set(key, value)
+    return s3_server
+
+
+@pytest.fixture
+def s3_prefix(s3: S3Server, request: pytest.FixtureRequest) -> str:
+    """A key prefix no other test uses, named after the test."""
+    return s3.fresh_prefix(request.node.name.split("[")[0].removeprefix("test_"))

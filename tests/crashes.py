@@ -43,17 +43,22 @@ def _after_request(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @crash_point("mid-data, after some files moved into place")
 def _mid_data(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first move completes, every later one dies (on an object store moves run in parallel, so
+    some may be under way when the first crash is raised)."""
+    from hudi_bucket.storage.hadoop import HadoopStorage
     from hudi_bucket.storage.local import LocalStorage
 
-    real_rename, moved = LocalStorage.rename, []
+    moved: list[str] = []
+    for backend in (LocalStorage, HadoopStorage):
+        real_rename = backend.rename
 
-    def rename_then_crash(self: LocalStorage, src: str, dst: str) -> None:
-        if moved:
-            raise Crash
-        real_rename(self, src, dst)
-        moved.append(dst)
+        def rename_then_crash(self: object, src: str, dst: str, real: Callable = real_rename) -> None:
+            if moved:
+                raise Crash
+            moved.append(dst)
+            real(self, src, dst)
 
-    monkeypatch.setattr(LocalStorage, "rename", rename_then_crash)
+        monkeypatch.setattr(backend, "rename", rename_then_crash)
 
 
 @crash_point("after the config was saved, before completion")

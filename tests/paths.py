@@ -34,14 +34,24 @@ def unzip_table(name: str, dest: Path) -> Path:
     return roots[0]
 
 
+def _from_dev(variable: str, command: str) -> str:
+    """What ``./dev test`` passes in ``variable``; a bare pytest run asks ``./dev command`` for it."""
+    given = os.environ.get(variable)
+    if given:
+        return given
+    found = subprocess.run([REPO / "dev", command], capture_output=True, text=True, check=False)
+    if found.returncode != 0:
+        raise RuntimeError(f"./dev {command} failed: {found.stderr.strip()}")
+    return found.stdout.strip()
+
+
 @cache
 def hudi_bundle() -> Path:
-    """Apache Hudi's Spark bundle jar: ``./dev`` pins, fetches and caches it (``./dev test`` passes its
-    path in ``HBO_HUDI_BUNDLE``; a bare pytest run asks ``./dev`` for it)."""
-    given = os.environ.get("HBO_HUDI_BUNDLE")
-    if given:
-        return Path(given)
-    found = subprocess.run([REPO / "dev", "hudi-bundle"], capture_output=True, text=True, check=False)
-    if found.returncode != 0:
-        raise RuntimeError(f"./dev hudi-bundle failed: {found.stderr.strip()}")
-    return Path(found.stdout.strip())
+    """Apache Hudi's Spark bundle jar: ``./dev`` pins, fetches and caches it."""
+    return Path(_from_dev("HBO_HUDI_BUNDLE", "hudi-bundle"))
+
+
+@cache
+def s3a_jars() -> list[Path]:
+    """Hadoop's S3A connector and its AWS SDK, at the versions of PySpark's Hadoop (``./dev`` pins them)."""
+    return [Path(jar) for jar in _from_dev("HBO_S3A_JARS", "s3a-jars").split(",")]

@@ -6,12 +6,18 @@ ServiceAccount (see pods.py): so the job writes its report into the ConfigMap wi
 token, and the chart's job Role is what allows it. It writes status as the real controller does:
 SUBMITTED, RUNNING, then COMPLETED, or FAILED with an errorMessage.
 
+What the real controller and the kubelet make of the rest of the spec, it does too: the driver's
+``envFrom`` Secrets become the job's environment (read from the API server, as the kubelet reads them),
+``sparkConf`` and ``hadoopConf`` (as ``spark.hadoop.*``) its Spark settings, and the job image's S3A
+jars are on its classpath.
+
 ``hold()`` keeps new applications SUBMITTED (not started) until ``release()``: a job in flight, for as
 long as a test needs one.
 """
 
 from __future__ import annotations
 
+import base64
 import subprocess
 import sys
 import threading
@@ -24,6 +30,7 @@ from kubernetes import client
 
 import pods
 from control_plane import ControlPlane
+from paths import s3a_jars
 
 GROUP, VERSION, PLURAL = "sparkoperator.k8s.io", "v1beta2", "sparkapplications"
 MANAGED_BY = "app.kubernetes.io/managed-by=hudi-bucket-operator"
@@ -46,6 +53,7 @@ class SparkOperatorStandIn:
         self.poll_seconds = poll_seconds
         self.runs: dict[str, Run] = {}  # by application uid: each application runs once
         self._api = client.CustomObjectsApi(control_plane.api_client())
+        self._core = client.CoreV1Api(control_plane.api_client())
         self._gate = threading.Event()
         self._gate.set()
         self._stop = threading.Event()
@@ -106,10 +114,15 @@ class SparkOperatorStandIn:
         )
         self._set_state(run, "RUNNING")
         command = [sys.executable, "-m", "hudi_bucket", *run.arguments, "--master", "local[1]"]
+        env = {
+            **_base_env(),
+            **self._secret_env(run.namespace, app),
+            "PYSPARK_SUBMIT_ARGS": _submit_args(app),
+        }
         with run.log.open("wb") as log:
             process = subprocess.run(
                 pods.pod_command(command),
-                env={**_base_env(), **pods.pod_env(self.control_plane, files)},
+                env={**env, **pods.pod_env(self.control_plane, files)},
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 check=False,
@@ -120,6 +133,14 @@ class SparkOperatorStandIn:
         else:
             message = f"driver container failed with ExitCode: {process.returncode}, Reason: Error"
             self._set_state(run, "FAILED", message)
+
+    def _secret_env(self, namespace: str, app: dict[str, Any]) -> dict[str, str]:
+        """The driver's ``envFrom`` Secrets, as the kubelet resolves them into a container's environment."""
+        env = {}
+        for source in app["spec"]["driver"].get("envFrom") or []:
+            secret = self._core.read_namespaced_secret(source["secretRef"]["name"], namespace)
+            env.update({k: base64.b64decode(v).decode() for k, v in (secret.data or {}).items()})
+        return env
 
     def _exists(self, run: Run) -> bool:
         try:
@@ -156,6 +177,18 @@ def _base_env() -> dict[str, str]:
     # What the job image's environment holds (Dockerfile.job), HBO_HUDI_BUNDLE included.
     keep = ("PATH", "HOME", "JAVA_HOME", "LANG", "TMPDIR", "PYSPARK_PYTHON", "HBO_HUDI_BUNDLE")
     return {key: os.environ[key] for key in keep if key in os.environ}
+
+
+def _submit_args(app: dict[str, Any]) -> str:
+    """spark-submit's arguments for the application's Spark and Hadoop settings, and the jars the job
+    image carries in /opt/spark/jars (Dockerfile.job)."""
+    spec = app["spec"]
+    conf = {
+        **(spec.get("sparkConf") or {}),
+        **{f"spark.hadoop.{k}": v for k, v in (spec.get("hadoopConf") or {}).items()},
+    }
+    args = [f"--conf {key}={value}" for key, value in conf.items()]
+    return " ".join([*args, "--jars", ",".join(str(jar) for jar in s3a_jars()), "pyspark-shell"])
 
 
 def _now() -> str:

@@ -9,6 +9,7 @@ scenario leaves the cluster as the next one expects it.
 
 from __future__ import annotations
 
+import json
 import shutil
 import socket
 import time
@@ -21,6 +22,8 @@ import pyarrow as pa
 import pytest
 from hudi import HudiTableBuilder
 from kubernetes import client
+from object_store.server import S3Server
+from pyarrow import fs as pafs
 
 from control_plane import ControlPlane
 from harness import (
@@ -187,6 +190,46 @@ def test_a_table_with_a_metadata_table_is_rescaled_by_the_hudi_engine(world: Wor
     assert status["config"]["expressions"] == "day=2025-11-1[23],6"
     assert one_record_per_key(spark, uri) == before  # Hudi reads through its metadata table
     assert cli.main(["verify", "--table", str(uri)]) == 0
+
+
+def test_a_table_on_s3_is_rescaled_with_credentials_from_a_secret(
+    world: World, s3: S3Server, s3_prefix: str
+) -> None:
+    """The table on the test S3 server; its credentials in a Secret that the spec only names, so neither
+    the table nor its SparkApplications ever hold them."""
+    cluster, key = world.cluster, f"{s3_prefix}/orders"
+    pafs.copy_files(str(world.template), f"{s3.bucket}/{key}", destination_filesystem=s3.filesystem())
+    uri = s3.uri(key)
+    before = s3_rows(s3, uri)
+    secret = client.V1Secret(metadata=client.V1ObjectMeta(name="lake-s3"), string_data=s3.credentials_env())
+    client.CoreV1Api(cluster.control_plane.api_client()).create_namespaced_secret(LAKE, secret)
+    table_spec = {
+        **spec(Path("unused"), policy="Automatic"),
+        "table": {"uri": uri},
+        "spark": {"envFromSecrets": [{"name": "lake-s3"}], "hadoopConf": s3.settings()},
+    }
+    cluster.create_table(LAKE, "s3-orders", table_spec)
+
+    status = cluster.phase_is(LAKE, "s3-orders", "Ready", timeout=240)
+    assert cluster.job_kinds(LAKE, "s3-orders") == ["plan", "apply"]
+    assert {p["partition"]: p["buckets"] for p in status["partitions"]["items"]} == {
+        "day=2025-11-10": 2,
+        "day=2025-11-11": 6,
+    }
+    assert s3_rows(s3, uri) == before  # hudi-rs, straight from S3
+    assert cli.main(["verify", "--table", uri]) == 0
+    manifests = json.dumps([cluster.table(LAKE, "s3-orders"), *cluster.jobs(LAKE, "s3-orders")])
+    assert s3.credentials_env()["AWS_SECRET_ACCESS_KEY"] not in manifests
+    assert all(
+        a["spec"]["driver"]["envFrom"] == [{"secretRef": {"name": "lake-s3"}}]
+        for a in cluster.jobs(LAKE, "s3-orders")
+    )
+
+
+def s3_rows(s3: S3Server, uri: str) -> list[dict[str, Any]]:
+    builder = HudiTableBuilder.from_base_uri(uri.replace("s3a://", "s3://", 1))
+    table = pa.Table.from_batches(builder.with_storage_options(s3.storage_options()).build().read())
+    return sorted(table.select(["order_id", "day", "amount"]).to_pylist(), key=lambda r: r["order_id"])
 
 
 def test_the_api_server_refuses_a_spec_the_crd_rules_out(world: World) -> None:

@@ -47,6 +47,8 @@ def arguments(dockerfile: str, instruction: str) -> list[str]:
 def copied_sources(dockerfile: str) -> list[str]:
     sources = []
     for rest in arguments(dockerfile, "COPY"):
+        if "--from=" in rest:
+            continue  # from an earlier build stage, not from the repository
         words = [w for w in shlex.split(rest) if not w.startswith("--")]
         sources += words[:-1]
     return sources
@@ -88,6 +90,23 @@ def test_what_an_image_copies_is_enough_to_build_the_package(dockerfile: str, tm
     assert "hudi-bucket-operator = hudi_bucket_operator.cli:main" in scripts
     assert "hudi-bucket-job = hudi_bucket.cli:main" in scripts
     assert set((info / "top_level.txt").read_text().split()) == {"hudi_bucket", "hudi_bucket_operator"}
+
+
+def test_the_job_image_carries_the_s3a_jars_the_tests_run_pinned_alike() -> None:
+    """The same hadoop-aws and AWS SDK, at the same SHA-1s, as ``./dev`` fetches for the S3 tests."""
+    dev = (REPO / "dev").read_text()
+    pins = {}
+    for word in arguments("Dockerfile.job", "ARG"):
+        name, _, value = word.partition("=")
+        pins[name] = value
+    for name in ("HADOOP_AWS", "HADOOP_AWS_SHA1", "AWS_SDK_BUNDLE", "AWS_SDK_BUNDLE_SHA1"):
+        assert f"\n{name}={pins[name]}\n" in dev, name
+    import pyspark
+
+    hadoop = pins["HADOOP_AWS"].rsplit(":", 1)[1]
+    assert (Path(pyspark.__file__).parent / "jars" / f"hadoop-client-api-{hadoop}.jar").exists()
+    (jars,) = [rest for rest in arguments("Dockerfile.job", "COPY") if "--from=s3a-jars" in rest]
+    assert jars.split()[-1] == "/opt/spark/jars/"
 
 
 def test_operator_image_is_small_and_runs_the_operator_as_non_root() -> None:

@@ -114,6 +114,7 @@ class WriteOptions:
     table_name: str = ""  # a created table's name; "" for its folder's name
     table_version: int = 9
     hive_style: bool = False
+    url_encode_partitions: bool = False  # of a created table: Hudi's partitionpath.urlencode
     expressions: str = ""  # rules of a created table
     default_buckets: int | None = None  # None: the table's own (a created table's: see jobs.write)
 
@@ -128,6 +129,11 @@ class WriteOptions:
         Value("--table-name", "table_name", "name of a table created by --create (default: the folder name)"),
         Value("--table-version", "table_version", "version of a created table", parse=int, choices=(8, 9)),
         Switch("--hive-style", "hive_style", "name partition folders field=value"),
+        Switch(
+            "--url-encode-partitions",
+            "url_encode_partitions",
+            "escape partition values in paths as Hudi's partitionpath.urlencode does (needed for ':')",
+        ),
         Value("--expressions", "expressions", "rules of a table created by --create"),
         Value(
             "--default",

@@ -4,35 +4,44 @@ the config in force."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 from hudi_bucket.core.filegroups import PARTITION_METAFILE, FileGroup, PartitionFile, live_file_groups
 from hudi_bucket.core.hashing_config import HashingConfig
 from hudi_bucket.core.rules import Matcher
 from hudi_bucket.core.timeline import REPLACE_ACTIONS, WRITE_ACTIONS
 from hudi_bucket.hudi import config_store
 from hudi_bucket.hudi.table import HudiTable, timeline_store
-from hudi_bucket.storage.base import Storage
+from hudi_bucket.storage.base import FileInfo, Storage, list_many
 
 
 def list_partitions(storage: Storage) -> tuple[str, ...]:
     """Every partition path, found by its partition metafile as Hudi does ('' for a non-partitioned
     table). Hidden folders (``.hoodie``, ``.temp``) are never partitions."""
-    return tuple(sorted(_partitions_below(storage, "")))
+    return tuple(sorted(_partition_listings(storage)))
 
 
-def _partitions_below(storage: Storage, folder: str) -> Iterator[str]:
-    entries = storage.list(folder)
-    if any(not e.is_dir and e.name.startswith(PARTITION_METAFILE) for e in entries):
-        yield folder
-        return
-    for entry in entries:
-        if entry.is_dir and not entry.name.startswith("."):
-            yield from _partitions_below(storage, entry.path)
+def _partition_listings(storage: Storage) -> dict[str, list[FileInfo]]:
+    """Every partition with its listing. A level of folders at a time, each level listed in parallel on
+    an object store; the listing that finds a partition's metafile is also its list of files, so no
+    partition is listed twice."""
+    found: dict[str, list[FileInfo]] = {}
+    level = [""]
+    while level:
+        below = []
+        for folder, entries in zip(level, list_many(storage, level), strict=True):
+            if any(not e.is_dir and e.name.startswith(PARTITION_METAFILE) for e in entries):
+                found[folder] = entries
+            else:
+                below += [e.path for e in entries if e.is_dir and not e.name.startswith(".")]
+        level = below
+    return found
 
 
 def partition_files(storage: Storage, partition: str) -> list[PartitionFile]:
-    return [PartitionFile(partition, e.name, e.size) for e in storage.list(partition) if not e.is_dir]
+    return _files_of(partition, storage.list(partition))
+
+
+def _files_of(partition: str, entries: list[FileInfo]) -> list[PartitionFile]:
+    return [PartitionFile(partition, e.name, e.size) for e in entries if not e.is_dir]
 
 
 def replaced_file_ids(storage: Storage, table: HudiTable) -> dict[str, frozenset[str]]:
@@ -51,8 +60,13 @@ def load_file_groups(
 ) -> dict[str, tuple[FileGroup, ...]]:
     """The live file groups of each partition (all partitions when None), as of the latest completed
     instant, listed from storage."""
-    chosen = list_partitions(storage) if partitions is None else partitions
-    files = [f for p in chosen for f in partition_files(storage, p)]
+    if partitions is None:
+        listings = _partition_listings(storage)
+        chosen = tuple(sorted(listings))
+    else:
+        chosen = partitions
+        listings = dict(zip(chosen, list_many(storage, chosen), strict=True))
+    files = [f for p in chosen for f in _files_of(p, listings[p])]
     groups = live_file_groups(files, table.timeline, replaced_file_ids(storage, table))
     return {p: groups.get(p, ()) for p in chosen}
 

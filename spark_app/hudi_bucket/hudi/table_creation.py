@@ -73,6 +73,7 @@ def new_table_properties(
     record_key_fields: Sequence[str],
     partition_fields: Sequence[str],
     hive_style: bool,
+    url_encode: bool = False,
     ordering_fields: tuple[str, ...] = (),
     create_schema: str,
     database_name: str | None = None,
@@ -115,7 +116,7 @@ def new_table_properties(
     entries += [
         (keys.KEY_GENERATOR_TYPE.key, key_generator_type(record_key_fields, partition_fields)),
         (keys.HIVE_STYLE_PARTITIONING.key, _java_bool(hive_style)),
-        (keys.URL_ENCODE_PARTITIONING.key, "false"),
+        (keys.URL_ENCODE_PARTITIONING.key, _java_bool(url_encode)),
         (keys.DROP_PARTITION_COLUMNS.key, "false"),
         (RECORD_MERGE_MODE, merge_mode),
     ]

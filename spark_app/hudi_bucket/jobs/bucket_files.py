@@ -5,6 +5,11 @@ Spark writes into a staging folder split by partition index and bucket, then eac
 ``<partition>/<fileId>_<writeToken>_<instant>.parquet``. The instant is still pending while files move,
 so readers see none of them until the caller completes it.
 
+On an object store a move is a copy then a delete. Spark's writer cannot name its files as Hudi names
+them, so one copy per file remains; the other moves are avoided: the staging write uses the committer's
+algorithm 2 (a task's files go straight to the staging folder, where algorithm 1 moves them twice), and
+the files are moved into place by parallel requests, not one after another.
+
 How rows reach a task decides how many files a bucket gets: ``Grouping.SHUFFLE`` hash-partitions by
 (partition, bucket); ``Grouping.PRESERVE`` trusts that every input task already holds whole buckets
 (the shuffle-free split or merge of a clean bucket layout). Either way a bucket written as more than one
@@ -17,6 +22,7 @@ import re
 import uuid
 from collections import defaultdict
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from enum import Enum
@@ -38,11 +44,15 @@ from hudi_bucket.jobs.bucketing import bucket_id_column, num_buckets_column
 from hudi_bucket.jobs.context import TableContext
 from hudi_bucket.jobs.session import scoped_conf
 from hudi_bucket.jobs.spark_paths import literal, spark_root
-from hudi_bucket.storage.base import Storage, walk
+from hudi_bucket.storage.base import PARALLEL_REQUESTS, Storage, walk
 
 WRITE_TOKEN = "0-0-0"  # <task>-<stage>-<attempt>; readers only parse it, and file ids keep names unique
 _PARTITION_INDEX, _BUCKET = "__hbo_partition", "__hbo_bucket"
 _STAGED = re.compile(rf"{_PARTITION_INDEX}=(\d+)/{_BUCKET}=(\d+)/[^/]+\.parquet$")
+# A task's output goes straight into the staging folder (one copy on an object store, not two). Its
+# known weakness, a failed job leaving some tasks' files in the output, is moot for a private staging
+# folder that is deleted either way.
+_ONE_MOVE_COMMITTER = {"mapreduce.fileoutputcommitter.algorithm.version": "2"}
 
 
 class Grouping(Enum):
@@ -140,7 +150,8 @@ def write_bucket_files(
 
     folder = staging_folder(instant)
     target = f"{spark_root(storage)}/{folder}"
-    with _legacy_parquet_for_small_decimals(spark, ordered.schema):
+    committer = _ONE_MOVE_COMMITTER if storage.is_object_store else {}
+    with _legacy_parquet_for_small_decimals(spark, ordered.schema), scoped_conf(spark, committer):
         ordered.write.mode("overwrite").partitionBy(_PARTITION_INDEX, _BUCKET).parquet(target)
     try:
         targets = _Targets(instant, tuple(partitions), suffixes, existing)
@@ -183,13 +194,13 @@ def _move_into_place(
     if split:
         named = ", ".join(f"{targets.partitions[p] or '(table)'} bucket {b}" for p, b in split[:5])
         raise BucketWriteError(f"{len(split)} bucket(s) came out as several files: {named}")
-    stats = []
+    stats, moves = [], []
     for (p, b), [(path, size)] in sorted(staged.items()):
         partition = targets.partitions[p]
         group = targets.existing.get((partition, b))
         file_id = targets.file_id(partition, b)
         final = partition_file_path(partition, base_file_name(file_id, targets.instant))
-        storage.rename(path, final)
+        moves.append((path, final))
         rows = counts.get((p, b), 0)
         stats.append(
             WriteStat(
@@ -204,7 +215,26 @@ def _move_into_place(
                 num_update_writes=rows if group else 0,
             )
         )
+    _move_all(storage, moves)
     return tuple(stats)
+
+
+def _move_all(storage: Storage, moves: list[tuple[str, str]]) -> None:
+    """Every (staged, final) move; in parallel where a move is a copy. On the first failure the moves
+    not started yet are dropped, those under way finish, and the failure is raised (the caller rolls
+    the pending instant back, which deletes what was moved)."""
+    if not storage.is_object_store or len(moves) < 2:
+        for source, target in moves:
+            storage.rename(source, target)
+        return
+    with ThreadPoolExecutor(min(PARALLEL_REQUESTS, len(moves)), thread_name_prefix="hbo-move") as pool:
+        futures = [pool.submit(storage.rename, source, target) for source, target in moves]
+        try:
+            for future in futures:
+                future.result()
+        except BaseException:
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
 
 
 def _row_counts(spark: Any, target: str) -> dict[tuple[int, int], int]:

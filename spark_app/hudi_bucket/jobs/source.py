@@ -10,6 +10,7 @@ from functools import reduce
 from typing import Any
 
 from hudi_bucket.core.metafields import META_COLUMNS, PARTITION_PATH, RECORD_KEY
+from hudi_bucket.core.partition_paths import ESCAPED, NEEDS_URL_ENCODING, escape_path_name
 from hudi_bucket.core.properties import TableConfig
 from hudi_bucket.core.recordkeys import EMPTY_PLACEHOLDER, NULL_PLACEHOLDER
 from hudi_bucket.errors import HudiBucketError, TableMismatchError, UnsupportedTableError
@@ -102,6 +103,7 @@ def keyed_records(rows: Any, config: TableConfig, ordering_field: str, upsert: b
     keyed = rows.withColumn(RECORD_KEY, record_key_column(config)).withColumn(
         PARTITION_PATH, partition_path_column(config)
     )
+    _refuse_raw_colons(keyed, config)
     if upsert or ordering_field:
         keyed = _deduplicate(keyed, config.ordering_fields)
     return keyed
@@ -147,17 +149,50 @@ def record_key_column(config: TableConfig) -> Any:
 
 
 def partition_path_column(config: TableConfig) -> Any:
-    """Hudi's partition path of each row, as a simple or complex key generator builds it."""
+    """Hudi's partition path of each row, as a simple or complex key generator builds it (values
+    escaped as Hive escapes path names when the table URL-encodes them)."""
     from pyspark.sql import functions as F  # noqa: N812
 
+    encode = _escaped if config.url_encode_partitioning else (lambda value: value)
     segments = [
         F.concat(
             F.lit(f"{p}=" if config.hive_style_partitioning else ""),
-            F.when(_text(p).isNull() | (_text(p) == ""), DEFAULT_PARTITION).otherwise(_text(p)),
+            F.when(_text(p).isNull() | (_text(p) == ""), DEFAULT_PARTITION).otherwise(encode(_text(p))),
         )
         for p in config.partition_fields
     ]
     return F.concat_ws("/", *segments) if segments else F.lit("")
+
+
+def _escaped(value: Any) -> Any:
+    """``escape_path_name`` as a Spark expression: ``%`` first, so no escape is escaped again."""
+    from pyspark.sql import functions as F  # noqa: N812
+
+    for char in sorted(ESCAPED, key=lambda c: c != "%"):
+        value = F.replace(value, F.lit(char), F.lit(escape_path_name(char)))
+    return value
+
+
+def _refuse_raw_colons(keyed: Any, config: TableConfig) -> None:
+    """A table that does not URL-encode its partition paths cannot hold a value with a colon: Apache
+    Hudi would fail to read that partition (see core.partition_paths)."""
+    from pyspark.sql import functions as F  # noqa: N812
+
+    if config.url_encode_partitioning or not config.partition_fields:
+        return
+    colon = reduce(
+        operator.or_,
+        (
+            F.coalesce(F.instr(_text(f), NEEDS_URL_ENCODING) > 0, F.lit(False))
+            for f in config.partition_fields
+        ),
+    )
+    found = [r[0] for r in keyed.filter(colon).select(PARTITION_PATH).distinct().limit(3).collect()]
+    if found:
+        raise SourceSchemaError(
+            f"partition value(s) with a colon, which Apache Hudi cannot read in a partition path: {found}",
+            hint="create the table with --url-encode-partitions (Hudi's hoodie.datasource.write.partitionpath.urlencode)",
+        )
 
 
 def _deduplicate(rows: Any, ordering_fields: tuple[str, ...]) -> Any:

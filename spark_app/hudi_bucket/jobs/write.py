@@ -148,6 +148,7 @@ def _new_table(
         record_key_fields=options.record_key,
         partition_fields=options.partition_fields,
         hive_style=options.hive_style,
+        url_encode=options.url_encode_partitions,
         ordering_fields=(options.ordering_field,) if options.ordering_field else (),
         create_schema=to_avro_json(rows.schema, name, for_commit=False),
         num_buckets=None if rules else default,

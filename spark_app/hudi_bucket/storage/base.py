@@ -6,7 +6,8 @@ uses ``/`` as separator. Hudi's own files are small, so reads and writes move wh
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -57,6 +58,13 @@ class Storage(Protocol):
         """Move a file or folder; fails when ``dst`` exists."""
         ...
 
+    @property
+    def is_object_store(self) -> bool:
+        """Whether this is an object store: ``rename`` copies the bytes then deletes, and each listing is
+        a request of its own (tens of milliseconds on S3), so callers moving or listing many paths do it
+        in parallel there."""
+        ...
+
 
 # Never part of a table: macOS archive noise (real-world tables and the fixture zips carry it) and the
 # ``.<name>.crc`` checksum side files Hadoop's LocalFileSystem writes beside each file it creates.
@@ -66,6 +74,19 @@ _NOISE_NAMES = frozenset({".DS_Store", "__MACOSX"})
 def is_noise(name: str) -> bool:
     """Whether a listed name is storage noise that every backend leaves out of listings."""
     return name in _NOISE_NAMES or name.startswith("._") or (name.startswith(".") and name.endswith(".crc"))
+
+
+# Concurrent requests to an object store: each mostly waits on the server, and S3 serves thousands of
+# requests a second per prefix.
+PARALLEL_REQUESTS = 16
+
+
+def list_many(storage: Storage, folders: Sequence[str]) -> list[list[FileInfo]]:
+    """``storage.list`` of each folder, in order; in parallel on an object store."""
+    if not storage.is_object_store or len(folders) < 2:
+        return [storage.list(folder) for folder in folders]
+    with ThreadPoolExecutor(min(PARALLEL_REQUESTS, len(folders)), thread_name_prefix="hbo-list") as pool:
+        return list(pool.map(storage.list, folders))
 
 
 def walk(storage: Storage, path: str = "") -> Iterator[FileInfo]:

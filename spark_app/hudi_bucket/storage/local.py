@@ -32,6 +32,10 @@ class LocalStorage:
     def uri(self) -> str:
         return str(self._root)
 
+    @property
+    def is_object_store(self) -> bool:
+        return False
+
     def _abs(self, path: str) -> Path:
         return self._root / path if path else self._root
 

@@ -1,0 +1,236 @@
+"""What object storage costs: `apply` on an ``s3a://`` table against the same `apply` on local disk, and
+`plan` on a table of 10,000 files on S3, with the time its listings take.
+
+Run: .venv/bin/python tests/bench/bench_s3.py [--rows N] [--rounds R] [--files F]
+(defaults: 200,000 rows, 2 rounds, 10,000 files: a few minutes on 2 idle cores.)
+
+The S3 server is the tests' own (versitygw over a local folder on loopback, tests/object_store), so a
+request costs a loopback round trip and a local file operation: what S3 adds on top (tens of ms a
+request, more for a copy) multiplies the request counts printed here, it does not show in the seconds.
+
+a. ``apply`` doubling every partition's buckets (shuffle-free) and then a non-multiple change (a full
+   shuffle), each from a fresh copy of one table: on local disk (``file://`` through LocalStorage) and on
+   S3 (``s3a://`` through Hadoop's S3A). Each figure is the best of its rounds; the S3/local ratio is
+   printed, with the time spent writing the staged files and moving them into place.
+b. ``plan`` on a table of ``--files`` base files (20 partitions), uploaded to S3: total seconds, and the
+   seconds spent listing the partitions (wall time: they are listed in parallel on S3), with the number
+   of ``Storage.list`` calls the whole plan made.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+sys.path[:0] = [str(Path(__file__).parents[1])]  # tests/
+
+from object_store.server import S3Server, ensure_binary  # noqa: E402
+from pyarrow import fs as pafs  # noqa: E402
+from pyspark.sql import DataFrame, SparkSession  # noqa: E402
+from pyspark.sql import functions as F  # noqa: E402, N812
+
+from hudi_bucket.core.rules import BucketRules  # noqa: E402
+from hudi_bucket.hudi import table as table_module  # noqa: E402
+from hudi_bucket.jobs import bucket_files as bucket_files_module  # noqa: E402
+from hudi_bucket.jobs import rescale as rescale_module  # noqa: E402
+from hudi_bucket.jobs.apply import RescaleRequest, apply, plan  # noqa: E402
+from hudi_bucket.jobs.context import TableContext  # noqa: E402
+from hudi_bucket.jobs.session import configure, use_this_python_for_workers  # noqa: E402
+from hudi_bucket.jobs.write import WriteRequest, write  # noqa: E402
+from hudi_bucket.storage.hadoop import HadoopStorage  # noqa: E402
+from hudi_bucket.storage.local import LocalStorage  # noqa: E402
+from paths import s3a_jars  # noqa: E402
+
+DAYS = [f"2025-11-{d:02d}" for d in range(8, 14)]
+INITIAL, DOUBLED, RESHUFFLED = (4, 8), (8, 16), (6, 12)  # (default, 2025-11-11)
+
+
+def rules(layout: tuple[int, int]) -> BucketRules:
+    return BucketRules.parse(f"11-11,{layout[1]}", layout[0])
+
+
+def dataset(spark: SparkSession, rows: int, days: list[str]) -> DataFrame:
+    id_ = F.col("id")
+    return spark.range(rows).select(
+        F.concat(F.lit("K-"), id_.cast("string")).alias("key"),
+        (id_ % 100_000 / 100.0).alias("price"),
+        F.substring(F.sha2(id_.cast("string"), 256), 1, 30).alias("note"),
+        F.element_at(F.array(*(F.lit(d) for d in days)), (id_ % len(days) + 1).cast("int")).alias("day"),
+    )
+
+
+def create_table(spark: SparkSession, root: Path, frame: DataFrame, expressions: str, default: int) -> None:
+    request = WriteRequest(
+        source="",
+        operation="insert",
+        record_key=("key",),
+        partition_fields=("day",),
+        create=True,
+        table_version=9,
+        hive_style=True,
+        expressions=expressions,
+        default_buckets=default,
+    )
+    write(spark, str(root), request, rows=frame)
+
+
+class Clock:
+    """Seconds (and calls) spent in wrapped functions while ``timing()`` is active."""
+
+    def __init__(self, steps: list[tuple[str, Any, str]]) -> None:
+        self.steps = steps
+        self.seconds: dict[str, float] = defaultdict(float)
+        self.calls: dict[str, int] = defaultdict(int)
+
+    @contextmanager
+    def timing(self) -> Iterator[Clock]:
+        self.seconds.clear()
+        self.calls.clear()
+        originals = [(owner, name, getattr(owner, name)) for _, owner, name in self.steps]
+        for (label, owner, name), (_, _, original) in zip(self.steps, originals, strict=True):
+            setattr(owner, name, self._timed(label, original))
+        try:
+            yield self
+        finally:
+            for owner, name, original in originals:
+                setattr(owner, name, original)
+
+    def _timed(self, label: str, function: Callable[..., Any]) -> Callable[..., Any]:
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            start = time.perf_counter()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                self.seconds[label] += time.perf_counter() - start
+                self.calls[label] += 1
+
+        return timed
+
+
+APPLY_STEPS = [
+    ("write_bucket_files", rescale_module, "write_bucket_files"),
+    ("_move_into_place", bucket_files_module, "_move_into_place"),
+]
+# Partitions are listed in parallel on an object store: their listing's wall time is the time spent in
+# _partition_listings; every Storage.list call is counted (their summed seconds would overlap).
+LIST_STEPS = [
+    ("partition listings", table_module, "_partition_listings"),
+    ("list (s3a)", HadoopStorage, "list"),
+    ("list (local)", LocalStorage, "list"),
+]
+
+
+def upload(s3: S3Server, local: Path, key: str) -> str:
+    pafs.copy_files(
+        str(local), f"{s3.bucket}/{key}", destination_filesystem=s3.filesystem(), use_threads=True
+    )
+    return s3.uri(key)
+
+
+def bench_apply(spark: SparkSession, s3: S3Server, work: Path, rows: int, rounds: int) -> None:
+    template = work / "apply-template"
+    create_table(spark, template, dataset(spark, rows, DAYS), f"11-11,{INITIAL[1]}", INITIAL[0])
+    clock = Clock(APPLY_STEPS)
+    best: dict[tuple[str, str], tuple[float, dict[str, float]]] = {}
+    for round_ in range(rounds):
+        for where in ("local", "s3"):
+            if where == "local":
+                copy = work / f"apply-{round_}"
+                shutil.copytree(template, copy)
+                uri = copy.as_uri()
+            else:
+                uri = upload(s3, template, s3.fresh_prefix(f"apply-{round_}"))
+            for change, layout in (("doubling (no shuffle)", DOUBLED), ("6/12 (full shuffle)", RESHUFFLED)):
+                ctx = TableContext.open(spark, uri)
+                with clock.timing():
+                    start = time.perf_counter()
+                    result = apply(ctx, RescaleRequest(rules(layout)))
+                    seconds = time.perf_counter() - start
+                assert result.instant is not None, change
+                previous = best.get((change, where))
+                if previous is None or seconds < previous[0]:
+                    best[(change, where)] = (seconds, dict(clock.seconds))
+    print(f"a. apply on S3 against local disk, {rows:,} rows over {len(DAYS)} days (best of {rounds}):")
+    for change in ("doubling (no shuffle)", "6/12 (full shuffle)"):
+        (local, local_steps), (remote, remote_steps) = best[(change, "local")], best[(change, "s3")]
+        print(
+            f"   {change:22} local {local:6.2f} s   s3 {remote:6.2f} s   ratio s3/local {remote / local:4.2f}"
+        )
+        for step in ("write_bucket_files", "_move_into_place"):
+            print(
+                f"     {step:20} local {local_steps.get(step, 0):6.2f} s   s3 {remote_steps.get(step, 0):6.2f} s"
+            )
+
+
+def bench_plan(spark: SparkSession, s3: S3Server, work: Path, files: int) -> None:
+    days = [f"2025-{1 + d // 28:02d}-{1 + d % 28:02d}" for d in range(20)]
+    per_day = files // len(days)
+    template = work / "plan-template"
+    create_table(spark, template, dataset(spark, files * 4, days), "^$,1", per_day)
+    started = time.perf_counter()
+    uri = upload(s3, template, s3.fresh_prefix("plan"))
+    uploaded = time.perf_counter() - started
+    clock = Clock(LIST_STEPS)
+    for where, target in (("local", template.as_uri()), ("s3", uri)):
+        ctx = TableContext.open(spark, target)
+        with clock.timing():
+            start = time.perf_counter()
+            result, _ = plan(ctx, RescaleRequest(BucketRules.parse("^$,1", per_day * 2)))
+            seconds = time.perf_counter() - start
+        listing = clock.seconds["partition listings"]
+        calls = clock.calls["list (s3a)"] + clock.calls["list (local)"]
+        print(
+            f"b. plan on {where:5}, {per_day * len(days):,} files in {len(days)} partitions: {seconds:6.2f} s, "
+            f"of which listing {listing:6.2f} s ({calls} list calls, {100 * listing / seconds:3.0f}%)"
+            + (f"   [upload took {uploaded:.1f} s]" if where == "s3" else "")
+        )
+        assert len(result.changes) == len(days)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=200_000)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--files", type=int, default=10_000)
+    parser.add_argument("--only", choices=["apply", "plan"])
+    args = parser.parse_args()
+
+    server = S3Server(ensure_binary())
+    server.start()
+    use_this_python_for_workers()
+    spark = (
+        SparkSession.builder.master("local[2]")
+        .appName("bench_s3")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "8")
+        .config("spark.driver.memory", "3g")
+        .config("spark.jars", ",".join(str(jar) for jar in s3a_jars()))
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    configure(spark)
+    conf = spark.sparkContext._jsc.hadoopConfiguration()
+    for key, value in server.hadoop_conf().items():
+        conf.set(key, value)
+    work = Path(tempfile.mkdtemp(prefix="bench-s3-"))
+    try:
+        if args.only in (None, "apply"):
+            bench_apply(spark, server, work, args.rows, args.rounds)
+        if args.only in (None, "plan"):
+            bench_plan(spark, server, work, args.files)
+    finally:
+        spark.stop()
+        server.stop()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
