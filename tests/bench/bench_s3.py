@@ -37,14 +37,15 @@ from pyarrow import fs as pafs  # noqa: E402
 from pyspark.sql import DataFrame, SparkSession  # noqa: E402
 from pyspark.sql import functions as F  # noqa: E402, N812
 
+from hudi_bucket.contract.requests import ApplyOptions, RescaleOptions, WriteOptions  # noqa: E402
 from hudi_bucket.core.rules import BucketRules  # noqa: E402
-from hudi_bucket.hudi import table as table_module  # noqa: E402
+from hudi_bucket.hudi import fs_view as fs_view_module  # noqa: E402
 from hudi_bucket.jobs import bucket_files as bucket_files_module  # noqa: E402
 from hudi_bucket.jobs import rescale as rescale_module  # noqa: E402
-from hudi_bucket.jobs.apply import RescaleRequest, apply, plan  # noqa: E402
+from hudi_bucket.jobs.apply import apply, plan  # noqa: E402
 from hudi_bucket.jobs.context import TableContext  # noqa: E402
 from hudi_bucket.jobs.session import configure, use_this_python_for_workers  # noqa: E402
-from hudi_bucket.jobs.write import WriteRequest, write  # noqa: E402
+from hudi_bucket.jobs.write import write  # noqa: E402
 from hudi_bucket.storage.hadoop import HadoopStorage  # noqa: E402
 from hudi_bucket.storage.local import LocalStorage  # noqa: E402
 from paths import s3a_jars  # noqa: E402
@@ -68,7 +69,7 @@ def dataset(spark: SparkSession, rows: int, days: list[str]) -> DataFrame:
 
 
 def create_table(spark: SparkSession, root: Path, frame: DataFrame, expressions: str, default: int) -> None:
-    request = WriteRequest(
+    request = WriteOptions(
         source="",
         operation="insert",
         record_key=("key",),
@@ -122,7 +123,7 @@ APPLY_STEPS = [
 # Partitions are listed in parallel on an object store: their listing's wall time is the time spent in
 # _partition_listings; every Storage.list call is counted (their summed seconds would overlap).
 LIST_STEPS = [
-    ("partition listings", table_module, "_partition_listings"),
+    ("partition listings", fs_view_module, "_partition_listings"),
     ("list (s3a)", HadoopStorage, "list"),
     ("list (local)", LocalStorage, "list"),
 ]
@@ -152,7 +153,7 @@ def bench_apply(spark: SparkSession, s3: S3Server, work: Path, rows: int, rounds
                 ctx = TableContext.open(spark, uri)
                 with clock.timing():
                     start = time.perf_counter()
-                    result = apply(ctx, RescaleRequest(rules(layout)))
+                    result = apply(ctx, ApplyOptions(rules(layout)))
                     seconds = time.perf_counter() - start
                 assert result.instant is not None, change
                 previous = best.get((change, where))
@@ -183,7 +184,7 @@ def bench_plan(spark: SparkSession, s3: S3Server, work: Path, files: int) -> Non
         ctx = TableContext.open(spark, target)
         with clock.timing():
             start = time.perf_counter()
-            result, _ = plan(ctx, RescaleRequest(BucketRules.parse("^$,1", per_day * 2)))
+            result, _ = plan(ctx, RescaleOptions(BucketRules.parse("^$,1", per_day * 2)))
             seconds = time.perf_counter() - start
         listing = clock.seconds["partition listings"]
         calls = clock.calls["list (s3a)"] + clock.calls["list (local)"]

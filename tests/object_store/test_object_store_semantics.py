@@ -13,8 +13,9 @@ from object_store.throttling import SlowDownProxy
 from pyarrow import fs as pafs
 
 from crashes import Crash, crash
+from hudi_bucket.contract.requests import ApplyOptions
 from hudi_bucket.core.rules import BucketRules
-from hudi_bucket.jobs.apply import RescaleRequest, apply
+from hudi_bucket.jobs.apply import apply
 from hudi_bucket.jobs.context import TableContext
 from paths import unzip_table
 
@@ -79,7 +80,7 @@ def test_a_crash_mid_apply_on_s3_leaves_the_table_readable_and_the_next_apply_co
 ) -> None:  # fmt: skip
     table = upload_table(unzip_table("cow_v6_simplekeygen_nonhivestyle", tmp_path / "fixture"), s3_prefix)
     before, before_in_hudi = hudi_rs_rows(s3, table), hudi_spark_rows(spark, table)
-    request = RescaleRequest(BucketRules.parse("^10$,4", 2), convert=True)
+    request = ApplyOptions(BucketRules.parse("^10$,4", 2), convert=True)
     ctx = TableContext.open(spark, table)
     with monkeypatch.context() as crashing:
         crash(crashing, "mid-data, after some files moved into place")
