@@ -23,11 +23,10 @@ from hudi_bucket.core.filegroups import FileGroup, partition_file_path
 from hudi_bucket.core.metafields import RECORD_KEY
 from hudi_bucket.core.recordkeys import KeyStyle
 from hudi_bucket.core.timeline import Action
-from hudi_bucket.hudi import config_store
 from hudi_bucket.hudi.fs_view import load_file_groups
 from hudi_bucket.hudi.table import disable_metadata_table, latest_table_schema, load_table, timeline_store
 from hudi_bucket.jobs.context import TableContext
-from hudi_bucket.jobs.verify import verify_table
+from hudi_bucket.jobs.verify import verify
 from hudi_bucket.storage import LocalStorage
 
 NewFiles = Mapping[str, list[tuple[str, pa.Table]]]
@@ -35,21 +34,9 @@ NewFiles = Mapping[str, list[tuple[str, pa.Table]]]
 
 
 def verified(ctx: TableContext) -> bool:
-    """Whether ``verify`` passes on the table as it is now, under the hashing_config in force."""
-    ctx = ctx.reload()
-    in_force = config_store.load_in_force(ctx.storage, ctx.table.timeline.pending_replace_timestamps())
-    assert in_force is not None
-    rules, matcher = in_force.to_rules(), ctx.matcher
-    result = verify_table(
-        ctx.spark,
-        ctx.storage,
-        ctx.table,
-        rules_for_partition=lambda p: rules.buckets_for(p, matcher),
-        hash_fields=ctx.hash_fields,
-        key_style=ctx.key_style,
-    )
-    assert result.ok, result.to_dict()
-    return True
+    """Whether ``verify`` passes on the table as it is now, under the hashing_config in force (it raises
+    LayoutViolationError, with every violation, when it does not)."""
+    return verify(ctx.reload()).ok
 
 
 def live_groups(root: Path) -> dict[str, tuple[FileGroup, ...]]:

@@ -187,8 +187,12 @@ def _submit_args(app: dict[str, Any]) -> str:
         **(spec.get("sparkConf") or {}),
         **{f"spark.hadoop.{k}": v for k, v in (spec.get("hadoopConf") or {}).items()},
     }
+    # On the classpath from the start, as /opt/spark/jars is: not --jars, which would also replace the
+    # spark.jars a job's session asks for (Hudi's bundle, for the Hudi engine).
+    image_jars = ":".join(str(jar) for jar in s3a_jars())
+    conf |= {"spark.driver.extraClassPath": image_jars, "spark.executor.extraClassPath": image_jars}
     args = [f"--conf {key}={value}" for key, value in conf.items()]
-    return " ".join([*args, "--jars", ",".join(str(jar) for jar in s3a_jars()), "pyspark-shell"])
+    return " ".join([*args, "pyspark-shell"])
 
 
 def _now() -> str:

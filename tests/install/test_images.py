@@ -189,7 +189,7 @@ def test_job_image_carries_the_hudi_bundle_the_tests_run_and_tells_the_job_where
     args = dict(rest.partition("=")[::2] for rest in arguments("Dockerfile.job", "ARG") if "=" in rest)
     assert (args["HUDI_VERSION"], args["HUDI_BUNDLE_SHA1"]) == (pinned, sha1)
     env = " ".join(arguments("Dockerfile.job", "ENV"))
-    jar = "/opt/hudi/hudi-spark3.5-bundle_2.12-${HUDI_VERSION}.jar"
+    jar = "/opt/spark/jars/hudi-spark3.5-bundle_2.12-${HUDI_VERSION}.jar"
     assert f"{HUDI_BUNDLE_ENV}={jar}" in env
     assert f'{jar}" | sha1sum --check' in " ".join(arguments("Dockerfile.job", "RUN"))
-    assert any(rest.endswith(" /opt/hudi/") for rest in arguments("Dockerfile.job", "ADD"))
+    assert any(rest.endswith(" /opt/spark/jars/") for rest in arguments("Dockerfile.job", "ADD"))

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_runs import run
 from hudi_rs import REWRITTEN, records
 
 from hudi_bucket.cli import EXIT_FAILED, EXIT_OK, EXIT_USAGE, main
@@ -31,24 +32,6 @@ def quiet_spark(spark: Any) -> Iterator[None]:
     level to WARN): put the test suite's level back afterwards."""
     yield
     spark.sparkContext.setLogLevel("ERROR")
-
-
-@dataclass(frozen=True)
-class Run:
-    code: int
-    out: str
-    err: str
-
-    @property
-    def report(self) -> dict[str, Any]:
-        return json.loads(self.out)
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> Run:
-    capsys.readouterr()
-    code = main(list(argv))
-    captured = capsys.readouterr()
-    return Run(code, captured.out, captured.err)
 
 
 def listing(root: Path) -> dict[str, str | None]:

@@ -3,37 +3,16 @@ as hudi-rs and Apache Hudi read them."""
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from cli_runs import run
 from hudi import HudiTableBuilder
 from object_store.server import S3Server
 
-from hudi_bucket.cli import main
 from hudi_bucket.core.metafields import META_COLUMNS
-
-
-@dataclass(frozen=True)
-class Run:
-    code: int
-    out: str
-    err: str
-
-    @property
-    def report(self) -> dict[str, Any]:
-        return json.loads(self.out)
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> Run:
-    """``hudi-bucket-job ARGV`` in this process (it gets the shared session through getOrCreate)."""
-    capsys.readouterr()
-    code = main(list(argv))
-    captured = capsys.readouterr()
-    return Run(code, captured.out, captured.err)
 
 
 def ok(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, Any]:

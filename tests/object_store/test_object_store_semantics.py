@@ -6,8 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from cli_runs import run
 from object_store.conftest import UploadTable
-from object_store.s3_tables import expected_rows, hudi_rs_rows, hudi_spark_rows, ok, put_parquet, run
+from object_store.s3_tables import expected_rows, hudi_rs_rows, hudi_spark_rows, ok, put_parquet
 from object_store.server import S3Server
 from object_store.throttling import SlowDownProxy
 from pyarrow import fs as pafs

@@ -17,6 +17,15 @@ from hudi_bucket_operator.local import apply_locally
 pytestmark = pytest.mark.spark
 
 COLUMNS = ("order_id", "day", "amount")  # what the demo table holds
+# A new table of orders by day, 2 buckets in every day, from the rows given.
+NEW_ORDERS_TABLE = WriteOptions(
+    source="",
+    record_key=("order_id",),
+    partition_fields=("day",),
+    create=True,
+    hive_style=True,
+    default_buckets=2,
+)
 
 
 def manifest(uri: Path, **apply: str) -> dict[str, Any]:
@@ -43,19 +52,7 @@ def test_plan_approve_apply_then_converged(spark: Any, tmp_path: Path) -> None:
         [(f"O-{i}", "2025-11-11" if i % 3 else "2025-11-10", float(i)) for i in range(60)],
         "order_id string, day string, amount double",
     )
-    write(
-        spark,
-        str(table),
-        WriteOptions(
-            source="",
-            record_key=("order_id",),
-            partition_fields=("day",),
-            create=True,
-            hive_style=True,
-            default_buckets=2,
-        ),
-        rows=data,
-    )
+    write(spark, str(table), NEW_ORDERS_TABLE, rows=data)
     before = records(table, columns=COLUMNS)
 
     planned = reconcile([manifest(table)], state, lines)
@@ -93,15 +90,7 @@ def test_a_sized_table_shows_the_proposed_rules_applies_them_then_converges(
         [(f"{day}-{i}", day, float(i)) for day, count in days.items() for i in range(count)],
         "order_id string, day string, amount double",
     )
-    options = WriteOptions(
-        source="",
-        record_key=("order_id",),
-        partition_fields=("day",),
-        create=True,
-        hive_style=True,
-        default_buckets=2,
-    )
-    write(spark, str(table), options, rows=data)
+    write(spark, str(table), NEW_ORDERS_TABLE, rows=data)
     busy = sum(b.size for g in live_groups(table)["day=2025-11-02"] if (b := g.latest_base_file))
     sized = manifest(table)
     sized["spec"]["buckets"]["sizing"] = {"targetFileSize": busy // 8, "partitions": "^day="}
