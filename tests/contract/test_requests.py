@@ -28,6 +28,7 @@ from hudi_bucket.contract.requests import (
     build_parser,
     parse_argv,
 )
+from hudi_bucket.core.engine import Engine
 from hudi_bucket.core.recordkeys import KeyStyle
 from hudi_bucket.core.rules import BucketRules
 from hudi_bucket.core.sizing import SizingError, SizingPolicy
@@ -49,7 +50,12 @@ EVERY_OPTION: dict[JobKind, JobRequest] = {
     JobKind.PLAN: PlanRequest(
         **EVERY_TABLE_OPTION,
         rescale=RescaleOptions(
-            RULES, current_buckets=8, convert=True, disable_metadata_table=True, sizing=SIZING
+            RULES,
+            current_buckets=8,
+            convert=True,
+            disable_metadata_table=True,
+            engine=Engine.NATIVE,
+            sizing=SIZING,
         ),
     ),
     JobKind.APPLY: ApplyRequest(
@@ -59,6 +65,7 @@ EVERY_OPTION: dict[JobKind, JobRequest] = {
             8,
             convert=True,
             disable_metadata_table=True,
+            engine=Engine.HUDI,
             sizing=SIZING,
             approved_plan=PLAN_ID,
             full_shuffle=True,
@@ -79,6 +86,7 @@ EVERY_OPTION: dict[JobKind, JobRequest] = {
             table_name="orders",
             table_version=8,
             hive_style=True,
+            url_encode_partitions=True,
             expressions="day=.*-11-11,32",
             default_buckets=4,
         ),
