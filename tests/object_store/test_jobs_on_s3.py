@@ -46,7 +46,7 @@ def test_every_command_works_on_an_s3a_table(
     current = {r["id"]: r for r in first} | {r["id"]: r for r in update}
     assert_readers_see(spark, s3, table, list(current.values()))
 
-    shown = ok(capsys, "show", "--table", table)
+    shown = ok(capsys, "show", "--table", table, "--format", "json")
     assert shown["outcome"] == "Succeeded"
 
     planned = ok(capsys, "plan", "--table", table, *rules(8))

@@ -48,7 +48,7 @@ def test_partition_values_needing_encoding_round_trip_through_every_reader(
     source = put_parquet(s3, f"{s3_prefix}/in", rows)
     ok(capsys, "write", "--table", table, "--source", source, *WRITE, *url_encode, "--create", "--expressions", "Paulo,4", "--default", "2")  # fmt: skip
 
-    shown = ok(capsys, "show", "--table", table)
+    shown = ok(capsys, "show", "--table", table, "--format", "json")
     assert sorted(p["partition"] for p in shown["result"]["partitions"]) == sorted(
         f"place={f}" for f in folders
     )
