@@ -7,6 +7,7 @@ dicts without the columns a test leaves out, in one stable order whatever the co
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -21,17 +22,22 @@ REWRITTEN = ("_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_file_name")
 
 
 def snapshot(root: Path | str, storage_options: Mapping[str, str] | None = None) -> pa.Table:
-    """The table's latest snapshot as hudi-rs reads it (no rows: an empty table without columns)."""
-    builder = HudiTableBuilder.from_base_uri(str(root)).with_storage_options(dict(storage_options or {}))
+    """The table's latest snapshot as hudi-rs reads it (no rows: an empty table without columns). An
+    ``s3a://`` URI (Hadoop's scheme) is read as ``s3://``, the one hudi-rs knows."""
+    uri = re.sub(r"^s3a://", "s3://", str(root))
+    builder = HudiTableBuilder.from_base_uri(uri).with_storage_options(dict(storage_options or {}))
     batches = builder.build().read()
     return pa.Table.from_batches(batches) if batches else pa.table({})
 
 
 def records(
-    root: Path | str, drop: Iterable[str] = META_COLUMNS, columns: Iterable[str] | None = None
+    root: Path | str,
+    drop: Iterable[str] = META_COLUMNS,
+    columns: Iterable[str] | None = None,
+    storage_options: Mapping[str, str] | None = None,
 ) -> list[dict[str, Any]]:
     """Every row hudi-rs reads, without the ``drop`` columns (or only ``columns``), in a stable order."""
-    table = snapshot(root)
+    table = snapshot(root, storage_options)
     if columns is not None:
         table = table.select(list(columns))
     table = table.drop_columns([c for c in drop if c in table.column_names])

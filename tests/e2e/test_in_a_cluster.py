@@ -18,9 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
 import pytest
-from hudi import HudiTableBuilder
+from hudi_rs import records
 from kubernetes import client
 from object_store.server import S3Server
 from pyarrow import fs as pafs
@@ -67,6 +66,9 @@ def chart_values(**overrides: Any) -> dict[str, Any]:
     }
 
 
+COLUMNS = ("order_id", "day", "amount")
+
+
 def spec(uri: Path, **apply: str) -> dict[str, Any]:
     return {
         "table": {"uri": str(uri)},
@@ -76,8 +78,7 @@ def spec(uri: Path, **apply: str) -> dict[str, Any]:
 
 
 def rows(root: Path) -> list[dict[str, Any]]:
-    table = pa.Table.from_batches(HudiTableBuilder.from_base_uri(str(root)).build().read())
-    return sorted(table.select(["order_id", "day", "amount"]).to_pylist(), key=lambda r: r["order_id"])
+    return records(root, columns=COLUMNS)
 
 
 @dataclass
@@ -227,9 +228,7 @@ def test_a_table_on_s3_is_rescaled_with_credentials_from_a_secret(
 
 
 def s3_rows(s3: S3Server, uri: str) -> list[dict[str, Any]]:
-    builder = HudiTableBuilder.from_base_uri(uri.replace("s3a://", "s3://", 1))
-    table = pa.Table.from_batches(builder.with_storage_options(s3.storage_options()).build().read())
-    return sorted(table.select(["order_id", "day", "amount"]).to_pylist(), key=lambda r: r["order_id"])
+    return records(uri, columns=COLUMNS, storage_options=s3.storage_options())
 
 
 def test_the_api_server_refuses_a_spec_the_crd_rules_out(world: World) -> None:

@@ -99,6 +99,7 @@ def test_a_merge_on_read_table_with_log_files_is_rescaled_by_hudi(spark: Any, tm
 
     assert result.instant is not None
     assert one_record_per_key(spark, root) == before  # the log files' updates are in the new base files
+    assert hudi_rs_rows(root) == before
     assert verified(ctx)
     assert verify(ctx.reload()).unread_log_files > 0  # an untouched day keeps its logs, and says so
     hudi_write(spark, root, records(spark, range(90, 130), 4), {**options, **result.writer_options})

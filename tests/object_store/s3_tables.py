@@ -9,7 +9,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from cli_runs import run
-from hudi import HudiTableBuilder
+from hudi_rs import snapshot
 from object_store.server import S3Server
 
 from hudi_bucket.core.metafields import META_COLUMNS
@@ -37,15 +37,7 @@ def _data_rows(columns: list[str], rows: list[dict[str, Any]]) -> list[tuple]:
 
 def hudi_rs_rows(s3: S3Server, uri: str) -> list[tuple]:
     """The rows hudi-rs reads straight from S3, data columns sorted by name, in a stable order."""
-    table = (
-        HudiTableBuilder.from_base_uri(uri.replace("s3a://", "s3://", 1))
-        .with_storage_options(s3.storage_options())
-        .build()
-    )
-    batches = table.read()
-    if not batches:
-        return []
-    rows = pa.Table.from_batches(batches)
+    rows = snapshot(uri, s3.storage_options())
     return _data_rows(rows.column_names, rows.to_pylist())
 
 
