@@ -18,6 +18,7 @@ from hudi_bucket.core.sizing import SizingPolicy, measure
 from hudi_bucket.jobs.apply import apply, plan, sized_plan
 from hudi_bucket.jobs.context import TableContext
 from hudi_bucket.jobs.write import write
+from hudi_spark import data_rows, hudi_read, hudi_rs_rows
 
 pytestmark = pytest.mark.spark
 
@@ -99,10 +100,13 @@ def test_one_sized_apply_brings_every_day_within_tolerance_and_the_next_plan_is_
         print(f"  {c.partition}: {c.bytes:>9} bytes, {c.old_buckets} -> {c.new_buckets} ({c.verdict})")
     print("  rules:", proposed.desired.render())
 
+    rows = hudi_rs_rows(skewed)
     result = apply(ctx, options)
     assert result.instant is not None
     assert result.plan == proposed
     assert verified(ctx)
+    assert hudi_rs_rows(skewed) == rows  # hudi-rs and Apache Hudi read the same rows after the rewrite
+    assert data_rows(hudi_read(spark, skewed)) == rows
 
     after = largest_files(skewed)
     for partition in DAYS:
