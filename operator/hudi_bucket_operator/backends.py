@@ -23,14 +23,13 @@ from hudi_bucket.contract.requests import JobKind
 from hudi_bucket_operator import naming
 from hudi_bucket_operator.job_policy import JobDefaults
 from hudi_bucket_operator.kube import (
-    CONFIG_MAPS,
     SPARK_APPLICATIONS,
     KubeClient,
     KubeConflictError,
     KubeNotFoundError,
 )
 from hudi_bucket_operator.reconcile import JobPhase, ObservedJob, SubmitJob
-from hudi_bucket_operator.render import render_report_configmap, render_spark_application
+from hudi_bucket_operator.render import render_spark_application
 from hudi_bucket_operator.spec import KIND, TableSpec
 
 
@@ -121,11 +120,9 @@ class SparkOperatorBackend:
         manifest = render_spark_application(
             table=table.body, job=job, spark=spec.spark, job_name=name, defaults=self.job_defaults
         )
-        report = render_report_configmap(table=table.body, job=job, job_name=name)
-        for resource, body in ((CONFIG_MAPS, report), (SPARK_APPLICATIONS, manifest)):
-            # Created before (a retry, an operator restart): adopt it, never edit it.
-            with contextlib.suppress(KubeConflictError):
-                await self.client.create(resource, body)
+        # Created before (a retry, an operator restart): adopt it, never edit it.
+        with contextlib.suppress(KubeConflictError):
+            await self.client.create(SPARK_APPLICATIONS, manifest)
         return name
 
     async def forget(self, table: TableRef, name: str) -> None:

@@ -86,7 +86,7 @@ async def cleanup(memo: kopf.Memo, **_: Any) -> None:
 
 
 @kopf.index(JOBS.group, JOBS.version, JOBS.plural, labels=OURS)
-def job_index(body: kopf.Body, **_: Any) -> dict[str, ObservedJob]:
+async def job_index(body: kopf.Body, **_: Any) -> dict[str, ObservedJob]:
     """Each of our SparkApplications as its owning table's uid -> the job (no body is kept)."""
     found = observed_job(body)
     return {} if found is None else {found[0]: found[1]}
@@ -204,9 +204,19 @@ class _NoDiffBase(kopf.DiffBaseStorage):
         pass
 
 
+# What a pass reads of a table's metadata. The rest (managedFields above all) is most of a body's size,
+# and a thousand tables are kept in memory.
+_KEPT_METADATA = ("name", "namespace", "uid", "generation", "labels", "annotations")
+_LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"  # a copy of the spec
+
+
 def _plain(body: kopf.Body) -> dict[str, Any]:
+    meta = body.get("metadata", {})
+    kept = {key: meta[key] for key in _KEPT_METADATA if key in meta}
+    if _LAST_APPLIED in kept.get("annotations", {}):
+        kept["annotations"] = {k: v for k, v in kept["annotations"].items() if k != _LAST_APPLIED}
     return {
-        "metadata": dict(body.get("metadata", {})),
+        "metadata": kept,
         "spec": dict(body.get("spec", {})),
         "status": dict(body.get("status", {})),
     }

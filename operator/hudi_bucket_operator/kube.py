@@ -133,12 +133,9 @@ class KubeClient:
     async def create(self, resource: Resource, body: dict[str, Any]) -> None:
         namespace = body["metadata"]["namespace"]
         with _errors(f"create {resource.plural} {namespace}/{body['metadata']['name']}"):
-            if resource is CONFIG_MAPS:
-                await self._core.create_namespaced_config_map(namespace, client.V1ConfigMap.from_dict(body))
-            else:
-                await self._custom.create_namespaced_custom_object(
-                    resource.group, resource.version, namespace, resource.plural, body
-                )
+            await self._custom.create_namespaced_custom_object(
+                resource.group, resource.version, namespace, resource.plural, body
+            )
 
     async def list(self, resource: Resource, namespace: str, labels: dict[str, str]) -> list[dict[str, Any]]:
         selector = ",".join(f"{k}={v}" for k, v in labels.items())

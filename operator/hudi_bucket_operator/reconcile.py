@@ -125,6 +125,10 @@ def _decide(observed: Observed, now: datetime) -> Decision:
     if in_flight:
         job = in_flight[-1]
         reason = "Planning" if job.kind is JobKind.PLAN else "Applying"
+        if job.phase is JobPhase.PENDING and (status.get("lastJob") or {}).get("name") == job.name:
+            # Still as submitted: the pass that submitted it said what it is for, and a write saying
+            # "pending" instead would be a second status write per job for nothing new.
+            return Decision(status, requeue=True, spec=spec)
         status = _with_last_job(status, job)
         return Decision(
             conditions.progressing(status, now, reason, f"job {job.name} is {job.phase.value.lower()}"),

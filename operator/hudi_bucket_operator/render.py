@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from hudi_bucket.contract.reports import ConfigMapReport
+from hudi_bucket.contract.reports import ConfigMapReport, ReportOwner
 from hudi_bucket_operator import naming
 from hudi_bucket_operator.job_policy import JobDefaults, job_settings
 from hudi_bucket_operator.reconcile import SubmitJob
@@ -57,7 +57,8 @@ def render_spark_application(
     labels = naming.child_labels(name, uid, job.kind.value, generation)
     service_account = spark.service_account or defaults.service_account
     pod_namespace = {"name": "POD_NAMESPACE", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}}
-    request = replace(job.request, report=ConfigMapReport(namespace, job_name).uri)
+    owner = ReportOwner(API_VERSION, KIND, name, uid)
+    request = replace(job.request, report=ConfigMapReport(namespace, job_name, owner).uri)
     return {
         "apiVersion": SPARK_API_VERSION,
         "kind": SPARK_KIND,
@@ -94,31 +95,8 @@ def render_spark_application(
     }
 
 
-def render_report_configmap(*, table: Mapping[str, Any], job: SubmitJob, job_name: str) -> dict[str, Any]:
-    """The empty ConfigMap a job's report goes into, created before the job.
-
-    The table owns it, not the SparkApplication: the report outlives the application's TTL, and the
-    job's service account then only needs to patch it.
-    """
-    meta = table["metadata"]
-    return {
-        "apiVersion": "v1",
-        "kind": "ConfigMap",
-        "metadata": {
-            "name": job_name,
-            "namespace": meta["namespace"],
-            "labels": naming.child_labels(meta["name"], meta["uid"], job.kind.value, int(meta["generation"])),
-            "annotations": naming.child_annotations(
-                meta["name"], plan_id=job.approved_plan, retry_token=job.retry_token
-            ),
-            "ownerReferences": [owner_reference(table)],
-        },
-        "data": {},
-    }
-
-
 def owner_reference(table: Mapping[str, Any]) -> dict[str, Any]:
-    """Makes the table own a child: deleting the table deletes its jobs and reports."""
+    """Makes the table own a child: deleting the table deletes its jobs (and their reports, see ReportOwner)."""
     meta = table["metadata"]
     return {
         "apiVersion": API_VERSION,

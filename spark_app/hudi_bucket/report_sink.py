@@ -2,8 +2,8 @@
 ``contract.reports.ConfigMapReport``), through the official `kubernetes` client (the only module of the
 job that uses it).
 
-The operator creates the ConfigMap before it submits the job, so the job only merge-patches its report
-key; if the ConfigMap is missing it is created. Transient failures (5xx, 429, connection errors) are
+The job creates the ConfigMap, owned by the object the URI names (the table); when it exists already (the
+job ran before) its report key is merge-patched. Transient failures (5xx, 429, connection errors) are
 retried a few times; anything else is a StorageError that says why.
 """
 
@@ -47,7 +47,7 @@ def write_configmap_report(
     CA bundle, the token read again when it rotates).
     """
     target = ConfigMapReport.parse(uri)
-    namespace, name = target.namespace, target.name
+    namespace = target.namespace
     if len(report_json) > MAX_REPORT_BYTES:
         raise StorageError(
             f"{uri}: the report is {len(report_json)} bytes, more than a ConfigMap holds ({MAX_REPORT_BYTES})",
@@ -59,7 +59,7 @@ def write_configmap_report(
         delay = backoff
         for attempt in range(1, attempts + 1):
             try:
-                _write(api, namespace, name, text)
+                _write(api, target, text)
                 return
             except _TransientError as err:
                 if attempt == attempts:
@@ -77,27 +77,33 @@ def write_configmap_report(
                 ) from None
 
 
-def _write(api: client.CoreV1Api, namespace: str, name: str, text: str) -> None:
-    """One attempt: patch the ConfigMap, or create it if it is missing."""
+def _write(api: client.CoreV1Api, target: ConfigMapReport, text: str) -> None:
+    """One attempt: create the ConfigMap, or patch it if it exists."""
+    metadata: dict[str, Any] = {"name": target.name, "namespace": target.namespace}
+    if target.owner is not None:
+        metadata["ownerReferences"] = [target.owner.reference()]
     try:
         try:
+            body = {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": metadata,
+                "data": {ConfigMapReport.KEY: text},
+            }
+            api.create_namespaced_config_map(target.namespace, body, _request_timeout=TIMEOUT_SECONDS)
+        except client.ApiException as err:
+            if err.status != 409:
+                raise
             api.patch_namespaced_config_map(
-                name,
-                namespace,
+                target.name,
+                target.namespace,
                 {"data": {ConfigMapReport.KEY: text}},
                 _content_type=MERGE_PATCH,
                 _request_timeout=TIMEOUT_SECONDS,
             )
-        except client.ApiException as err:
-            if err.status != 404:  # not pre-created (or deleted since): create it
-                raise
-            body = client.V1ConfigMap(
-                metadata=client.V1ObjectMeta(name=name, namespace=namespace), data={ConfigMapReport.KEY: text}
-            )
-            api.create_namespaced_config_map(namespace, body, _request_timeout=TIMEOUT_SECONDS)
     except client.ApiException as err:
         status = int(err.status or 0)
-        if status >= 500 or status in (409, 429):  # 409: created meanwhile; patch it next time round
+        if status >= 500 or status in (404, 429):  # 404: deleted between create and patch; create again
             raise _TransientError(f"{status} {_reason(err)}") from None
         raise
     except urllib3.exceptions.SSLError as err:  # another attempt would fail the same way

@@ -53,6 +53,7 @@ class Operator:
             "PATH": os.environ["PATH"],
             "HBO_NAMESPACES": namespace,
             "HBO_METRICS_PORT": "0",
+            **{k: v for k, v in os.environ.items() if k == "HBO_WORKERS"},
         }
         self.log = log.open("ab")
         self.process = subprocess.Popen(

@@ -113,12 +113,14 @@ class Cluster:
     def job_kinds(self, namespace: str, table: str) -> list[str]:
         return [a["metadata"]["labels"]["hudi.bucketops.io/job-kind"] for a in self.jobs(namespace, table)]
 
-    def config_maps(self, namespace: str) -> list[str]:
-        selector = "app.kubernetes.io/managed-by=hudi-bucket-operator"
-        return [
-            c.metadata.name
-            for c in self.core.list_namespaced_config_map(namespace, label_selector=selector).items
-        ]
+    def config_maps(self, namespace: str) -> dict[str, str]:
+        """The job reports: ConfigMaps owned by a table, as name -> the owning table's uid."""
+        return {
+            c.metadata.name: owner.uid
+            for c in self.core.list_namespaced_config_map(namespace).items
+            for owner in c.metadata.owner_references or ()
+            if owner.kind == "HudiBucketTable"
+        }
 
     def events(self, namespace: str, name: str) -> list[str]:
         found = self.core.list_namespaced_event(namespace, field_selector=f"involvedObject.name={name}")

@@ -26,7 +26,6 @@ from pyarrow import fs as pafs
 
 from control_plane import ControlPlane
 from harness import (
-    SPARK_APPLICATIONS,
     Cluster,
     OperatorProcess,
     manifest,
@@ -163,7 +162,7 @@ def test_a_manual_plan_waits_for_approval_then_applies(world: World) -> None:
     # Each job ran once, as the job ServiceAccount, and its report (a ConfigMap) went once recorded.
     runs = world.spark_operator.runs_in(LAKE)
     assert [r.states[-1] for r in runs] == ["COMPLETED"] * 3
-    until(lambda: cluster.config_maps(LAKE) == [], 30, "the recorded reports to be deleted")
+    until(lambda: cluster.config_maps(LAKE) == {}, 30, "the recorded reports to be deleted")
 
 
 def test_the_automatic_policy_applies_each_plan(world: World) -> None:
@@ -287,22 +286,20 @@ def test_a_killed_operator_adopts_the_job_in_flight(world: World) -> None:
     assert len([r for r in world.spark_operator.runs_in(LAKE) if r.name.startswith("restart-")]) == 1
 
 
-def test_a_report_left_by_a_crash_before_its_job_was_created_is_adopted(world: World) -> None:
-    """The operator creates a job's report ConfigMap, then its SparkApplication: killed in between, it
-    finds the ConfigMap on its next pass (409 on create), keeps it as it is, and creates the job."""
-    cluster, uri = world.cluster, world.table_copy("crashed")
-    world.spark_operator.hold()
-    cluster.create_table(LAKE, "crashed", spec(uri))
-    [app] = until(lambda: cluster.jobs(LAKE, "crashed"), 60, "the plan job")
-    world.operator.kill()
-    name = app["metadata"]["name"]
-    cluster.custom.delete_namespaced_custom_object(*SPARK_APPLICATIONS[:2], LAKE, SPARK_APPLICATIONS[2], name)
-    assert name in cluster.config_maps(LAKE)  # what the crash left
-    world.operator = operator_in_pod(world.cluster, RELEASE_NS, RELEASE, world.work)
-    [again] = until(lambda: cluster.jobs(LAKE, "crashed"), 60, "the plan job, created again")
-    assert again["metadata"]["name"] == name
-    world.spark_operator.release()
-    cluster.phase_is(LAKE, "crashed", "AwaitingApproval")
+def test_a_report_the_operator_did_not_record_goes_with_its_table(world: World) -> None:
+    """The job creates its report's ConfigMap, owned by the table: with the operator stopped before it
+    recorded the report, deleting the table still deletes the report."""
+    cluster, uri = world.cluster, world.table_copy("unrecorded")
+    cluster.create_table(LAKE, "unrecorded", spec(uri))
+    [app] = until(lambda: cluster.jobs(LAKE, "unrecorded"), 60, "the plan job")
+    world.operator.stop()
+    name, uid = app["metadata"]["name"], cluster.table(LAKE, "unrecorded")["metadata"]["uid"]
+    until(lambda: cluster.config_maps(LAKE).get(name) == uid, 120, "the job's report, owned by its table")
+    cluster.custom.delete_namespaced_custom_object(
+        "hudi.bucketops.io", "v1alpha1", LAKE, "hudibuckettables", "unrecorded"
+    )
+    until(lambda: name not in cluster.config_maps(LAKE), 60, "the garbage collector to delete the report")
+    world.restart_operator()
 
 
 def test_a_table_from_a_release_with_a_finalizer_loses_it(world: World) -> None:
@@ -380,7 +377,7 @@ def test_a_cluster_wide_install_runs_from_a_kubeconfig(world: World) -> None:
 def test_each_service_account_used_exactly_what_the_chart_grants_it(world: World) -> None:
     """From the API server's audit log of every scenario above: the operator's ServiceAccount made every
     call its Role and ClusterRole allow and no other, and was never refused; the jobs' ServiceAccounts
-    needed only to patch their report."""
+    needed only to create their report."""
     cluster = world.cluster
     operator = f"system:serviceaccount:{RELEASE_NS}:{RELEASE}"
     used, refused = audited(cluster.control_plane.audit_events(), operator)
@@ -398,7 +395,7 @@ def test_each_service_account_used_exactly_what_the_chart_grants_it(world: World
     assert len(jobs) == 2
     for job in jobs:
         used, refused = audited(cluster.control_plane.audit_events(), job)
-        assert (used, refused) == ({("", "configmaps", "patch")}, set())
+        assert (used, refused) == ({("", "configmaps", "create")}, set())
 
 
 def audited(events: list[dict[str, Any]], user: str) -> tuple[set[Permission], set[Permission]]:

@@ -37,8 +37,7 @@ OPERATOR_CALLS: frozenset[Permission] = frozenset(
         ("sparkoperator.k8s.io", "sparkapplications", "create"),
         ("sparkoperator.k8s.io", "sparkapplications", "list"),
         ("sparkoperator.k8s.io", "sparkapplications", "watch"),
-        # ... and their reports are ConfigMaps: created empty, read once the job ends, then deleted.
-        ("", "configmaps", "create"),
+        # ... and their reports are ConfigMaps (the job creates them): read once the job ends, then deleted.
         ("", "configmaps", "get"),
         ("", "configmaps", "delete"),
     }

@@ -14,12 +14,13 @@ import kmock as kmock_lib
 import pytest
 
 from hudi_bucket import report_sink
-from hudi_bucket.contract.reports import ConfigMapReport, JobReport, Outcome
+from hudi_bucket.contract.reports import ConfigMapReport, JobReport, Outcome, ReportOwner
 from hudi_bucket.contract.requests import JobKind
 from hudi_bucket.errors import StorageError
 
 NAMESPACE, NAME = "lake", "orders-plan-0123456789"
-URI = f"configmap://{NAMESPACE}/{NAME}"
+OWNER = ReportOwner("hudi.bucketops.io/v1alpha1", "HudiBucketTable", "orders", "uid-1")
+URI = ConfigMapReport(NAMESPACE, NAME, OWNER).uri
 KEY = ("v1/configmaps", NAMESPACE, NAME)
 REPORT = JobReport(
     JobKind.PLAN, "s3a://lake/orders", Outcome.SUCCEEDED, "ok", "t0", "t1", {"plan": {"id": "p"}}
@@ -58,8 +59,25 @@ def precreate(server: kmock_lib.KubernetesEmulator) -> None:
 
 
 @pytest.mark.asyncio
-async def test_patches_the_precreated_configmap(api: kmock_lib.KubernetesEmulator) -> None:
+async def test_creates_the_configmap_owned_by_the_table(api: kmock_lib.KubernetesEmulator) -> None:
+    await write(api)
+    assert stored_report(api) == REPORT.to_dict()
+    assert api.objects[KEY]["metadata"] == {
+        "name": NAME,
+        "namespace": NAMESPACE,
+        "ownerReferences": [
+            {"apiVersion": OWNER.api_version, "kind": OWNER.kind, "name": OWNER.name, "uid": OWNER.uid}
+        ],
+    }
+    [request] = list(api)
+    assert request.method == "POST"
+    assert request.headers["Authorization"] == "Bearer job-token"
+
+
+@pytest.mark.asyncio
+async def test_patches_the_configmap_a_run_before_created(api: kmock_lib.KubernetesEmulator) -> None:
     precreate(api)
+    api["post"] << 409 << {"kind": "Status", "reason": "AlreadyExists", "message": "exists"}
     await write(api)
     assert stored_report(api) == REPORT.to_dict()
     stored = api.objects[KEY]
@@ -67,26 +85,15 @@ async def test_patches_the_precreated_configmap(api: kmock_lib.KubernetesEmulato
     assert stored["metadata"]["labels"] == {"keep": "me"}
     [request] = list(api["patch"])
     assert request.headers["Content-Type"] == "application/merge-patch+json"
-    assert request.headers["Authorization"] == "Bearer job-token"
     assert request.data == {"data": {ConfigMapReport.KEY: REPORT.to_json().decode()}}
-    assert len(api["post"]) == 0
-
-
-@pytest.mark.asyncio
-async def test_creates_the_configmap_when_missing(api: kmock_lib.KubernetesEmulator) -> None:
-    await write(api)
-    assert stored_report(api) == REPORT.to_dict()
-    assert api.objects[KEY]["metadata"] == {"name": NAME, "namespace": NAMESPACE}
-    assert [r.method for r in api] == ["PATCH", "POST"]
 
 
 @pytest.mark.asyncio
 async def test_a_server_error_is_retried(api: kmock_lib.KubernetesEmulator) -> None:
-    precreate(api)
-    api["patch"][:1] << 500 << {"kind": "Status", "reason": "InternalError", "message": "etcd hiccup"}
+    api["post"][:1] << 500 << {"kind": "Status", "reason": "InternalError", "message": "etcd hiccup"}
     await write(api)
     assert stored_report(api) == REPORT.to_dict()
-    assert len(api["patch"]) == 2
+    assert len(api["post"]) == 2
 
 
 @pytest.mark.asyncio
@@ -106,14 +113,13 @@ async def test_an_unreachable_server_is_retried_then_reported() -> None:
 
 @pytest.mark.asyncio
 async def test_forbidden_fails_at_once_with_a_clear_error(api: kmock_lib.KubernetesEmulator) -> None:
-    precreate(api)
     (
-        api["patch"]
+        api["post"]
         << 403
         << {
             "kind": "Status",
             "reason": "Forbidden",
-            "message": 'configmaps "x" is forbidden: User "system:serviceaccount:lake:jobs" cannot patch',
+            "message": 'configmaps "x" is forbidden: User "system:serviceaccount:lake:jobs" cannot create',
         }
     )
     with pytest.raises(StorageError) as caught:
@@ -121,10 +127,10 @@ async def test_forbidden_fails_at_once_with_a_clear_error(api: kmock_lib.Kuberne
     message = str(caught.value)
     assert "403" in message
     assert "Forbidden" in message
-    assert "cannot patch" in message
+    assert "cannot create" in message
     assert URI in message
     assert "configmaps in namespace lake" in caught.value.hint
-    assert len(api["patch"]) == 1  # not retried
+    assert len(api["post"]) == 1  # not retried
 
 
 def test_outside_a_pod_it_says_what_is_missing(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -139,3 +145,23 @@ def test_an_oversized_report_is_refused_before_sending() -> None:
         report_sink.write_configmap_report(
             URI, b"x" * (report_sink.MAX_REPORT_BYTES + 1), api_server="http://127.0.0.1:9"
         )
+
+
+def test_the_uri_names_the_configmap_and_its_owner() -> None:
+    assert ConfigMapReport.parse(URI) == ConfigMapReport(NAMESPACE, NAME, OWNER)
+    assert ConfigMapReport.parse(f"configmap://{NAMESPACE}/{NAME}") == ConfigMapReport(NAMESPACE, NAME)
+
+
+@pytest.mark.parametrize(
+    "uri",
+    [
+        "configmap://Lake/x",  # not a DNS label
+        f"configmap://{NAMESPACE}/{NAME}?kind=HudiBucketTable",  # an owner in part
+        f"{URI}&extra=1",
+        URI.replace("uid=uid-1", "uid="),
+        f"{URI}#fragment",
+    ],
+)
+def test_a_uri_of_another_shape_is_refused(uri: str) -> None:
+    with pytest.raises(StorageError, match="not a ConfigMap report URI"):
+        ConfigMapReport.parse(uri)

@@ -6,7 +6,7 @@ show the same decisions carried out; this table shows every branch, fast.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -235,6 +235,21 @@ def test_a_condition_keeps_its_transition_time_while_its_status_holds() -> None:
     assert before is not None
     assert after is not None
     assert after["lastTransitionTime"] == before["lastTransitionTime"]
+
+
+@pytest.mark.parametrize("kind", [JobKind.PLAN, JobKind.APPLY])
+def test_the_pass_after_a_submission_writes_nothing_until_the_job_moves(kind: JobKind) -> None:
+    # What the submitting pass wrote (the controller adds lastJob once the job is created).
+    submitted = decide(Observed(SPEC, 1, {}, {}, ()), NOW).status
+    pending = job(kind, JobPhase.PENDING)
+    submitted["lastJob"] = {
+        "name": pending.name, "kind": kind.value, "generation": 1, "retryToken": "", "phase": "Pending"
+    }  # fmt: skip
+    again = decide(Observed(SPEC, 1, {}, submitted, (pending,)), NOW)
+    assert again.status == submitted
+    assert again.submit is None
+    running = decide(Observed(SPEC, 1, {}, submitted, (replace(pending, phase=JobPhase.RUNNING),)), NOW)
+    assert running.status["lastJob"]["phase"] == "Running"
 
 
 POLICY = JobDefaults("registry.example/hudi-job:1.0", "3.5.8", allowed_images=("registry.example/hudi-job",))

@@ -15,11 +15,12 @@ import yaml
 
 import hbt_admission
 import k8s_schema
+from hudi_bucket.contract.reports import ConfigMapReport
 from hudi_bucket.contract.requests import JobKind, parse_argv
 from hudi_bucket_operator import naming
 from hudi_bucket_operator.job_policy import ImageNotAllowedError, JobDefaults, image_allowed
 from hudi_bucket_operator.reconcile import SubmitJob
-from hudi_bucket_operator.render import DEFAULT_SPARK_CONF, render_report_configmap, render_spark_application
+from hudi_bucket_operator.render import DEFAULT_SPARK_CONF, render_spark_application
 from hudi_bucket_operator.spec import (
     API_VERSION,
     KIND,
@@ -280,8 +281,14 @@ def test_the_arguments_are_the_jobs_request_reporting_into_its_configmap(
 ) -> None:
     manifest = render(spec, kind)
     request = submitted(parse_spec(spec), kind).request
-    report = f"configmap://lake/{manifest['metadata']['name']}"
-    assert parse_argv(manifest["spec"]["arguments"]) == replace(request, report=report)
+    parsed = parse_argv(manifest["spec"]["arguments"])
+    assert parsed == replace(request, report=parsed.report)
+    report = ConfigMapReport.parse(parsed.report)
+    assert (report.namespace, report.name) == ("lake", manifest["metadata"]["name"])
+    # The job creates its report's ConfigMap, owned by the table as the job itself is.
+    [owner] = manifest["metadata"]["ownerReferences"]
+    assert report.owner is not None
+    assert report.owner.reference() == {key: owner[key] for key in ("apiVersion", "kind", "name", "uid")}
 
 
 def test_apply_carries_the_approved_plan() -> None:
@@ -340,20 +347,6 @@ def test_a_long_odd_table_name_still_renders_a_valid_manifest() -> None:
 def test_retry_token_is_annotated() -> None:
     manifest = render(MINIMAL_SPEC, retry_token="2")
     assert manifest["metadata"]["annotations"][naming.RETRY_TOKEN_ANNOTATION] == "2"
-
-
-def test_report_configmap_matches_its_job() -> None:
-    table = table_body(MINIMAL_SPEC)
-    app = render(MINIMAL_SPEC, "apply")
-    config_map = render_report_configmap(
-        table=table, job=submitted(parse_spec(MINIMAL_SPEC), "apply"), job_name=app["metadata"]["name"]
-    )
-    assert config_map["apiVersion"] == "v1"
-    assert config_map["kind"] == "ConfigMap"
-    assert config_map["data"] == {}
-    assert config_map["metadata"] == {
-        key: app["metadata"][key] for key in ("name", "namespace", "labels", "annotations", "ownerReferences")
-    }
 
 
 # --- credentials -----------------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, ClassVar
-from urllib.parse import urlparse
+from urllib.parse import parse_qsl, urlencode, urlparse
 
 from hudi_bucket.contract.requests import JobKind
 from hudi_bucket.core.hashing_config import HashingConfig
@@ -304,22 +304,43 @@ _DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?")
 
 
 @dataclass(frozen=True)
+class ReportOwner:
+    """The object a report's ConfigMap belongs to (the table): deleting it deletes the report."""
+
+    api_version: str
+    kind: str
+    name: str
+    uid: str
+
+    def reference(self) -> dict[str, str]:
+        """An ownerReference that does not block the owner's deletion (which would need a permission)."""
+        return {"apiVersion": self.api_version, "kind": self.kind, "name": self.name, "uid": self.uid}
+
+
+@dataclass(frozen=True)
 class ConfigMapReport:
-    """``configmap://<namespace>/<name>``: the report goes into ``data["report.json"]`` of that ConfigMap.
+    """``configmap://<namespace>/<name>[?owner=...]``: the report goes into ``data["report.json"]`` of that
+    ConfigMap, which the job creates, owned by ``owner`` when the URI names one.
 
     A SparkApplication's driver cannot hand a file to the operator, but it can reach the Kubernetes API.
-    The operator creates the ConfigMap (named like the job, owned by the table) before the job starts.
+    The job, not the operator, creates the ConfigMap: one API write less per job for the operator.
     """
 
     SCHEME: ClassVar[str] = "configmap"
     KEY: ClassVar[str] = "report.json"
+    _OWNER_FIELDS: ClassVar[tuple[str, ...]] = ("apiVersion", "kind", "name", "uid")
 
     namespace: str
     name: str
+    owner: ReportOwner | None = None
 
     @property
     def uri(self) -> str:
-        return f"{self.SCHEME}://{self.namespace}/{self.name}"
+        base = f"{self.SCHEME}://{self.namespace}/{self.name}"
+        if self.owner is None:
+            return base
+        values = (self.owner.api_version, self.owner.kind, self.owner.name, self.owner.uid)
+        return f"{base}?{urlencode(dict(zip(self._OWNER_FIELDS, values, strict=True)))}"
 
     @classmethod
     def is_named_by(cls, uri: str) -> bool:
@@ -330,17 +351,21 @@ class ConfigMapReport:
         """The ConfigMap ``uri`` names, or StorageError."""
         parsed = urlparse(uri)
         namespace, name = parsed.netloc, parsed.path.strip("/")
+        query = dict(parse_qsl(parsed.query, keep_blank_values=True))
         if (
             parsed.scheme != cls.SCHEME
             or not _DNS_LABEL.fullmatch(namespace)
             or len(namespace) > 63
             or not _DNS_SUBDOMAIN.fullmatch(name)
             or len(name) > 253
-            or parsed.query
+            or (parsed.query and sorted(query) != sorted(cls._OWNER_FIELDS))
+            or not all(query.values())
             or parsed.fragment
         ):
             raise StorageError(
                 f"{uri!r} is not a ConfigMap report URI",
-                hint=f"write it as {cls.SCHEME}://<namespace>/<name>",
+                hint=f"write it as {cls.SCHEME}://<namespace>/<name>, with an owner as "
+                "?apiVersion=..&kind=..&name=..&uid=..",
             )
-        return cls(namespace, name)
+        owner = ReportOwner(*(query[key] for key in cls._OWNER_FIELDS)) if query else None
+        return cls(namespace, name, owner)
