@@ -43,6 +43,12 @@ def until_served(custom: client.CustomObjectsApi, manifest: str) -> None:
     raise RuntimeError(f"{plural} not served")
 
 
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU time of a running process."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 class Operator:
     """`hudi-bucket-operator run` watching one namespace, with its CPU time and RSS readable."""
 
@@ -64,8 +70,7 @@ class Operator:
         )
 
     def cpu_seconds(self) -> float:
-        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return cpu_seconds(self.process.pid)
 
     def rss_mib(self) -> float:
         for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():

@@ -194,6 +194,10 @@ class ControlPlane:
         if self._owns_work_dir:
             shutil.rmtree(self.work_dir, ignore_errors=True)
 
+    def pids(self) -> dict[str, int]:
+        """The running processes by name (etcd, kube-apiserver, kube-controller-manager)."""
+        return {p.name: p.pid for p in self._processes if p.pid is not None and p.exit_code() is None}
+
     def _stop_processes(self) -> None:
         """The controller manager first, etcd last: each stops while what it talks to is still there."""
         for process in reversed(self._processes):
