@@ -147,7 +147,9 @@ def live_file_groups(
         group_bases = bases.get(key, {})
         slice_logs = _logs_by_slice(group_bases, logs.get(key, []), timeline)
         slices = tuple(
-            FileSlice(partition, file_id, instant, group_bases.get(instant), tuple(slice_logs.get(instant, ())))
+            FileSlice(
+                partition, file_id, instant, group_bases.get(instant), tuple(slice_logs.get(instant, ()))
+            )
             for instant in sorted(set(group_bases) | set(slice_logs))
             if as_of is None or instant <= as_of
         )
