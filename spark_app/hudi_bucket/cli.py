@@ -162,6 +162,7 @@ def _rollback(spark: Any, request: RollbackRequest) -> CommandResult:
 
 
 def _verify(spark: Any, request: VerifyRequest) -> CommandResult:
+    from hudi_bucket.jobs.session import HUDI_BUNDLE_ENV
     from hudi_bucket.jobs.verify import verify
 
     result = verify(_context(spark, request))
@@ -170,7 +171,8 @@ def _verify(spark: Any, request: VerifyRequest) -> CommandResult:
         Outcome.SUCCEEDED,
         f"{result.checked_rows} row(s) in {result.checked_file_groups} file group(s) ok"
         + (
-            f"; the records of {unread} log file(s) were not read (compact the table to check them)"
+            f"; the records of {unread} log file(s) were not read (run with Hudi's bundle, "
+            f"{HUDI_BUNDLE_ENV}, or compact the table to check them)"
             if unread
             else ""
         ),

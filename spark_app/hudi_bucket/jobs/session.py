@@ -79,6 +79,16 @@ def hudi_conf(environ: Mapping[str, str] = os.environ) -> dict[str, str]:
     return {"spark.jars": bundle, **HUDI_SQL_CONF}
 
 
+def on_classpath(spark: Any, class_name: str) -> bool:
+    """Whether the session's JVM has ``class_name`` (through py4j's view, which sees spark.jars too)."""
+    from py4j.java_gateway import JavaClass
+
+    found: Any = spark.sparkContext._jvm
+    for part in class_name.split("."):
+        found = getattr(found, part)
+    return isinstance(found, JavaClass)  # py4j names an unknown class a package
+
+
 def build_session(app_name: str, master: str | None = None) -> Any:
     """A SparkSession for one job run: local[*] when no master is given and none is configured."""
     from pyspark.sql import SparkSession
