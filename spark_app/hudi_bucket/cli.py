@@ -24,6 +24,7 @@ from hudi_bucket.contract.reports import (
     now_iso,
 )
 from hudi_bucket.contract.requests import (
+    HUDI_BUNDLE_ENV,
     ApplyRequest,
     JobKind,
     JobRequest,
@@ -162,7 +163,6 @@ def _rollback(spark: Any, request: RollbackRequest) -> CommandResult:
 
 
 def _verify(spark: Any, request: VerifyRequest) -> CommandResult:
-    from hudi_bucket.jobs.session import HUDI_BUNDLE_ENV
     from hudi_bucket.jobs.verify import verify
 
     result = verify(_context(spark, request))
