@@ -35,7 +35,8 @@ def spark() -> Iterator[object]:
     """One local SparkSession for the whole run (starting a JVM is the slowest thing we do)."""
     from pyspark.sql import SparkSession
 
-    from hudi_bucket.jobs.session import HUDI_BUNDLE_ENV, configure, hudi_conf, use_this_python_for_workers
+    from hudi_bucket.contract.requests import HUDI_BUNDLE_ENV
+    from hudi_bucket.jobs.session import configure, hudi_conf, use_this_python_for_workers
 
     use_this_python_for_workers()
     hudi = hudi_conf({HUDI_BUNDLE_ENV: str(hudi_bundle())})

@@ -47,3 +47,13 @@ def records(
 def ordered(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     """Rows in one stable order, whatever their column types."""
     return sorted(rows, key=lambda r: json.dumps(r, sort_keys=True, default=repr))
+
+
+def latest_file_slices(root: Path | str) -> dict[tuple[str, str], tuple[str, list[str]]]:
+    """(partition, file id) -> the base file name and the log file names of its latest slice, as hudi-rs
+    lists them (an empty name: no base file)."""
+    table = HudiTableBuilder.from_base_uri(str(root)).build()
+    return {
+        (s.partition_path, s.file_id): (s.base_file_name, sorted(s.log_file_names))
+        for s in table.get_file_slices()
+    }

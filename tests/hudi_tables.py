@@ -12,6 +12,7 @@ from hudi_spark import bucket_options, data_rows, hudi_read, hudi_sql, hudi_writ
 SCHEMA = "id int, name string, day string, ts long"
 DAYS = ["day=2025-11-10", "day=2025-11-11", "day=2025-11-12", "day=2025-11-13"]
 HUDI_RULES = "day=2025-11-11,4"  # what Hudi's procedure gives the table, default 2
+MERGE_ON_READ = {"hoodie.datasource.write.table.type": "MERGE_ON_READ", "hoodie.metadata.enable": "false"}
 
 
 def day_of(i: int) -> str:

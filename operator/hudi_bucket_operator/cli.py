@@ -12,6 +12,8 @@ from pathlib import Path
 
 import yaml
 
+from hudi_bucket.contract.requests import HUDI_BUNDLE_ENV
+from hudi_bucket.core.engine import Engine
 from hudi_bucket.errors import HudiBucketError
 
 
@@ -43,6 +45,14 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="size the days from a target file size (examples/sized-days.yaml) instead of fixed rules",
     )
+    demo.add_argument(
+        "--engine",
+        type=str.lower,
+        choices=[e.value.lower() for e in Engine],
+        default=Engine.AUTO.value.lower(),
+        help="the engine that rewrites the table (spec.engine); hudi needs Hudi's Spark bundle in "
+        f"{HUDI_BUNDLE_ENV}, which `./dev demo --engine hudi` fetches",
+    )
     return parser
 
 
@@ -55,7 +65,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _local_apply(args)
         from hudi_bucket_operator.demo import run_demo
 
-        return run_demo(args.dir, args.rows, print, sized=args.sized)
+        engine = next(e for e in Engine if e.value.lower() == args.engine)
+        return run_demo(args.dir, args.rows, print, sized=args.sized, engine=engine)
     except HudiBucketError as err:
         print(f"hudi-bucket-operator: {err}", file=sys.stderr)
         return 1

@@ -4,7 +4,9 @@
 2. Create a Hudi table from it with the `write` job: a plain bucket index, 4 buckets everywhere.
 3. Reconcile examples/skewed-days.yaml with the local mode: plan, then apply, giving busy days more
    buckets (Automatic policy here, so the plan applies without approval). With ``--sized``,
-   examples/sized-days.yaml instead: each day's count comes from a target file size.
+   examples/sized-days.yaml instead: each day's count comes from a target file size. With
+   ``--engine hudi``, Apache Hudi's own procedure rewrites the table (its Spark bundle named in the
+   environment, which the local backend hands to each job).
 4. Show each partition before and after.
 """
 
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -21,7 +24,8 @@ from typing import Any
 
 import yaml
 
-from hudi_bucket.contract.requests import JobRequest, ShowRequest, WriteOptions, WriteRequest
+from hudi_bucket.contract.requests import HUDI_BUNDLE_ENV, JobRequest, ShowRequest, WriteOptions, WriteRequest
+from hudi_bucket.core.engine import Engine
 from hudi_bucket.core.sizing import format_size
 from hudi_bucket_operator.local import Echo, apply_locally, load_manifests
 
@@ -74,7 +78,14 @@ def partition_rows(show: dict[str, Any]) -> dict[str, tuple[int | None, int, int
     }
 
 
-def run_demo(folder: Path, rows: int, echo: Echo, *, sized: bool = False) -> int:
+def run_demo(
+    folder: Path, rows: int, echo: Echo, *, sized: bool = False, engine: Engine = Engine.AUTO
+) -> int:
+    if engine is Engine.HUDI and not os.path.isfile(os.environ.get(HUDI_BUNDLE_ENV, "")):
+        raise SystemExit(
+            f"the Hudi engine needs Hudi's Spark bundle: {HUDI_BUNDLE_ENV} names no file "
+            "(run `./dev demo --engine hudi`, which fetches it, or set it to `./dev hudi-bundle`'s output)"
+        )
     if folder.exists():
         shutil.rmtree(folder)
     logs = folder / "logs"
@@ -104,7 +115,8 @@ def run_demo(folder: Path, rows: int, echo: Echo, *, sized: bool = False) -> int
     manifest["spec"].setdefault("apply", {})["policy"] = "Automatic"
     if sized:
         manifest["spec"]["buckets"]["sizing"]["targetFileSize"] = SIZED_TARGET
-    echo(f"3. reconciling {example.name} locally (plan, then apply)")
+    manifest["spec"]["engine"] = engine.value
+    echo(f"3. reconciling {example.name} locally (plan, then apply; engine {engine.value})")
     [body] = asyncio.run(apply_locally([manifest], folder / "state", lambda line: echo(f"   {line}")))
     after = partition_rows(run_job(ShowRequest(table=str(table)), logs / "show-after.log"))
 

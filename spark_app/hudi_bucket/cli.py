@@ -24,6 +24,7 @@ from hudi_bucket.contract.reports import (
     now_iso,
 )
 from hudi_bucket.contract.requests import (
+    HUDI_BUNDLE_ENV,
     ApplyRequest,
     JobKind,
     JobRequest,
@@ -170,7 +171,8 @@ def _verify(spark: Any, request: VerifyRequest) -> CommandResult:
         Outcome.SUCCEEDED,
         f"{result.checked_rows} row(s) in {result.checked_file_groups} file group(s) ok"
         + (
-            f"; the records of {unread} log file(s) were not read (compact the table to check them)"
+            f"; the records of {unread} log file(s) were not read (run with Hudi's bundle, "
+            f"{HUDI_BUNDLE_ENV}, or compact the table to check them)"
             if unread
             else ""
         ),

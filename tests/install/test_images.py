@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from hudi_bucket.jobs.session import HUDI_BUNDLE_ENV
+from hudi_bucket.contract.requests import HUDI_BUNDLE_ENV
 from hudi_bucket_operator.job_policy import JobDefaults
 from hudi_bucket_operator.settings import OperatorConfig
 from paths import REPO

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
@@ -10,9 +11,10 @@ import pytest
 from hudi_rs import records
 
 from bucket_tables import live_groups
-from hudi_bucket.contract.requests import WriteOptions
+from hudi_bucket.contract.requests import HUDI_BUNDLE_ENV, WriteOptions
 from hudi_bucket.jobs.write import write
 from hudi_bucket_operator.local import apply_locally
+from paths import hudi_bundle
 
 pytestmark = pytest.mark.spark
 
@@ -116,3 +118,28 @@ def test_a_sized_table_shows_the_proposed_rules_applies_them_then_converges(
     assert again["status"]["plan"]["noop"] is True
     ready = next(c for c in again["status"]["conditions"] if c["type"] == "Ready")
     assert (ready["status"], ready["reason"]) == ("True", "Converged")
+
+
+def test_the_hudi_engine_rescales_in_local_jobs_given_the_bundle_in_the_environment(
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(HUDI_BUNDLE_ENV, str(hudi_bundle()))  # as `./dev demo --engine hudi` sets it
+    table, state, lines = tmp_path / "orders", tmp_path / "state", []
+    data = spark.createDataFrame(
+        [(f"O-{i}", "2025-11-11" if i % 3 else "2025-11-10", float(i)) for i in range(60)],
+        "order_id string, day string, amount double",
+    )
+    write(spark, str(table), NEW_ORDERS_TABLE, rows=data)
+    before = records(table, columns=COLUMNS)
+    hudi = manifest(table, policy="Automatic")
+    hudi["spec"]["engine"] = "Hudi"
+
+    body = reconcile([hudi], state, lines)
+
+    assert body["status"]["phase"] == "Ready", body["status"]
+    assert body["status"]["config"]["expressions"] == "11-11,6"
+    assert records(table, columns=COLUMNS) == before
+    [report] = (state / "jobs").rglob("*-apply-*.json")
+    assert any(
+        "partition_bucket_index_manager" in note for note in json.loads(report.read_text())["result"]["notes"]
+    )

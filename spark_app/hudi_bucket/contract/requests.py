@@ -31,6 +31,9 @@ from hudi_bucket.core.rules import BucketRules
 from hudi_bucket.core.sizing import SizingPolicy
 
 PROG = "hudi-bucket-job"
+# The job's environment names Apache Hudi's Spark bundle here (the job image sets it; locally `./dev
+# hudi-bundle` prints the path): the Hudi engine runs on it, and verify reads log files through it.
+HUDI_BUNDLE_ENV = "HBO_HUDI_BUNDLE"
 
 
 class JobKind(StrEnum):

@@ -1,9 +1,14 @@
 """File groups and file slices, built from a partition's file names and the timeline (no I/O).
 
 A base file is ``<fileId>_<writeToken>_<instant>.<ext>``; a log file is
-``.<fileId>_<baseInstant>.log.<version>_<writeToken>``. A file group is every file sharing a file id in
+``.<fileId>_<instant>.log.<version>_<writeToken>``. A file group is every file sharing a file id in
 one partition; a file slice is one base instant's base file plus its log files. A group is live when a
 completed replacecommit has not replaced it and it has a committed slice.
+
+Which slice a log file belongs to: up to table version 6 its instant is its slice's base instant. From
+version 8 on it is the instant of the deltacommit that wrote it, and the log belongs to the newest slice
+whose base instant is at or before that deltacommit's completion time (a slice of its own when there is
+none), as Hudi's file-system view assigns it. Logs of instants that did not complete are not data yet.
 """
 
 from __future__ import annotations
@@ -57,9 +62,13 @@ class LogFile:
     partition: str
     file_name: str
     file_id: str
-    base_instant: str
+    instant: str  # the slice's base instant up to table version 6, the writing deltacommit's after
     version: int
     size: int = 0
+
+    @property
+    def path(self) -> str:
+        return partition_file_path(self.partition, self.file_name)
 
     @classmethod
     def parse(cls, partition: str, file_name: str, size: int = 0) -> LogFile | None:
@@ -117,7 +126,7 @@ def live_file_groups(
     """
     as_of = timeline.latest_completed.timestamp if timeline.latest_completed else None
     bases: dict[tuple[str, str], dict[str, BaseFile]] = defaultdict(dict)
-    logs: dict[tuple[str, str], dict[str, list[LogFile]]] = defaultdict(lambda: defaultdict(list))
+    logs: dict[tuple[str, str], list[LogFile]] = defaultdict(list)
     partitions: set[str] = set()
     for f in files:
         partitions.add(f.partition)
@@ -127,28 +136,41 @@ def live_file_groups(
                 bases[(f.partition, base.file_id)][base.instant] = base
             continue
         log = LogFile.parse(f.partition, f.name, f.size)
-        if log is not None:
-            logs[(f.partition, log.file_id)][log.base_instant].append(log)
+        if log is not None and timeline.is_committed(log.instant):
+            logs[(f.partition, log.file_id)].append(log)
 
     groups: dict[str, list[FileGroup]] = {p: [] for p in partitions}
     for key in sorted(set(bases) | set(logs)):
         partition, file_id = key
         if file_id in replaced.get(partition, frozenset()):
             continue
-        slice_instants = sorted(set(bases.get(key, {})) | set(logs.get(key, {})))
+        group_bases = bases.get(key, {})
+        slice_logs = _logs_by_slice(group_bases, logs.get(key, []), timeline)
         slices = tuple(
             FileSlice(
-                partition,
-                file_id,
-                instant,
-                bases.get(key, {}).get(instant),
-                tuple(sorted(logs.get(key, {}).get(instant, []), key=lambda lf: lf.version)),
+                partition, file_id, instant, group_bases.get(instant), tuple(slice_logs.get(instant, ()))
             )
-            for instant in slice_instants
+            for instant in sorted(set(group_bases) | set(slice_logs))
             if as_of is None or instant <= as_of
         )
-        # A slice is real when its base file is committed, or (log-only MOR slices) its instant is.
-        slices = tuple(s for s in slices if s.base_file is not None or timeline.is_committed(s.base_instant))
         if slices:
             groups[partition].append(FileGroup(partition, file_id, slices))
     return {p: tuple(g) for p, g in sorted(groups.items())}
+
+
+def _logs_by_slice(
+    bases: Mapping[str, BaseFile], logs: Iterable[LogFile], timeline: Timeline
+) -> dict[str, list[LogFile]]:
+    """A file group's committed log files by the base instant of their slice, each slice's in order."""
+    by_slice: dict[str, list[LogFile]] = defaultdict(list)
+    slice_instants = sorted(bases)
+    for log in sorted(logs, key=lambda lf: (lf.instant, lf.version)):
+        instant = timeline.get(log.instant)
+        written = instant.completion_time if instant and instant.completion_time else log.instant
+        earlier = [s for s in slice_instants if s <= written]
+        if earlier:
+            by_slice[earlier[-1]].append(log)
+        else:  # no base file before it: a slice of logs only
+            slice_instants = sorted([*slice_instants, log.instant])
+            by_slice[log.instant].append(log)
+    return by_slice

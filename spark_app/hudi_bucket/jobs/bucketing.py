@@ -22,7 +22,7 @@ from operator import and_
 
 import pandas as pd
 import pyarrow as pa
-from pyspark.sql import Column
+from pyspark.sql import Column, DataFrame, Row
 from pyspark.sql import functions as F  # noqa: N812 (PySpark's own convention)
 from pyspark.sql.types import IntegerType
 
@@ -99,6 +99,31 @@ def num_buckets_column(
         )
     )
     return F.coalesce(F.try_element_at(lookup, _column(partition_col)), F.lit(default))
+
+
+def placement_stats(
+    keyed: DataFrame, hash_fields: Collection[str], key_style: KeyStyle = KeyStyle.HUDI_1X
+) -> list[Row]:
+    """Where the records of ``keyed`` (``group_index``, ``key``, ``bucket``, ``num_buckets``: a record
+    key, and the bucket and bucket count of the file group it sits in) belong. Per group: ``rows``, rows
+    without a key (``missing``), rows of other buckets (``misplaced``) and the smallest misplaced
+    (key, bucket) as ``example``. Only these small rows reach the driver."""
+    key, computed = F.col("key"), F.col("computed")
+    # A null key gets a stand-in bucket, never used: a Python UDF runs on every row, whatever wraps it.
+    bucketed = keyed.withColumn(
+        "computed", bucket_id_column(F.coalesce(key, F.lit("")), "num_buckets", hash_fields, key_style)
+    )
+    misplaced = key.isNotNull() & (computed != F.col("bucket"))
+    return (
+        bucketed.groupBy("group_index")
+        .agg(
+            F.count(F.lit(1)).alias("rows"),
+            F.count_if(key.isNull()).alias("missing"),
+            F.count_if(misplaced).alias("misplaced"),
+            F.min(F.when(misplaced, F.struct(key, computed))).alias("example"),
+        )
+        .collect()
+    )
 
 
 def _column(col: ColumnOrName) -> Column:

@@ -12,8 +12,6 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from py4j.java_gateway import JavaClass
-
 from hudi_bucket.core.commits import WriteStat
 from hudi_bucket.core.planning import ChangeReason, Plan
 from hudi_bucket.core.preflight import completed_after
@@ -22,6 +20,7 @@ from hudi_bucket.core.timeline import Action, Timeline
 from hudi_bucket.errors import ConcurrentWriterError, HudiBucketError, PlanError
 from hudi_bucket.hudi.table import timeline_store
 from hudi_bucket.jobs.context import TableContext
+from hudi_bucket.jobs.session import on_classpath
 
 PROCEDURE = "partition_bucket_index_manager"
 _EXTENSION = "org.apache.spark.sql.hudi.HoodieSparkSessionExtension"
@@ -135,10 +134,7 @@ def _the_rescale(before: Timeline, after: Timeline, plan: Plan) -> str:
 
 def _require_hudi(spark: Any) -> None:
     extensions = spark.conf.get("spark.sql.extensions", "") or ""
-    found: Any = spark.sparkContext._jvm
-    for part in _PROCEDURE_CLASS.split("."):  # through py4j's view, which sees spark.jars too
-        found = getattr(found, part)
-    if not isinstance(found, JavaClass):  # py4j names an unknown class a package
+    if not on_classpath(spark, _PROCEDURE_CLASS):
         raise HudiEngineUnavailableError("Hudi's Spark bundle is not on the job's classpath")
     if _EXTENSION not in extensions:
         raise HudiEngineUnavailableError(

@@ -12,6 +12,8 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
+from hudi_bucket.contract.requests import HUDI_BUNDLE_ENV
+
 # Parquet as Hudi's Spark writer lays it out, so Hudi readers and hudi-rs read our files unchanged.
 HUDI_PARQUET_CONF = {
     # Hudi writes timestamps as INT64 micros (Avro timestamp-micros); Spark's default is INT96.
@@ -59,10 +61,10 @@ def use_this_python_for_workers() -> None:
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
 
-# Apache Hudi's SQL in the session, for the Hudi engine (jobs.hudi_engine): the settings Hudi's Spark
-# guide requires, given when ``HBO_HUDI_BUNDLE`` names Hudi's Spark bundle (the job image sets it; locally
-# `./dev hudi-bundle` prints the path). Without it the Native engine runs, and the Hudi engine says why not.
-HUDI_BUNDLE_ENV = "HBO_HUDI_BUNDLE"
+# Apache Hudi's SQL in the session, for the Hudi engine (jobs.hudi_engine) and for reading log files
+# (jobs.log_records): the settings Hudi's Spark guide requires, given when ``HUDI_BUNDLE_ENV`` names Hudi's
+# Spark bundle. Without it the Native engine runs, the Hudi engine says why not, and verify counts the
+# log files it could not read.
 HUDI_SQL_CONF = {
     "spark.serializer": "org.apache.spark.serializer.KryoSerializer",
     "spark.sql.extensions": "org.apache.spark.sql.hudi.HoodieSparkSessionExtension",
@@ -77,6 +79,16 @@ def hudi_conf(environ: Mapping[str, str] = os.environ) -> dict[str, str]:
     if not bundle or not os.path.isfile(bundle):
         return {}
     return {"spark.jars": bundle, **HUDI_SQL_CONF}
+
+
+def on_classpath(spark: Any, class_name: str) -> bool:
+    """Whether the session's JVM has ``class_name`` (through py4j's view, which sees spark.jars too)."""
+    from py4j.java_gateway import JavaClass
+
+    found: Any = spark.sparkContext._jvm
+    for part in class_name.split("."):
+        found = getattr(found, part)
+    return isinstance(found, JavaClass)  # py4j names an unknown class a package
 
 
 def build_session(app_name: str, master: str | None = None) -> Any:

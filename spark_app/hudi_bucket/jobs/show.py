@@ -1,5 +1,6 @@
 """`show`: a table's facts, its hashing_config history, and each partition's bucket count beside its
-actual layout and file sizes; with a sizing policy, what sizing would propose. Reads only metadata: row
+actual layout and file sizes, and each file group's latest file slice (its base file and, on
+MERGE_ON_READ, its log files); with a sizing policy, what sizing would propose. Reads only metadata: row
 counts come from the commits that wrote each base file, sizes from the listing."""
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ from dataclasses import asdict
 from typing import Any
 
 from hudi_bucket.core.buckets import bucket_id_from_file_id, is_bucket_file_id
-from hudi_bucket.core.filegroups import FileGroup
+from hudi_bucket.core.filegroups import FileGroup, FileSlice
 from hudi_bucket.core.hashing_config import HashingConfig
 from hudi_bucket.core.rules import BucketRules, Matcher
 from hudi_bucket.core.sizing import (
@@ -126,7 +127,27 @@ def partition_doc(
         "bytesPerBucket": size.bytes // len(groups) if groups else None,
         "smallestFile": size.smallest_file,
         "largestFile": size.largest_file,
+        "fileSlices": [slice_doc(g, rows) for g in sorted(groups, key=_by_bucket)],
     }
+
+
+def slice_doc(group: FileGroup, rows: dict[str, int]) -> dict[str, Any]:
+    """A file group's latest file slice: its base file (rows when its commit says) and its log files."""
+    latest = group.latest_slice() or FileSlice(group.partition, group.file_id, "")
+    base = latest.base_file
+    return {
+        "fileId": group.file_id,
+        "bucket": bucket_id_from_file_id(group.file_id) if is_bucket_file_id(group.file_id) else None,
+        "baseInstant": latest.base_instant,
+        "baseFile": {"name": base.file_name, "size": base.size, "rows": rows.get(base.path)}
+        if base
+        else None,
+        "logFiles": [{"name": log.file_name, "size": log.size} for log in latest.log_files],
+    }
+
+
+def _by_bucket(group: FileGroup) -> tuple[int, str]:
+    return (bucket_id_from_file_id(group.file_id) if is_bucket_file_id(group.file_id) else -1, group.file_id)
 
 
 def summarize_ids(ids: list[int]) -> dict[str, int] | None:
@@ -198,7 +219,26 @@ def render_text(result: dict[str, Any]) -> str:
         ]
         if sizing.get("problem"):
             lines.append(f"  no rules: {sizing['problem']}")
+    lines += _files_text(result["partitions"])
     return "\n".join(lines)
+
+
+def _files_text(partitions: list[dict[str, Any]]) -> list[str]:
+    """Each partition's file groups, one per line (bucket, base file, size, rows), log files below theirs."""
+    lines = ["", "latest file slice of each file group: bucket, base file, size, rows; log files below"]
+    for p in partitions:
+        lines.append(p["partition"] or "(table)")
+        for s in p["fileSlices"]:
+            bucket = "-" if s["bucket"] is None else str(s["bucket"])
+            base = s["baseFile"]
+            if base is None:
+                lines.append(f"  {bucket:>6}  (no base file: {s['fileId']} has log files only)")
+            else:
+                lines.append(
+                    f"  {bucket:>6}  {base['name']}  {format_size(base['size'])}  {_text(base['rows'])} rows"
+                )
+            lines += [f"  {'':>6}    + {log['name']}  {format_size(log['size'])}" for log in s["logFiles"]]
+    return lines
 
 
 def _text(value: object) -> str:

@@ -4,7 +4,8 @@ For every live file group: its file id carries a bucket id; that id is below the
 no other live file group of the partition carries the same id (Hudi's writers fail on that); and every
 record of its latest base file hashes to that bucket. The record check reads the latest base files of all
 checked partitions in one Spark read, buckets each row in Spark (``bucketing``) and brings back only
-per-file counts. Log files of MERGE_ON_READ slices are not read.
+per-file counts. The records of MERGE_ON_READ log files are checked too when Hudi's bundle is on the
+session (``log_records``); without it they are counted as not read.
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ from hudi_bucket.errors import (
 from hudi_bucket.hudi import config_store
 from hudi_bucket.hudi.fs_view import load_file_groups
 from hudi_bucket.hudi.table import HudiTable
-from hudi_bucket.jobs.bucketing import bucket_id_column
+from hudi_bucket.jobs import log_records
+from hudi_bucket.jobs.bucketing import placement_stats
 from hudi_bucket.jobs.context import TableContext
 from hudi_bucket.jobs.source import record_key_column
 from hudi_bucket.jobs.spark_paths import path_part, spark_root, table_file_uris
@@ -78,7 +80,7 @@ class VerifyResult:
     checked_file_groups: int
     checked_rows: int
     violations: tuple[Violation, ...] = ()
-    unread_log_files: int = 0  # of the latest MERGE_ON_READ slices: their records are not checked
+    unread_log_files: int = 0  # of the latest MERGE_ON_READ slices, when their records cannot be read
 
     @property
     def ok(self) -> bool:
@@ -101,13 +103,15 @@ class VerifyResult:
 
 @dataclass(frozen=True)
 class _FileCheck:
-    """A latest base file whose records must all hash to ``bucket`` under ``num_buckets``."""
+    """A latest base file (or the log files of a latest slice) whose records must all hash to ``bucket``
+    under ``num_buckets``."""
 
     partition: str
     file_id: str
-    path: str  # relative to the table root
+    path: str  # relative to the table root (the first log file, for log records)
     bucket: int
     num_buckets: int
+    log_files: int = 0  # for log records: how many
 
     def violation(self, kind: ViolationKind, detail: str, count: int) -> Violation:
         return Violation(self.partition, self.file_id, kind, detail, count)
@@ -152,22 +156,24 @@ def verify_table(
     groups = load_file_groups(storage, table, None if partitions is None else tuple(partitions))
     violations: list[Violation] = []
     checks: list[_FileCheck] = []
+    log_checks: list[_FileCheck] = []
     for partition, partition_groups in groups.items():
         num_buckets = _bucket_count(rules_for_partition, partition)
         violations += _layout_violations(partition, partition_groups, num_buckets)
         checks += _file_checks(partition, partition_groups, num_buckets)
+        log_checks += _log_checks(partition, partition_groups, num_buckets)
     rows, record_violations = _record_violations(spark, storage, table, checks, hash_fields, key_style)
+    unread = sum(len(s.log_files) for gs in groups.values() for g in gs if (s := g.latest_slice()))
+    if log_checks and log_records.readable(spark, table):
+        log_rows, log_violations = _log_record_violations(spark, storage, log_checks, hash_fields, key_style)
+        rows, record_violations = rows + log_rows, record_violations + log_violations
+        unread -= sum(c.log_files for c in log_checks)
     return VerifyResult(
         checked_partitions=len(groups),
         checked_file_groups=sum(len(g) for g in groups.values()),
         checked_rows=rows,
         violations=tuple(sorted(violations + record_violations)),
-        unread_log_files=sum(
-            len(latest.log_files)
-            for partition_groups in groups.values()
-            for g in partition_groups
-            if (latest := g.latest_slice()) is not None
-        ),
+        unread_log_files=unread,
     )
 
 
@@ -214,6 +220,35 @@ def _file_checks(partition: str, groups: Iterable[FileGroup], num_buckets: int) 
     ]
 
 
+def _log_checks(partition: str, groups: Iterable[FileGroup], num_buckets: int) -> list[_FileCheck]:
+    return [
+        _FileCheck(
+            partition,
+            g.file_id,
+            s.log_files[0].path,
+            bucket_id_from_file_id(g.file_id),
+            num_buckets,
+            len(s.log_files),
+        )
+        for g in groups
+        if is_bucket_file_id(g.file_id) and (s := g.latest_slice()) is not None and s.log_files
+    ]
+
+
+def _log_record_violations(
+    spark: SparkSession,
+    storage: Storage,
+    checks: list[_FileCheck],
+    hash_fields: Collection[str],
+    key_style: KeyStyle,
+) -> tuple[int, list[Violation]]:
+    """Log records read, and the file groups whose log records belong to other buckets or have no key."""
+    groups = [(c.partition, c.file_id, c.bucket, c.num_buckets) for c in checks]
+    return _violations(
+        checks, log_records.log_record_stats(spark, storage, groups, hash_fields, key_style), "log records"
+    )
+
+
 def _record_violations(
     spark: SparkSession,
     storage: Storage,
@@ -225,19 +260,24 @@ def _record_violations(
     """Rows read, and the files holding records of another bucket or records without a key."""
     if not checks:
         return 0, []
-    stats = _per_file_stats(spark, storage, table, checks, hash_fields, key_style)
+    return _violations(checks, _per_file_stats(spark, storage, table, checks, hash_fields, key_style), "rows")
+
+
+def _violations(checks: list[_FileCheck], stats: list[Row], what: str) -> tuple[int, list[Violation]]:
+    """Rows checked, and the groups whose ``what`` (rows of the base file, or log records) belong to
+    other buckets or have no key, from ``bucketing.placement_stats``."""
     violations = []
     for stat in stats:
-        check = checks[stat["file_index"]]
+        check = checks[stat["group_index"]]
         if stat["misplaced"]:
             example_key, example_bucket = stat["example"]
             detail = (
-                f"{stat['misplaced']} of {stat['rows']} rows belong to other buckets under "
+                f"{stat['misplaced']} of {stat['rows']} {what} belong to other buckets under "
                 f"{check.num_buckets} buckets (e.g. key {example_key!r} -> bucket {example_bucket})"
             )
             violations.append(check.violation(ViolationKind.MISPLACED_RECORDS, detail, stat["misplaced"]))
         if stat["missing"]:
-            detail = f"{stat['missing']} of {stat['rows']} rows have no {RECORD_KEY} and cannot be checked"
+            detail = f"{stat['missing']} of {stat['rows']} {what} have no {RECORD_KEY} and cannot be checked"
             violations.append(check.violation(ViolationKind.MISSING_RECORD_KEY, detail, stat["missing"]))
     return sum(stat["rows"] for stat in stats), violations
 
@@ -250,8 +290,8 @@ def _per_file_stats(
     hash_fields: Collection[str],
     key_style: KeyStyle,
 ) -> list[Row]:
-    """One Spark read of every checked base file; per file: rows, rows without a key, misplaced rows and
-    the smallest misplaced (key, bucket). Only these small rows reach the driver."""
+    """One Spark read of every checked base file: the ``bucketing.placement_stats`` of each file,
+    ``group_index`` its index in ``checks``."""
     paths = [check.path for check in checks]
     uris = table_file_uris(storage, paths)
     if table.config.populate_meta_fields:
@@ -262,27 +302,12 @@ def _per_file_stats(
     indexes = _file_indexes(rows.inputFiles(), path_part(spark_root(storage)), paths)
     files = spark.createDataFrame(
         [(name, index, checks[index].bucket, checks[index].num_buckets) for name, index in indexes.items()],
-        "input_file string, file_index int, bucket int, num_buckets int",
+        "input_file string, group_index int, bucket int, num_buckets int",
     )
-    key, computed = F.col("key"), F.col("computed")
     keyed = rows.select(F.input_file_name().alias("input_file"), record_key.alias("key")).join(
         F.broadcast(files), "input_file"
     )
-    # A null key gets a stand-in bucket, never used: a Python UDF runs on every row, whatever wraps it.
-    bucketed = keyed.withColumn(
-        "computed", bucket_id_column(F.coalesce(key, F.lit("")), "num_buckets", hash_fields, key_style)
-    )
-    misplaced = key.isNotNull() & (computed != F.col("bucket"))
-    return (
-        bucketed.groupBy("file_index")
-        .agg(
-            F.count(F.lit(1)).alias("rows"),
-            F.count_if(key.isNull()).alias("missing"),
-            F.count_if(misplaced).alias("misplaced"),
-            F.min(F.when(misplaced, F.struct(key, computed))).alias("example"),
-        )
-        .collect()
-    )
+    return placement_stats(keyed, hash_fields, key_style)
 
 
 def _file_indexes(input_files: Iterable[str], root_path: str, paths: list[str]) -> dict[str, int]:
