@@ -72,6 +72,26 @@ def hudi_read(spark: Any, path: Path, **options: str) -> Any:
     return spark.read.format(HUDI_FORMAT).options(**options).load(str(path))
 
 
+def metadata_table_listing(spark: Any, path: Path) -> dict[str, set[str]]:
+    """The files each partition holds, as the metadata table's files partition lists them (what Hudi's
+    readers and writers take instead of listing storage). The metadata table is a Hudi table itself."""
+    files_partition = 2  # the record type of a partition's file list (MetadataPartitionType.FILES)
+    records = hudi_read(spark, path / ".hoodie" / "metadata").where(f"type = {files_partition}")
+    return {
+        r.key: {name for name, meta in (r.filesystemMetadata or {}).items() if not meta.isDeleted}
+        for r in records.select("key", "filesystemMetadata").collect()
+    }
+
+
+def storage_listing(path: Path) -> dict[str, set[str]]:
+    """The data files each partition folder holds on storage (hidden files aside)."""
+    return {
+        folder.name: {f.name for f in folder.iterdir() if not f.name.startswith(".")}
+        for folder in path.iterdir()
+        if folder.is_dir() and not folder.name.startswith(".")
+    }
+
+
 def data_rows(frame: Any) -> list[tuple]:
     """The rows Hudi reads, data columns only (sorted by name), in a stable order."""
     columns = sorted(c for c in frame.columns if c not in META_COLUMNS)

@@ -18,7 +18,16 @@ from hudi_bucket.jobs.apply import apply, plan
 from hudi_bucket.jobs.context import TableContext
 from hudi_bucket.jobs.session import scoped_conf
 from hudi_bucket.jobs.verify import verify
-from hudi_spark import bucket_options, hudi_read, hudi_rs_rows, hudi_sql, hudi_write, reset_bucket_calculator
+from hudi_spark import (
+    bucket_options,
+    hudi_read,
+    hudi_rs_rows,
+    hudi_sql,
+    hudi_write,
+    metadata_table_listing,
+    reset_bucket_calculator,
+    storage_listing,
+)
 from hudi_tables import (
     MERGE_ON_READ,
     HudiBucketTables,
@@ -75,7 +84,9 @@ def test_a_table_with_a_metadata_table_and_its_indexes_is_rescaled_by_hudi(
     assert set(indexes) <= set(ctx.reload().table.config.metadata_partitions)  # every index kept
     changes = {c.partition: (c.old_buckets, c.new_buckets) for c in result.plan.changes}
     assert changes == {"day=2025-11-11": (4, 2), "day=2025-11-12": (2, 6), "day=2025-11-13": (2, 6)}
-    # The metadata table lists the live files: reading through it and past it gives the same rows.
+    # The metadata table lists the files storage holds, and reading through it and past it gives the
+    # same rows.
+    assert metadata_table_listing(spark, root) == storage_listing(root)
     assert one_record_per_key(spark, root) == before
     listed = hudi_read(spark, root, **{"hoodie.metadata.enable": "false"})
     assert sorted(map(tuple, listed.select("day", "id", "name", "ts").collect())) == sorted(before)
