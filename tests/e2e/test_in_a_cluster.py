@@ -36,7 +36,9 @@ from harness import (
 from hudi_bucket import cli
 from hudi_bucket.contract.requests import WriteOptions
 from hudi_bucket.jobs.write import write
-from hudi_tables import one_record_per_key, write_hudi_bucket_table
+from hudi_spark import hudi_write
+from hudi_tables import MERGE_ON_READ, one_record_per_key, write_hudi_bucket_table
+from hudi_tables import records as hudi_records
 from rbac_rules import Permission, granted
 from spark_operator import SparkOperatorStandIn
 
@@ -174,22 +176,34 @@ def test_the_automatic_policy_applies_each_plan(world: World) -> None:
     assert cli.main(["verify", "--table", str(uri)]) == 0
 
 
-def test_a_table_with_a_metadata_table_is_rescaled_by_the_hudi_engine(world: World, spark: Any) -> None:
-    uri = world.work / "tables" / "indexed"
-    write_hudi_bucket_table(spark, uri, 9, {"hoodie.metadata.enable": "true"})
+@pytest.mark.parametrize(
+    ("name", "shape"),
+    [("indexed", {"hoodie.metadata.enable": "true"}), ("logged", MERGE_ON_READ)],
+    ids=["metadata-table", "merge-on-read"],
+)
+def test_a_table_only_hudi_rewrites_is_rescaled_by_the_hudi_engine(
+    world: World, spark: Any, name: str, shape: dict[str, str]
+) -> None:
+    """A table with a live metadata table, and a MERGE_ON_READ table with log files: engine Auto picks
+    Hudi's procedure; Hudi reads the same rows after it and upserts without a duplicate key."""
+    uri = world.work / "tables" / name
+    options = write_hudi_bucket_table(spark, uri, 9, shape)
     before = one_record_per_key(spark, uri)
     rules = [{"pattern": "day=2025-11-1[23]", "buckets": 6}]
-    indexed = {
+    table = {
         "table": {"uri": str(uri)},
         "buckets": {"default": 2, "rules": rules},
         "apply": {"policy": "Automatic"},
     }
-    world.cluster.create_table(LAKE, "indexed", indexed)
-    status = world.cluster.phase_is(LAKE, "indexed", "Ready")
+    world.cluster.create_table(LAKE, name, table)
+    status = world.cluster.phase_is(LAKE, name, "Ready")
     assert status["history"][0]["outcome"] == "Succeeded"
     assert status["config"]["expressions"] == "day=2025-11-1[23],6"
-    assert one_record_per_key(spark, uri) == before  # Hudi reads through its metadata table
+    assert one_record_per_key(spark, uri) == before
     assert cli.main(["verify", "--table", str(uri)]) == 0
+    in_force = {"hoodie.bucket.index.partition.expressions": status["config"]["expressions"]}
+    hudi_write(spark, uri, hudi_records(spark, range(90, 130), 3), {**options, **in_force})
+    assert len(one_record_per_key(spark, uri)) == 130
 
 
 def test_a_table_on_s3_is_rescaled_with_credentials_from_a_secret(
