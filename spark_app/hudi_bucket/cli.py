@@ -119,6 +119,7 @@ def _plan(spark: Any, request: PlanRequest) -> CommandResult:
         "already converged: nothing to do"
         if the_plan.is_noop
         else f"plan {the_plan.plan_id}: rewrite {totals['partitions']} partition(s), {totals['rows']} row(s)"
+        + (f", {totals['repairs']} of them to repair their layout" if totals["repairs"] else "")
         + (", new config version" if the_plan.config_changes else "")
     )
     if sizing is not None:
@@ -144,6 +145,11 @@ def _apply(spark: Any, request: ApplyRequest) -> CommandResult:
         f"committed {result.instant}: {len(result.plan.changes)} partition(s) rewritten, "
         f"{result.rows_written} row(s) in {result.files_written} file(s)"
     )
+    if result.partitions_repaired:
+        message += (
+            f"; {result.partitions_repaired} partition(s) repaired, {result.duplicates_resolved} key(s) "
+            "held by two file groups kept one copy"
+        )
     return Outcome.SUCCEEDED, message, {**result.to_dict(), **facts}
 
 

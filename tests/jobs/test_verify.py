@@ -15,7 +15,7 @@ from hudi_bucket.core.recordkeys import KeyStyle
 from hudi_bucket.errors import InvalidBucketCountError
 from hudi_bucket.hudi.fs_view import list_partitions
 from hudi_bucket.hudi.table import load_table
-from hudi_bucket.jobs.verify import VerifyResult, Violation, ViolationKind, verify_table
+from hudi_bucket.jobs.layout_check import VerifyResult, Violation, ViolationKind, verify_table
 from hudi_bucket.storage import LocalStorage
 
 pytestmark = pytest.mark.spark

@@ -267,6 +267,11 @@ class ApplyResult:
     shuffle_free: bool
     notes: tuple[str, ...]
     writer_options: Mapping[str, str]  # what every Hudi writer of the table must set from now on
+    duplicates_resolved: int = 0  # keys a repair found in two file groups and kept one copy of
+
+    @property
+    def partitions_repaired(self) -> int:
+        return 0 if self.instant is None else len(self.plan.repairs)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -278,6 +283,7 @@ class ApplyResult:
             "bytesWritten": self.bytes_written,
             "seconds": round(self.seconds, 3),
             "shuffleFree": self.shuffle_free,
+            "duplicatesResolved": self.duplicates_resolved,
             "notes": list(self.notes),
         }
 
@@ -294,6 +300,7 @@ class ApplyResult:
                 shuffle_free=result["shuffleFree"],
                 notes=tuple(result["notes"]),
                 writer_options=dict(result["writerOptions"]),
+                duplicates_resolved=result["duplicatesResolved"],
             )
 
 

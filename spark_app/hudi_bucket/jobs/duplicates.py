@@ -1,0 +1,55 @@
+"""One copy of each key in a repaired partition, the one Hudi's merge would keep.
+
+A bucket index keeps each key in the one file group of its bucket. A broken layout may hold a key in two
+file groups (a copy in the wrong bucket, or two file groups of one bucket): a repair keeps the copies of
+one file group per key and drops the others. The winner is the copy with the greatest ordering value
+under the table's EVENT_TIME_ORDERING merge mode (a null is less than any value), else, and on a tie,
+the copy committed last (``_hoodie_commit_time``); then the greater file name, so that the choice is
+the same on every run. Copies of a key inside one file group are the writer's own (an insert may keep
+duplicates) and stay as they are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import functions as F  # noqa: N812 (PySpark's own convention)
+
+from hudi_bucket.core.metafields import COMMIT_SEQNO, COMMIT_TIME, FILE_NAME, PARTITION_PATH, RECORD_KEY
+from hudi_bucket.core.properties import TableConfig
+from hudi_bucket.hudi.table_creation import EVENT_TIME_ORDERING, merge_mode
+
+RESOLVED = "__hbo_resolved"  # true on the winning copy of a key that was in more than one file group
+
+
+def ordering_of(config: TableConfig) -> tuple[str, ...]:
+    """The fields that decide between two copies of a key (none: the commit time alone decides)."""
+    return config.ordering_fields if merge_mode(config) == EVENT_TIME_ORDERING else ()
+
+
+def keep_winning_copies(rows: DataFrame, partitions: Collection[str], ordering: tuple[str, ...]) -> DataFrame:
+    """``rows`` (as ``TableFiles.read`` gives them) without the losing copies of keys held by two file
+    groups of ``partitions``, and a ``RESOLVED`` column that counts each such key once."""
+    partition, key = F.col(PARTITION_PATH), F.col(RECORD_KEY)
+    group = F.substring_index(F.col(FILE_NAME), "_", 1)  # a file id holds no '_'
+    copies = Window.partitionBy(partition, key)
+    best_first = copies.orderBy(
+        *(F.col(field).desc_nulls_last() for field in ordering),
+        F.col(COMMIT_TIME).desc_nulls_last(),
+        F.col(FILE_NAME).desc(),
+        F.col(COMMIT_SEQNO).desc_nulls_last(),
+    )
+    in_scope: Column = partition.isin(list(partitions)) & key.isNotNull()
+    held_twice = F.min(group).over(copies) != F.max(group).over(copies)
+    annotated = rows.select(
+        "*",
+        group.alias("__hbo_group"),
+        F.first(group).over(best_first).alias("__hbo_winner"),
+        (F.row_number().over(best_first) == 1).alias("__hbo_first"),
+        held_twice.alias("__hbo_twice"),
+    )
+    mine, winner = F.col("__hbo_group"), F.col("__hbo_winner")
+    kept = annotated.filter(~in_scope | (mine == winner))
+    resolved = in_scope & F.col("__hbo_twice") & F.col("__hbo_first")
+    return kept.select(*rows.columns, resolved.alias(RESOLVED))
