@@ -79,7 +79,9 @@ class VerifyResult:
         return not self.violations
 
     def to_dict(self, max_violations: int = 100) -> dict[str, Any]:
-        """A report of bounded size: the first ``max_violations`` violations, and totals per kind."""
+        """A report of bounded size: the first ``max_violations`` violations and partitions holding any,
+        and totals per kind (the operator reads it as ``contract.reports.LayoutCheck``)."""
+        partitions = sorted({v.partition for v in self.violations})
         return {
             "ok": self.ok,
             "checkedPartitions": self.checked_partitions,
@@ -90,6 +92,8 @@ class VerifyResult:
             "violationsByKind": dict(sorted(Counter(v.kind.value for v in self.violations).items())),
             "violations": [v.to_dict() for v in self.violations[:max_violations]],
             "truncated": len(self.violations) > max_violations,
+            "partitionCount": len(partitions),
+            "partitions": partitions[:max_violations],
         }
 
 
