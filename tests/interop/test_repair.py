@@ -13,12 +13,12 @@ import bucket_tables
 from hudi_bucket.contract.requests import ApplyOptions, RescaleOptions
 from hudi_bucket.core.planning import ChangeReason
 from hudi_bucket.core.rules import BucketRules
-from hudi_bucket.errors import LayoutViolationError
+from hudi_bucket.errors import LayoutViolationError, PlanError
 from hudi_bucket.jobs.apply import apply, plan
 from hudi_bucket.jobs.context import TableContext
 from hudi_bucket.jobs.verify import verify
 from hudi_spark import hudi_rs_rows
-from hudi_tables import HUDI_RULES, HudiBucketTables, one_record_per_key
+from hudi_tables import HUDI_RULES, HudiBucketTables, one_record_per_key, write_hudi_bucket_table
 
 pytestmark = pytest.mark.spark
 
@@ -101,3 +101,25 @@ def test_an_approval_of_the_plan_without_the_record_check_does_not_apply_a_repai
     with pytest.raises(PlanNotApprovedError):
         apply(ctx.reload(), ApplyOptions(RULES, check_records=True, approved_plan=unchecked.plan_id))
     assert violations(ctx) == {(MOVED, "misplaced-records")}
+
+
+def test_engine_auto_repairs_with_native_where_the_table_allows_it_and_says_how_otherwise(
+    spark: Any, tmp_path: Path
+) -> None:
+    root = tmp_path / "indexed"
+    write_hudi_bucket_table(spark, root, 9, {"hoodie.metadata.enable": "true"})
+    before = one_record_per_key(spark, root)
+    bucket_tables.break_by_splitting_a_bucket(root, SPLIT)
+    ctx = TableContext.open(spark, str(root))
+
+    # A live metadata table makes Auto choose Hudi, whose procedure repairs nothing.
+    with pytest.raises(PlanError, match="repair") as refused:
+        plan(ctx.reload(), RescaleOptions(RULES, check_records=True))
+    assert "metadataTable: Disable" in refused.value.hint
+
+    result = apply(ctx.reload(), ApplyOptions(RULES, check_records=True, disable_metadata_table=True))
+
+    assert result.partitions_repaired == 1
+    assert verify(ctx.reload()).ok
+    assert one_record_per_key(spark, root) == before
+    assert hudi_rs_rows(root) == before
