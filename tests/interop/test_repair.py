@@ -16,7 +16,9 @@ from hudi_bucket.core.rules import BucketRules
 from hudi_bucket.errors import LayoutViolationError, PlanError
 from hudi_bucket.jobs.apply import apply, plan
 from hudi_bucket.jobs.context import TableContext
+from hudi_bucket.jobs.duplicates import CustomMergeError
 from hudi_bucket.jobs.verify import verify
+from hudi_bucket.storage import LocalStorage
 from hudi_spark import hudi_rs_rows
 from hudi_tables import HUDI_RULES, HudiBucketTables, one_record_per_key, write_hudi_bucket_table
 
@@ -123,3 +125,23 @@ def test_engine_auto_repairs_with_native_where_the_table_allows_it_and_says_how_
     assert verify(ctx.reload()).ok
     assert one_record_per_key(spark, root) == before
     assert hudi_rs_rows(root) == before
+
+
+def test_a_key_in_two_file_groups_of_a_table_with_a_custom_merge_is_not_guessed(
+    spark: Any, hudi_tables: HudiBucketTables, tmp_path: Path
+) -> None:
+    root = tmp_path / "orders"
+    hudi_tables.copy(root, 9)
+    storage = LocalStorage(root)
+    properties = storage.read(".hoodie/hoodie.properties").decode()
+    custom = properties.replace(
+        "hoodie.record.merge.mode=EVENT_TIME_ORDERING", "hoodie.record.merge.mode=CUSTOM"
+    )
+    assert custom != properties
+    storage.write(".hoodie/hoodie.properties", custom.encode(), overwrite=True)
+    bucket_tables.break_by_copying_a_record(root, COPIED, ts=99)
+    ctx = TableContext.open(spark, str(root))
+
+    with pytest.raises(CustomMergeError, match="1 key"):
+        apply(ctx, ApplyOptions(RULES, check_records=True))
+    assert violations(ctx) == {(COPIED, "misplaced-records")}  # rolled back: as it was

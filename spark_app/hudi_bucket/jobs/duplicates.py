@@ -6,7 +6,8 @@ one file group per key and drops the others. The winner is the copy with the gre
 under the table's EVENT_TIME_ORDERING merge mode (a null is less than any value), else, and on a tie,
 the copy committed last (``_hoodie_commit_time``); then the greater file name, so that the choice is
 the same on every run. Copies of a key inside one file group are the writer's own (an insert may keep
-duplicates) and stay as they are.
+duplicates) and stay as they are. A table that merges with its own code (merge mode CUSTOM: a payload
+class or merger of its own) cannot be resolved here, and the repair is refused when it would have to.
 """
 
 from __future__ import annotations
@@ -18,9 +19,28 @@ from pyspark.sql import functions as F  # noqa: N812 (PySpark's own convention)
 
 from hudi_bucket.core.metafields import COMMIT_SEQNO, COMMIT_TIME, FILE_NAME, PARTITION_PATH, RECORD_KEY
 from hudi_bucket.core.properties import TableConfig
-from hudi_bucket.hudi.table_creation import EVENT_TIME_ORDERING, merge_mode
+from hudi_bucket.errors import HudiBucketError
+from hudi_bucket.hudi.table_creation import CUSTOM, EVENT_TIME_ORDERING, merge_mode
 
 RESOLVED = "__hbo_resolved"  # true on the winning copy of a key that was in more than one file group
+
+
+class CustomMergeError(HudiBucketError):
+    """Keys in two file groups of a table whose merge is custom code: which copy wins is that code's call."""
+
+    hint = (
+        "nothing was committed; keep one copy of each key with Hudi itself (e.g. delete the stray copies, "
+        "then upsert the version to keep), then apply again"
+    )
+
+
+def refuse_custom_merge(config: TableConfig, resolved: int) -> None:
+    """Refuse a repair that must choose between copies of keys when the table merges with custom code."""
+    if resolved and merge_mode(config) == CUSTOM:
+        raise CustomMergeError(
+            f"{resolved} key(s) are held by two file groups, and the table merges records with custom "
+            "code (hoodie.record.merge.mode CUSTOM), whose choice a repair cannot make"
+        )
 
 
 def ordering_of(config: TableConfig) -> tuple[str, ...]:

@@ -31,7 +31,7 @@ from hudi_bucket.errors import HudiBucketError
 from hudi_bucket.jobs.bucket_files import Grouping, write_bucket_files
 from hudi_bucket.jobs.bucketing import key_taken_whole
 from hudi_bucket.jobs.context import TableContext
-from hudi_bucket.jobs.duplicates import RESOLVED, keep_winning_copies, ordering_of
+from hudi_bucket.jobs.duplicates import RESOLVED, keep_winning_copies, ordering_of, refuse_custom_merge
 from hudi_bucket.jobs.session import scoped_conf
 from hudi_bucket.jobs.table_files import table_files
 
@@ -105,6 +105,7 @@ def rewrite_partitions(
         F.count_if(~key_taken_whole(F.col(RECORD_KEY), key_style)),
         F.count_if(F.col(RESOLVED)) if resolving else F.lit(0),
     ).first()
+    refuse_custom_merge(ctx.table.config, resolved)
     shuffle_free = shuffle_free and table.one_scan and not resolving
     if shuffle_free:
         rows = read_in_groups(table.read, [group for r in rewrites for group in r.task_groups()])
