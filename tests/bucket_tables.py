@@ -82,6 +82,19 @@ def break_by_moving_a_record(root: Path, partition: str) -> str:
     return stranger_id
 
 
+def break_by_copying_a_record(root: Path, partition: str, **changes: Any) -> tuple[str, str]:
+    """Copy one record into another bucket's file group, with ``changes`` to its columns (a second
+    version of the key, in the wrong bucket); returns the id of the group that took it, and the key."""
+    source, target = _largest_groups(root, partition, 2)
+    copy = _latest_rows(root, [source]).slice(0, 1)
+    for column, value in changes.items():
+        copy = _set_column(copy, column, [value])
+    stranger_id = _same_bucket_id(target.file_id)
+    new_files = [(stranger_id, pa.concat_tables([_latest_rows(root, [target]), copy]))]
+    _replace(root, {partition: (target,)}, {partition: new_files})
+    return stranger_id, copy.column(RECORD_KEY)[0].as_py()
+
+
 def break_by_splitting_a_bucket(root: Path, partition: str) -> tuple[str, str]:
     """Split a bucket's file group into two live groups with the same bucket id; returns both ids."""
     [group] = _largest_groups(root, partition, 1)

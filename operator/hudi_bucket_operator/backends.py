@@ -28,7 +28,7 @@ from hudi_bucket_operator.kube import (
     KubeConflictError,
     KubeNotFoundError,
 )
-from hudi_bucket_operator.reconcile import JobPhase, ObservedJob, SubmitJob
+from hudi_bucket_operator.reconcile import SEQUENCE, JobPhase, ObservedJob, SubmitJob
 from hudi_bucket_operator.render import render_spark_application
 from hudi_bucket_operator.spec import KIND, TableSpec
 
@@ -83,7 +83,7 @@ def observed_job(app: Mapping[str, Any]) -> tuple[str, ObservedJob] | None:
         kind, generation = JobKind(labels[naming.JOB_KIND_LABEL]), int(labels[naming.GENERATION_LABEL])
     except (KeyError, ValueError):
         return None
-    if not owner or kind not in (JobKind.PLAN, JobKind.APPLY):  # the only kinds the operator runs
+    if not owner or kind not in SEQUENCE:  # the only kinds the operator runs
         return None
     state = (app.get("status") or {}).get("applicationState") or {}
     # Only COMPLETED and FAILED are final; everything else (SUBMITTED, PENDING_RERUN, ...) is in flight.
@@ -95,7 +95,7 @@ def observed_job(app: Mapping[str, Any]) -> tuple[str, ObservedJob] | None:
         retry_token=annotations.get(naming.RETRY_TOKEN_ANNOTATION, ""),
         phase=phase,
         created=meta.get("creationTimestamp", ""),
-        sequence=0 if kind is JobKind.PLAN else 1,
+        sequence=SEQUENCE[kind],
         error=state.get("errorMessage", ""),
     )
 

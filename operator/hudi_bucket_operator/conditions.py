@@ -2,7 +2,8 @@
 
 Three conditions, always all present: ``Ready`` (the table matches the spec), ``Reconciling`` (work is in
 flight), ``Stalled`` (stuck until someone changes something). ``phase`` is a one-word summary for people.
-A condition keeps its lastTransitionTime while its status does not change.
+``LayoutHealthy`` joins them once a layout check (spec.verify) ran: whether every record is in its bucket
+and every bucket in one file group. A condition keeps its lastTransitionTime while its status holds.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from datetime import datetime
 from typing import Any
 
 READY, RECONCILING, STALLED = "Ready", "Reconciling", "Stalled"
+LAYOUT_HEALTHY = "LayoutHealthy"
 
 
 def _set(status: dict[str, Any], now: datetime, kind: str, value: bool, reason: str, message: str) -> None:
@@ -26,7 +28,9 @@ def _set(status: dict[str, Any], now: datetime, kind: str, value: bool, reason: 
         "observedGeneration": status.get("observedGeneration"),
         "lastTransitionTime": old["lastTransitionTime"] if old and old.get("status") == wanted else stamp,
     }
-    status["conditions"] = [existing[k] for k in (READY, RECONCILING, STALLED) if k in existing]
+    status["conditions"] = [
+        existing[k] for k in (READY, RECONCILING, STALLED, LAYOUT_HEALTHY) if k in existing
+    ]
 
 
 def _apply(
@@ -91,6 +95,15 @@ def paused(status: dict[str, Any], now: datetime) -> dict[str, Any]:
     return _apply(
         status, now, "Paused", ready=False, reconciling=False, stalled=False, reason="Paused", message=message
     )
+
+
+def layout_health(
+    status: dict[str, Any], now: datetime, healthy: bool, reason: str, message: str
+) -> dict[str, Any]:
+    """What the last layout check found; the other conditions are left as they are."""
+    status = dict(status)
+    _set(status, now, LAYOUT_HEALTHY, healthy, reason, message)
+    return status
 
 
 def condition(status: dict[str, Any], kind: str) -> dict[str, Any] | None:

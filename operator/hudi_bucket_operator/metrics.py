@@ -1,4 +1,5 @@
-"""Prometheus metrics: reconciles, jobs by kind and outcome, rescale durations and rows rewritten."""
+"""Prometheus metrics: reconciles, jobs by kind and outcome, rescale durations and rows rewritten, layout
+violations found and partitions repaired."""
 
 from __future__ import annotations
 
@@ -17,6 +18,12 @@ RESCALE_SECONDS = Histogram(
     buckets=(10, 30, 60, 120, 300, 600, 1800, 3600, 7200, 21600),
 )
 ROWS_REWRITTEN = Counter("hbo_rows_rewritten_total", "Rows rewritten by apply jobs")
+LAYOUT_VIOLATIONS = Counter(
+    "hbo_layout_violations_found_total", "Bucket layout violations found by verify jobs (spec.verify)"
+)
+PARTITIONS_REPAIRED = Counter(
+    "hbo_partitions_repaired_total", "Partitions apply jobs rewrote to repair their bucket layout"
+)
 
 
 def record_job(status: dict[str, Any]) -> None:
@@ -29,6 +36,9 @@ def record_job(status: dict[str, Any]) -> None:
         if latest.get("seconds") is not None:
             RESCALE_SECONDS.observe(float(latest["seconds"]))
         ROWS_REWRITTEN.inc(int(latest.get("rows") or 0))
+        PARTITIONS_REPAIRED.inc(int(latest.get("repairs") or 0))
+    if job.get("kind") == "verify":
+        LAYOUT_VIOLATIONS.inc(int((status.get("layout") or {}).get("violations") or 0))
 
 
 def serve(port: int) -> None:

@@ -7,6 +7,11 @@ operator restart the same inputs give the same decision, so tracking resumes whe
 
 Flow per generation: plan job -> (policy or approval) -> apply job -> Ready. A failed job leaves the
 resource Stalled until the spec or the retry annotation changes.
+
+With spec.verify, a Ready table's layout is checked when its schedule says (a round of jobs: verify ->
+plan -> ...). The check becomes status.layout and the LayoutHealthy condition. While the layout is known
+to be broken, plan and apply read every record (``check_records``), so the plan repairs the partitions
+concerned and is approved like any other; after a repair the layout is checked again at once.
 """
 
 from __future__ import annotations
@@ -20,12 +25,13 @@ from typing import Any
 from hudi_bucket.contract.reports import (
     ApplyResult,
     JobReport,
+    LayoutCheck,
     Outcome,
     PlanResult,
     ReportError,
     TableBuckets,
 )
-from hudi_bucket.contract.requests import ApplyRequest, JobKind, PlanRequest
+from hudi_bucket.contract.requests import ApplyRequest, JobKind, PlanRequest, VerifyRequest
 from hudi_bucket.core.planning import Plan
 from hudi_bucket_operator import conditions
 from hudi_bucket_operator.job_policy import JobDefaults, job_settings
@@ -33,7 +39,12 @@ from hudi_bucket_operator.spec import PAUSED, RETRY, ApplyPolicy, InvalidSpecErr
 
 HISTORY_LIMIT = 10
 SIZING_ROUND = "@sizing-"  # in a retry token: the start (Unix seconds) of a scheduled re-measurement
+VERIFY_ROUND = "@verify-"  # in a retry token: the start (Unix seconds) of a layout check
+ROUNDS = (SIZING_ROUND, VERIFY_ROUND)
 PLAN_ITEMS = 20  # changes status.plan lists, the largest first (the CRD allows 100)
+LAYOUT_ITEMS = 20  # partitions status.layout names (the CRD allows 100)
+# A job's place in its round: a check first, then the plan, then its apply.
+SEQUENCE = {JobKind.VERIFY: -1, JobKind.PLAN: 0, JobKind.APPLY: 1}
 
 
 class JobPhase(StrEnum):
@@ -74,7 +85,7 @@ class Observed:
 class SubmitJob:
     """A job to start: what it does (its request, without a report destination) and what it is for."""
 
-    request: PlanRequest | ApplyRequest
+    request: PlanRequest | ApplyRequest | VerifyRequest
     generation: int
     retry_token: str
     sequence: int
@@ -124,7 +135,7 @@ def _decide(observed: Observed, now: datetime) -> Decision:
     in_flight = [j for j in observed.jobs if not j.phase.terminal]
     if in_flight:
         job = in_flight[-1]
-        reason = "Planning" if job.kind is JobKind.PLAN else "Applying"
+        reason = {JobKind.VERIFY: "Verifying", JobKind.PLAN: "Planning"}.get(job.kind, "Applying")
         if job.phase is JobPhase.PENDING and (status.get("lastJob") or {}).get("name") == job.name:
             # Still as submitted: the pass that submitted it said what it is for, and a write saying
             # "pending" instead would be a second status write per job for nothing new.
@@ -140,15 +151,15 @@ def _decide(observed: Observed, now: datetime) -> Decision:
     last = status.get("lastJob") or {}
     if latest is not None and last.get("name") == latest.name and last.get("recorded"):
         # Its result is in the status already; its report may be gone.
-        return _replan(observed, status, spec, paused, now) or Decision(status, spec=spec)
+        return _scheduled(observed, status, spec, paused, now)
     if latest is None:
         done = last.get("generation") == observed.generation and last.get("retryToken", "") == token
         if done and last.get("recorded"):
             # This generation's jobs finished and were cleaned up.
-            return _replan(observed, status, spec, paused, now) or Decision(status, spec=spec)
+            return _scheduled(observed, status, spec, paused, now)
         if paused:
             return Decision(conditions.paused(status, now), spec=spec)
-        submit = SubmitJob(spec.job_request(JobKind.PLAN), observed.generation, token, 0)
+        submit = SubmitJob(_plan_request(spec, status), observed.generation, token, 0)
         return Decision(
             conditions.progressing(status, now, "Planning", "planning which partitions change"),
             submit=submit,
@@ -175,7 +186,57 @@ def _token(observed: Observed) -> str:
     plan is submitted, so a job in flight across a round's start is still recorded."""
     base = observed.annotations.get(RETRY, "")
     last = str((observed.status.get("lastJob") or {}).get("retryToken", ""))
-    return last if last.startswith(base + SIZING_ROUND) else base
+    return last if last.startswith(tuple(base + r for r in ROUNDS)) else base
+
+
+def _plan_request(spec: TableSpec, status: Mapping[str, Any]) -> PlanRequest | ApplyRequest | VerifyRequest:
+    return spec.job_request(JobKind.PLAN, check_records=_layout_broken(status))
+
+
+def _layout_broken(status: Mapping[str, Any]) -> bool:
+    """Whether the last layout check found violations: plans and applies then check every record."""
+    return bool((status.get("layout") or {}).get("violations"))
+
+
+def _scheduled(
+    observed: Observed, status: dict[str, Any], spec: TableSpec, paused: bool, now: datetime
+) -> Decision:
+    """A settled table: a layout check or a re-measurement when one is due, else nothing."""
+    return (
+        _verify_round(observed, status, spec, paused, now)
+        or _replan(observed, status, spec, paused, now)
+        or Decision(status, spec=spec)
+    )
+
+
+def _verify_round(
+    observed: Observed, status: dict[str, Any], spec: TableSpec, paused: bool, now: datetime
+) -> Decision | None:
+    """A layout check of a Ready table, when spec.verify's schedule says (counted from the last check;
+    a table never checked is checked now), or at once after a repair; None when none is due. Like a
+    re-measurement, it starts a new round of jobs under a new retry token."""
+    layout = status.get("layout") or {}
+    ready = conditions.condition(status, conditions.READY) or {}
+    if paused or ready.get("status") != "True":
+        return None
+    if layout.get("recheck"):
+        message = "checking the layout again after its repair"
+    elif spec.verify is None:
+        return None
+    else:
+        checked = layout.get("checkedAt")
+        if checked and now < spec.verify.next_after(datetime.fromisoformat(checked)):
+            return None
+        message = f"checking the layout (spec.verify.schedule {spec.verify.text!r})"
+    token = observed.annotations.get(RETRY, "") + VERIFY_ROUND + str(int(now.timestamp()))
+    submit = SubmitJob(spec.job_request(JobKind.VERIFY), observed.generation, token, SEQUENCE[JobKind.VERIFY])
+    return Decision(
+        conditions.progressing(status, now, "Verifying", message),
+        submit=submit,
+        requeue=True,
+        events=(("Normal", "Verifying", message),),
+        spec=spec,
+    )
 
 
 def _replan(
@@ -195,7 +256,7 @@ def _replan(
     message = f"measuring again: the last sizing, at {sizing['measured']}, is older than replanEvery"
     return Decision(
         conditions.progressing(status, now, "Planning", message),
-        submit=SubmitJob(spec.job_request(JobKind.PLAN), observed.generation, token, 0),
+        submit=SubmitJob(_plan_request(spec, status), observed.generation, token, 0),
         requeue=True,
         events=(("Normal", "Planning", message),),
         spec=spec,
@@ -223,6 +284,12 @@ def _after_job(
     status: dict[str, Any], spec: TableSpec, job: ObservedJob, paused: bool, now: datetime
 ) -> Decision:
     report = job.report
+    try:
+        check = None if report is None else LayoutCheck.of(report)
+    except ReportError as err:
+        return _unusable(status, spec, job, err, now)
+    if check is not None:  # a verify job that checked: passed, or failed on violations
+        return _after_verify(status, spec, job, check, now)
     if job.phase is JobPhase.FAILED or report is None or report.outcome is Outcome.FAILED:
         message = _failure_message(job)
         stalled = conditions.stalled(status, now, "JobFailed", message)
@@ -232,11 +299,55 @@ def _after_job(
             return _after_plan(status, spec, job, report, paused, now)
         return _after_apply(status, spec, job, report, now)
     except ReportError as err:
-        message = f"{job.kind} job {job.name} finished, but its report cannot be used: {err}"
-        stalled = conditions.stalled(status, now, "InvalidReport", message)
-        return Decision(
-            stalled, recorded=job.name, events=(("Warning", "InvalidReport", message),), spec=spec
+        return _unusable(status, spec, job, err, now)
+
+
+def _unusable(
+    status: dict[str, Any], spec: TableSpec, job: ObservedJob, err: ReportError, now: datetime
+) -> Decision:
+    message = f"{job.kind} job {job.name} finished, but its report cannot be used: {err}"
+    stalled = conditions.stalled(status, now, "InvalidReport", message)
+    return Decision(stalled, recorded=job.name, events=(("Warning", "InvalidReport", message),), spec=spec)
+
+
+def _after_verify(
+    status: dict[str, Any], spec: TableSpec, job: ObservedJob, check: LayoutCheck, now: datetime
+) -> Decision:
+    """Record the check, then plan (with every record read while the layout is broken): a repair, or
+    whatever changed since the last plan. A layout still broken right after its repair stalls."""
+    rechecked = bool((status.get("layout") or {}).get("recheck"))
+    status["layout"] = check.to_status(LAYOUT_ITEMS)
+    if check.ok:
+        message = f"no bucket layout violation found at {check.checked_at}"
+        status = conditions.layout_health(status, now, True, "LayoutVerified", message)
+        events: tuple[tuple[str, str, str], ...] = ()
+    else:
+        named = ", ".join(check.partitions[:3]) + (" ..." if check.partition_count > 3 else "")
+        kinds = ", ".join(f"{n} {kind}" for kind, n in sorted(check.by_kind.items()))
+        message = (
+            f"{check.violations} bucket layout violation(s) ({kinds}) in {check.partition_count} "
+            f"partition(s): {named}"
         )
+        status = conditions.layout_health(status, now, False, "LayoutViolation", message)
+        if rechecked:
+            stalled = f"the repair did not mend the layout: {message}"
+            return Decision(
+                conditions.stalled(status, now, "RepairIncomplete", stalled),
+                recorded=job.name,
+                events=(("Warning", "LayoutViolation", stalled),),
+                spec=spec,
+            )
+        events = (("Warning", "LayoutViolation", f"{message}; planning a repair"),)
+    submit = SubmitJob(_plan_request(spec, status), job.generation, job.retry_token, SEQUENCE[JobKind.PLAN])
+    planning = "planning a repair" if not check.ok else "planning again after the layout check"
+    return Decision(
+        conditions.progressing(status, now, "Planning", planning),
+        submit=submit,
+        recorded=job.name,
+        requeue=True,
+        events=events,
+        spec=spec,
+    )
 
 
 def _after_plan(
@@ -255,6 +366,8 @@ def _after_plan(
     approved = spec.policy is ApplyPolicy.AUTOMATIC or spec.approved_plan == plan.plan_id
     totals = plan.totals()
     described = f"plan {plan.plan_id} rewrites {totals['partitions']} partition(s), {totals['rows']} row(s)"
+    if totals["repairs"]:
+        described += f" ({totals['repairs']} of them to repair their layout)"
     if not approved:
         message = f"{described}: set spec.apply.approvedPlan to {plan.plan_id} to apply it"
         awaiting = conditions.awaiting(status, now, message)
@@ -264,8 +377,10 @@ def _after_plan(
     if paused:
         # Not recorded: once the annotation goes, this plan is looked at again and applied.
         return Decision(conditions.paused(status, now), spec=spec)
-    request = spec.job_request(JobKind.APPLY, approved_plan=plan.plan_id)
-    submit = SubmitJob(request, job.generation, job.retry_token, job.sequence + 1)
+    request = spec.job_request(
+        JobKind.APPLY, approved_plan=plan.plan_id, check_records=_layout_broken(status)
+    )
+    submit = SubmitJob(request, job.generation, job.retry_token, SEQUENCE[JobKind.APPLY])
     return Decision(
         conditions.progressing(status, now, "Applying", described),
         submit=submit,
@@ -294,9 +409,23 @@ def _after_apply(
         "outcome": report.outcome.value,
         "finished": report.finished,
     }
+    events = [("Normal", "Applied", report.message)]
+    if result.partitions_repaired:
+        entry["repairs"] = result.partitions_repaired
+        entry["duplicatesResolved"] = result.duplicates_resolved
+        if status.get("layout"):  # checked again at once: LayoutHealthy says what the check finds
+            status["layout"] = {**status["layout"], "recheck": True}
+        events.append(
+            (
+                "Normal",
+                "Repaired",
+                f"{result.partitions_repaired} partition(s) repaired in {result.instant}, "
+                f"{result.duplicates_resolved} key(s) held by two file groups resolved",
+            )
+        )
     status["history"] = [entry, *(status.get("history") or [])][:HISTORY_LIMIT]
     ready = conditions.ready(status, now, "Applied", report.message)
-    return Decision(ready, recorded=job.name, events=(("Normal", "Applied", report.message),), spec=spec)
+    return Decision(ready, recorded=job.name, events=tuple(events), spec=spec)
 
 
 def _record_table(status: dict[str, Any], plan: Plan, table: TableBuckets) -> None:

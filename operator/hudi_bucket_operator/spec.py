@@ -14,7 +14,14 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, TypeGuard
 
-from hudi_bucket.contract.requests import ApplyOptions, ApplyRequest, JobKind, PlanRequest, RescaleOptions
+from hudi_bucket.contract.requests import (
+    ApplyOptions,
+    ApplyRequest,
+    JobKind,
+    PlanRequest,
+    RescaleOptions,
+    VerifyRequest,
+)
 from hudi_bucket.core.engine import Engine
 from hudi_bucket.core.recordkeys import KeyStyle
 from hudi_bucket.core.rules import (
@@ -35,6 +42,8 @@ from hudi_bucket.core.sizing import (
     parse_size,
 )
 from hudi_bucket.errors import HudiBucketError
+from hudi_bucket_operator.schedule import FORMAT as SCHEDULE_FORMAT
+from hudi_bucket_operator.schedule import Schedule, ScheduleError, parse_duration
 
 GROUP, VERSION, PLURAL, KIND = "hudi.bucketops.io", "v1alpha1", "hudibuckettables", "HudiBucketTable"
 API_VERSION = f"{GROUP}/{VERSION}"
@@ -54,8 +63,6 @@ _SPARK_MEMORY = re.compile(r"[0-9]+([kKmMgGtTpP][bB]?)?")
 _DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 _DNS_SUBDOMAIN_MAX = 253
 # spec.buckets.sizing.replanEvery: one number and one unit, as the CRD's CEL rule reads it.
-_DURATION = re.compile(r"([1-9][0-9]{0,5})m|([1-9][0-9]{0,3})h|([1-9][0-9]{0,2})d")
-_DURATION_UNITS = (60, 3600, 86400)  # of the pattern's three groups
 _DURATION_FORMAT = (
     "a duration in minutes, hours or days, such as 90m, 24h or 7d (at most 999999m, 9999h or 999d)"
 )
@@ -125,22 +132,30 @@ class TableSpec:
     metadata_table: MetadataTablePolicy = MetadataTablePolicy.REFUSE
     engine: Engine = Engine.AUTO
     spark: SparkSettings = field(default_factory=SparkSettings)
+    verify: Schedule | None = None  # when the layout is checked (None: never)
 
-    def job_request(self, kind: JobKind, approved_plan: str = "") -> PlanRequest | ApplyRequest:
+    def job_request(
+        self, kind: JobKind, approved_plan: str = "", *, check_records: bool = False
+    ) -> PlanRequest | ApplyRequest | VerifyRequest:
         """The request of a ``kind`` job for this table (its report goes where the backend says).
 
         An apply names the plan it applies: the job refuses any other, so a table that changed since
-        the plan was made is never rewritten on a stale approval.
+        the plan was made is never rewritten on a stale approval. ``check_records``: plan and apply read
+        every record's key and repair the partitions holding records out of their buckets.
         """
         table = {"table": self.uri, "hash_fields": self.hash_fields, "key_style": self.key_style}
+        if kind is JobKind.VERIFY:
+            return VerifyRequest(**table)
         disable = self.metadata_table is MetadataTablePolicy.DISABLE
         rescale = (self.rules, self.current_buckets, self.convert, disable, self.engine, self.sizing)
         if kind is JobKind.PLAN:
-            return PlanRequest(**table, rescale=RescaleOptions(*rescale))
+            return PlanRequest(**table, rescale=RescaleOptions(*rescale, check_records=check_records))
         if kind is JobKind.APPLY and approved_plan:
-            return ApplyRequest(**table, rescale=ApplyOptions(*rescale, approved_plan=approved_plan))
+            options = ApplyOptions(*rescale, check_records=check_records, approved_plan=approved_plan)
+            return ApplyRequest(**table, rescale=options)
         raise ValueError(
-            f"a table runs plan jobs and apply jobs of an approved plan, not {kind} {approved_plan!r}"
+            f"a table runs verify jobs, plan jobs and apply jobs of an approved plan, not {kind} "
+            f"{approved_plan!r}"
         )
 
 
@@ -200,6 +215,7 @@ def parse_spec(spec: Mapping[str, Any]) -> TableSpec:
     )
     engine = _choice({e.value: e for e in Engine}, spec.get("engine"), "spec.engine", problems)
     spark = _spark(_section(spec, "spec", "spark", problems, optional=True) or {}, problems)
+    verify = _verify(_section(spec, "spec", "verify", problems, optional=True), problems)
     if problems or rules is None:
         raise InvalidSpecError("; ".join(problems))
     return TableSpec(
@@ -216,6 +232,7 @@ def parse_spec(spec: Mapping[str, Any]) -> TableSpec:
         metadata_table=metadata_table or MetadataTablePolicy.REFUSE,
         engine=engine or Engine.AUTO,
         spark=spark,
+        verify=verify,
     )
 
 
@@ -384,11 +401,24 @@ def _duration(value: object, problems: _Problems) -> int | None:
     """Seconds from ``90m``, ``24h`` or ``7d`` (one number, one unit), within the CRD's bounds."""
     if value is None:
         return None
-    match = _DURATION.fullmatch(value) if isinstance(value, str) else None
-    if match is None:
+    seconds = parse_duration(value) if isinstance(value, str) else None
+    if seconds is None:
         problems.wrong("spec.buckets.sizing.replanEvery", _DURATION_FORMAT, value)
+    return seconds
+
+
+def _verify(raw: Mapping[str, Any] | None, problems: _Problems) -> Schedule | None:
+    """spec.verify.schedule: when the layout is checked (None: never)."""
+    value = None if raw is None else raw.get("schedule")
+    if value is None:
         return None
-    return next(int(n) * unit for n, unit in zip(match.groups(), _DURATION_UNITS, strict=True) if n)
+    try:
+        if isinstance(value, str):
+            return Schedule.parse(value)
+    except ScheduleError:
+        pass
+    problems.wrong("spec.verify.schedule", SCHEDULE_FORMAT, value)
+    return None
 
 
 def _sizing(raw: Mapping[str, Any], problems: _Problems) -> SizingPolicy | None:

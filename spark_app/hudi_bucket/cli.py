@@ -37,7 +37,7 @@ from hudi_bucket.contract.requests import (
     build_parser,
     request_from,
 )
-from hudi_bucket.errors import HudiBucketError
+from hudi_bucket.errors import HudiBucketError, LayoutViolationError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -53,8 +53,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         outcome, message, result = COMMANDS[kind](spark, request)
         report = JobReport(kind, args.table, outcome, message, started, now_iso(), result)
     except HudiBucketError as err:
+        # A failed verify still reports what it checked (its violations), for the operator's status.
+        found = err.result if isinstance(err, LayoutViolationError) else {}
         report = JobReport(
-            kind, args.table, Outcome.FAILED, str(err), started, now_iso(), error=JobError.of(err)
+            kind, args.table, Outcome.FAILED, str(err), started, now_iso(), found, JobError.of(err)
         )
     if getattr(args, "report", ""):
         try:
@@ -120,6 +122,7 @@ def _plan(spark: Any, request: PlanRequest) -> CommandResult:
         "already converged: nothing to do"
         if the_plan.is_noop
         else f"plan {the_plan.plan_id}: rewrite {totals['partitions']} partition(s), {totals['rows']} row(s)"
+        + (f", {totals['repairs']} of them to repair their layout" if totals["repairs"] else "")
         + (", new config version" if the_plan.config_changes else "")
     )
     if sizing is not None:
@@ -145,6 +148,11 @@ def _apply(spark: Any, request: ApplyRequest) -> CommandResult:
         f"committed {result.instant}: {len(result.plan.changes)} partition(s) rewritten, "
         f"{result.rows_written} row(s) in {result.files_written} file(s)"
     )
+    if result.partitions_repaired:
+        message += (
+            f"; {result.partitions_repaired} partition(s) repaired, {result.duplicates_resolved} key(s) "
+            "held by two file groups kept one copy"
+        )
     return Outcome.SUCCEEDED, message, {**result.to_dict(), **facts}
 
 

@@ -95,7 +95,10 @@ class PreflightError(HudiBucketError):
 class LayoutViolationError(HudiBucketError):
     """`verify` found records or file groups that break the bucket layout."""
 
-    hint = "apply the rules again (partitions that violate their layout are repaired), or roll back the last rescale"
+    hint = (
+        "apply the rules again with --check-records (partitions that violate their layout are repaired), "
+        "or roll back the last rescale"
+    )
 
     def __init__(self, message: str, *, result: dict[str, object]) -> None:
         super().__init__(message)

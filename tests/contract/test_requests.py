@@ -56,6 +56,7 @@ EVERY_OPTION: dict[JobKind, JobRequest] = {
             disable_metadata_table=True,
             engine=Engine.NATIVE,
             sizing=SIZING,
+            check_records=True,
         ),
     ),
     JobKind.APPLY: ApplyRequest(
@@ -67,6 +68,7 @@ EVERY_OPTION: dict[JobKind, JobRequest] = {
             disable_metadata_table=True,
             engine=Engine.HUDI,
             sizing=SIZING,
+            check_records=True,
             approved_plan=PLAN_ID,
             full_shuffle=True,
         ),

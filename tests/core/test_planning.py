@@ -170,6 +170,25 @@ def test_a_broken_layout_with_a_changing_count_is_a_rescale_that_needs_a_shuffle
     assert not plan.changes[0].shuffle_free
 
 
+def test_partitions_whose_records_are_misplaced_are_repaired_with_a_shuffle_apart_from_rescales() -> None:
+    layouts = [laid_out("dt=1", 8, rows=3), laid_out("dt=2", 8), laid_out("dt=3", 8)]
+    plan = make_plan(layouts, rules("dt=3,8", 8), rules("dt=3,16", 8), PY, misplaced=["dt=1", "dt=3"])
+    assert summary(plan) == [("dt=1", 8, 8, REPAIR), ("dt=3", 8, 16, REPAIR)]
+    assert not any(c.shuffle_free for c in plan.changes)
+    assert [c.partition for c in plan.repairs] == ["dt=1", "dt=3"]
+    assert plan.totals()["repairs"] == 2
+    assert plan.summary(max_items=1)["repairs"] == 2
+
+
+def test_misplaced_records_change_the_plan_id() -> None:
+    layouts = [laid_out("dt=1", 8)]
+    clean = make_plan(layouts, rules("x,1", 8), rules("x,1", 8), PY)
+    broken = make_plan(layouts, rules("x,1", 8), rules("x,1", 8), PY, misplaced=["dt=1"])
+    assert clean.is_noop
+    assert not broken.is_noop
+    assert broken.plan_id != clean.plan_id
+
+
 def test_a_converged_table_is_a_noop() -> None:
     layouts = [laid_out("dt=1", 16), laid_out("dt=2", [0, 3, 7]), PartitionLayout("dt=3", ())]
     plan = make_plan(layouts, rules("dt=1,16", 8), rules("dt=1,16", 8), PY)
@@ -341,7 +360,7 @@ def test_reports_round_trip_through_json(plan: Plan) -> None:
 
 def test_a_report_carries_totals_and_the_config_decision() -> None:
     report = plan_of().to_dict()
-    assert (report["partitions"], report["rows"], report["bytes"]) == (2, 5, 50)
+    assert (report["partitions"], report["repairs"], report["rows"], report["bytes"]) == (2, 1, 5, 50)
     assert report["desired"] == {"expressions": "dt=1,16", "default": 8, "rule": "regex"}
     assert report["configChanges"] is True
     assert report["noop"] is False

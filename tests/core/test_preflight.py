@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import pytest
 
-from hudi_bucket.core.engine import Engine, choose_engine
+from hudi_bucket.core.engine import Engine, choose_engine, native_repair_hint
 from hudi_bucket.core.preflight import (
     METADATA_TABLE_NOTE,
     Check,
@@ -270,6 +270,12 @@ def test_auto_picks_native_where_native_can_else_hudi(
     assert choose_engine(Engine.AUTO, facts, disable_metadata_table=disable) is chosen
     result = preflight(facts, our_pending=frozenset(), disable_metadata_table=disable, engine=Engine.AUTO)
     assert (result.ok, result.engine) == (True, chosen)
+
+
+def test_a_repair_refused_by_the_hudi_engine_names_what_lets_native_run() -> None:
+    assert "no engine repairs a MERGE_ON_READ table" in native_repair_hint(Engine.AUTO, MOR)
+    assert "--disable-metadata-table" in native_repair_hint(Engine.AUTO, WITH_MDT)
+    assert "engine: Native" in native_repair_hint(Engine.HUDI, WITH_MDT)
 
 
 def test_the_hudi_engine_takes_every_shape_hudi_writes_but_not_an_old_table_version() -> None:

@@ -24,6 +24,7 @@ from kubernetes import client
 from object_store.server import S3Server
 from pyarrow import fs as pafs
 
+import bucket_tables
 from control_plane import ControlPlane
 from harness import (
     Cluster,
@@ -36,7 +37,7 @@ from harness import (
 from hudi_bucket import cli
 from hudi_bucket.contract.requests import WriteOptions
 from hudi_bucket.jobs.write import write
-from hudi_spark import hudi_write
+from hudi_spark import data_rows, hudi_read, hudi_write
 from hudi_tables import MERGE_ON_READ, one_record_per_key, write_hudi_bucket_table
 from hudi_tables import records as hudi_records
 from rbac_rules import Permission, granted
@@ -174,6 +175,53 @@ def test_the_automatic_policy_applies_each_plan(world: World) -> None:
     assert cluster.job_kinds(LAKE, "events") == ["plan", "apply"]
     assert status["history"][0]["outcome"] == "Succeeded"
     assert cli.main(["verify", "--table", str(uri)]) == 0
+
+
+def test_a_drifted_layout_is_found_on_schedule_and_repaired_once_approved(world: World, spark: Any) -> None:
+    """Another writer breaks a Ready table where no plan can see it (a record in the wrong bucket, a
+    second version of a key in another bucket); spec.verify's check finds it, LayoutHealthy turns False,
+    the repair plan waits for approval, its apply mends the layout and the check after it passes."""
+    cluster, uri = world.cluster, world.table_copy("drifted")
+    cluster.create_table(LAKE, "drifted", spec(uri, policy="Automatic"))
+    cluster.phase_is(LAKE, "drifted", "Ready")
+    before = rows(uri)
+    bucket_tables.break_by_moving_a_record(uri, "day=2025-11-11")
+    _, key = bucket_tables.break_by_copying_a_record(uri, "day=2025-11-10", amount=999.0)
+
+    verify = {"schedule": "7d"}  # never checked: checked once Ready, then weekly
+    cluster.patch_table(LAKE, "drifted", {"spec": {"apply": {"policy": "Manual"}, "verify": verify}})
+    status = cluster.phase_is(LAKE, "drifted", "AwaitingApproval", timeout=180)
+    healthy = next(c for c in status["conditions"] if c["type"] == "LayoutHealthy")
+    assert (healthy["status"], healthy["reason"]) == ("False", "LayoutViolation")
+    assert (status["layout"]["violations"], status["layout"]["partitions"]) == (2, 2)
+    assert (status["plan"]["partitions"], status["plan"]["repairs"]) == (2, 2)
+    assert {item["reason"] for item in status["plan"]["items"]} == {"repair"}
+    until(
+        lambda: any(e.startswith("LayoutViolation") for e in cluster.events(LAKE, "drifted")),
+        30,
+        "the LayoutViolation event",
+    )
+
+    approve = {"spec": {"apply": {"policy": "Manual", "approvedPlan": status["plan"]["id"]}}}
+    cluster.patch_table(LAKE, "drifted", approve)
+
+    def mended() -> dict[str, Any] | None:
+        status = cluster.status(LAKE, "drifted")
+        conditions = {c["type"]: c["status"] for c in status.get("conditions") or []}
+        settled = status.get("phase") == "Ready" and conditions.get("LayoutHealthy") == "True"
+        return status if settled else None
+
+    status = until(mended, 240, "the repaired table to be Ready with a healthy layout")
+    assert (status["history"][0]["repairs"], status["history"][0]["duplicatesResolved"]) == (2, 1)
+    assert status["layout"]["violations"] == 0
+    assert "verify" in cluster.job_kinds(LAKE, "drifted")
+    until(lambda: any(e.startswith("Repaired") for e in cluster.events(LAKE, "drifted")), 30, "Repaired")
+    assert cli.main(["verify", "--table", str(uri)]) == 0
+    # Every key once, the copy written last winning (the table orders by commit time), in both readers.
+    expected = sorted(({**r, "amount": 999.0} if r["order_id"] == key else r for r in before), key=repr)
+    assert sorted(rows(uri), key=repr) == expected
+    hudi_rows = data_rows(hudi_read(spark, uri))  # (amount, day, order_id): columns by name
+    assert hudi_rows == sorted(((r["amount"], r["day"], r["order_id"]) for r in expected), key=repr)
 
 
 @pytest.mark.parametrize(

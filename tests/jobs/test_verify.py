@@ -10,12 +10,14 @@ import pytest
 from hudi_rs import records
 
 import bucket_tables
+from hudi_bucket.contract.reports import JobReport, LayoutCheck, Outcome
+from hudi_bucket.contract.requests import JobKind
 from hudi_bucket.core.buckets import is_bucket_file_id
 from hudi_bucket.core.recordkeys import KeyStyle
 from hudi_bucket.errors import InvalidBucketCountError
 from hudi_bucket.hudi.fs_view import list_partitions
 from hudi_bucket.hudi.table import load_table
-from hudi_bucket.jobs.verify import VerifyResult, Violation, ViolationKind, verify_table
+from hudi_bucket.jobs.layout_check import VerifyResult, Violation, ViolationKind, verify_table
 from hudi_bucket.storage import LocalStorage
 
 pytestmark = pytest.mark.spark
@@ -204,3 +206,22 @@ def test_the_report_is_bounded_and_counts_every_kind() -> None:
         "count": 1,
     }
     assert VerifyResult(0, 0, 0).to_dict()["truncated"] is False
+
+
+def test_the_operator_reads_what_verify_reports_whether_it_passed_or_not() -> None:
+    violations = (
+        Violation("day=1", "00000001-x-0", ViolationKind.MISPLACED_RECORDS, "detail", 3),
+        Violation("day=1", "00000002-y-0", ViolationKind.DUPLICATE_BUCKET, "detail"),
+        Violation("day=2", "00000001-z-0", ViolationKind.DUPLICATE_BUCKET, "detail"),
+    )
+    for result, outcome in (
+        (VerifyResult(2, 3, 9, violations), Outcome.FAILED),
+        (VerifyResult(2, 3, 9), Outcome.SUCCEEDED),
+    ):
+        report = JobReport(JobKind.VERIFY, "/t", outcome, "m", "t0", "t1", result.to_dict())
+        check = LayoutCheck.of(JobReport.from_json(report.to_json()))
+        assert check is not None
+        assert (check.checked_at, check.violations, check.ok) == ("t1", len(result.violations), result.ok)
+        assert check.partitions == tuple(sorted({v.partition for v in result.violations}))
+        assert check.partition_count == len(check.partitions)
+        assert dict(check.by_kind) == result.to_dict()["violationsByKind"]

@@ -27,7 +27,7 @@ from hudi_bucket.hudi.table_properties import read_table_properties, write_table
 from hudi_bucket.jobs import write as write_module
 from hudi_bucket.jobs.apply import apply
 from hudi_bucket.jobs.context import TableContext
-from hudi_bucket.jobs.verify import verify_table
+from hudi_bucket.jobs.layout_check import verify_table
 from hudi_bucket.jobs.write import SourceSchemaError, write
 from hudi_bucket.storage import LocalStorage
 

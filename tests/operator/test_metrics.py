@@ -1,4 +1,5 @@
-"""Metrics count what the operator records: jobs by kind and outcome, rescale durations and rows."""
+"""Metrics count what the operator records: jobs by kind and outcome, rescale durations and rows, layout
+violations found and partitions repaired."""
 
 from __future__ import annotations
 
@@ -34,3 +35,22 @@ def test_a_failed_plan_counts_as_failed_and_rewrites_nothing() -> None:
     metrics.record_job({"phase": "Stalled", "lastJob": {"name": "orders-plan-1", "kind": "plan"}})
     assert sample("hbo_jobs_finished_total", kind="plan", outcome="Failed") == failed + 1
     assert sample("hbo_rows_rewritten_total") == rows
+
+
+def test_a_layout_check_counts_the_violations_it_found_and_a_repair_the_partitions_it_mended() -> None:
+    found, repaired = sample("hbo_layout_violations_found_total"), sample("hbo_partitions_repaired_total")
+    metrics.record_job(
+        {
+            "phase": "Planning",
+            "lastJob": {"name": "orders-verify-1", "kind": "verify"},
+            "layout": {"violations": 3},
+        }
+    )
+    assert sample("hbo_layout_violations_found_total") == found + 3
+    status = {
+        "phase": "Ready",
+        "lastJob": {"name": "orders-apply-2", "kind": "apply"},
+        "history": [{"job": "orders-apply-2", "seconds": 1.0, "rows": 10, "repairs": 2}],
+    }
+    metrics.record_job(status)
+    assert sample("hbo_partitions_repaired_total") == repaired + 2

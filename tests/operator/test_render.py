@@ -184,7 +184,7 @@ def test_the_table_specs_rendered_here_are_admitted(spec: dict[str, Any]) -> Non
 # --- manifests --------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("kind", ["plan", "apply"])
+@pytest.mark.parametrize("kind", ["verify", "plan", "apply"])
 @pytest.mark.parametrize("spec", [MINIMAL_SPEC, FULL_SPEC], ids=["defaults", "full"])
 def test_manifests_are_valid_against_the_crd(kind: str, spec: dict[str, Any]) -> None:
     manifest = render(spec, kind)
@@ -274,7 +274,7 @@ def test_a_value_set_in_the_spec_wins_even_when_it_equals_the_builtin_default() 
 # --- arguments ------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("kind", ["plan", "apply"])
+@pytest.mark.parametrize("kind", ["verify", "plan", "apply"])
 @pytest.mark.parametrize("spec", [MINIMAL_SPEC, FULL_SPEC], ids=["defaults", "full"])
 def test_the_arguments_are_the_jobs_request_reporting_into_its_configmap(
     kind: str, spec: dict[str, Any]

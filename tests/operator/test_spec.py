@@ -26,7 +26,14 @@ from hbt_admission import (
     with_spec,
     without_spec,
 )
-from hudi_bucket.contract.requests import ApplyRequest, JobKind, PlanRequest, RescaleOptions, parse_argv
+from hudi_bucket.contract.requests import (
+    ApplyRequest,
+    JobKind,
+    PlanRequest,
+    RescaleOptions,
+    VerifyRequest,
+    parse_argv,
+)
 from hudi_bucket.core.engine import Engine
 from hudi_bucket.core.recordkeys import KeyStyle
 from hudi_bucket.core.rules import MAX_BUCKETS, BucketRules, Rule
@@ -202,8 +209,36 @@ def test_an_apply_without_its_plan_or_another_kind_of_job_is_a_bug() -> None:
     spec = parse_spec(SMALL["spec"])
     with pytest.raises(ValueError, match="apply jobs of an approved plan"):
         spec.job_request(JobKind.APPLY)
-    with pytest.raises(ValueError, match="not verify"):
-        spec.job_request(JobKind.VERIFY)
+    with pytest.raises(ValueError, match="not show"):
+        spec.job_request(JobKind.SHOW)
+
+
+def test_a_table_may_have_its_layout_checked_on_a_schedule() -> None:
+    assert parse_spec(SMALL["spec"]).verify is None
+    for schedule in ("6h", "0 3 * * *"):
+        manifest = with_spec(SMALL, "verify", {"schedule": schedule})
+        spec = parse_spec(manifest["spec"])
+        assert spec.verify is not None
+        assert spec.verify.text == schedule
+        assert ADMISSION.errors(manifest) == []
+        assert spec.job_request(JobKind.VERIFY) == VerifyRequest(table=spec.uri)
+
+
+@pytest.mark.parametrize("schedule", ["daily", "0 3 * *", "61 * * * *", 6])
+def test_a_schedule_that_is_neither_interval_nor_cron_is_refused(schedule: object) -> None:
+    message = refusal(with_spec(SMALL, "verify", {"schedule": schedule})["spec"])
+    assert "spec.verify.schedule must be an interval in minutes, hours or days" in message
+
+
+def test_a_repair_plan_and_its_apply_read_every_record() -> None:
+    spec = parse_spec(SMALL["spec"])
+    plan = spec.job_request(JobKind.PLAN, check_records=True)
+    apply = spec.job_request(JobKind.APPLY, approved_plan=PLAN_ID, check_records=True)
+    assert isinstance(plan, PlanRequest)
+    assert isinstance(apply, ApplyRequest)
+    assert plan.rescale.check_records
+    assert apply.rescale.check_records
+    assert parse_argv(apply.to_argv()) == apply
 
 
 @pytest.mark.parametrize("kind", [JobKind.PLAN, JobKind.APPLY])

@@ -73,6 +73,23 @@ def test_overwrite_replaces_the_content(storage: Storage) -> None:
     assert storage.read("f") == b"short"
 
 
+@pytest.mark.spark
+def test_an_overwritten_file_stays_readable_by_hadoop(storage: Storage, on_disk: Path, spark: Any) -> None:
+    """Hudi writes local tables through Hadoop's checksummed LocalFileSystem (``.name.crc`` beside each
+    file); after we overwrite such a file (hoodie.properties), Hadoop must still read it."""
+    jvm = spark.sparkContext._jvm
+    checksummed = jvm.org.apache.hadoop.fs.FileSystem.getLocal(spark.sparkContext._jsc.hadoopConfiguration())
+    path = jvm.org.apache.hadoop.fs.Path((on_disk / "f").as_uri())
+    out = checksummed.create(path, True)
+    out.write(bytearray(b"written by Hudi"))
+    out.close()
+    assert (on_disk / ".f.crc").exists()
+
+    storage.write("f", b"ours", overwrite=True)
+
+    assert bytes(jvm.org.apache.commons.io.IOUtils.toByteArray(checksummed.open(path))) == b"ours"
+
+
 def test_overwrite_creates_a_missing_file(storage: Storage) -> None:
     storage.write("new/f", b"x", overwrite=True)
     assert storage.read("new/f") == b"x"

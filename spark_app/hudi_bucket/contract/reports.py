@@ -3,7 +3,8 @@ travels in a cluster.
 
 One JSON document per run. ``outcome`` is the one field a reader must look at first; ``result`` is the
 command's own payload. The operator reads the results of plan and apply (``PlanResult``, ``ApplyResult``,
-with ``TableBuckets`` beside either); the other commands' results are for people. Keys are camelCase, as
+with ``TableBuckets`` beside either) and of verify (``LayoutCheck``); the other commands' results are for
+people. Keys are camelCase, as
 in the Kubernetes status they end up in. The job and the operator are released together and ``version``
 names the shape: a reader refuses a report of another shape (``ReportError``) rather than misread it.
 """
@@ -267,6 +268,11 @@ class ApplyResult:
     shuffle_free: bool
     notes: tuple[str, ...]
     writer_options: Mapping[str, str]  # what every Hudi writer of the table must set from now on
+    duplicates_resolved: int = 0  # keys a repair found in two file groups and kept one copy of
+
+    @property
+    def partitions_repaired(self) -> int:
+        return 0 if self.instant is None else len(self.plan.repairs)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -278,6 +284,7 @@ class ApplyResult:
             "bytesWritten": self.bytes_written,
             "seconds": round(self.seconds, 3),
             "shuffleFree": self.shuffle_free,
+            "duplicatesResolved": self.duplicates_resolved,
             "notes": list(self.notes),
         }
 
@@ -294,7 +301,48 @@ class ApplyResult:
                 shuffle_free=result["shuffleFree"],
                 notes=tuple(result["notes"]),
                 writer_options=dict(result["writerOptions"]),
+                duplicates_resolved=result["duplicatesResolved"],
             )
+
+
+@dataclass(frozen=True)
+class LayoutCheck:
+    """What a verify job found (its result, whether it passed or failed on violations): the operator's
+    status.layout and LayoutHealthy condition."""
+
+    checked_at: str
+    violations: int
+    by_kind: Mapping[str, int]
+    partition_count: int
+    partitions: tuple[str, ...]  # the first of them, sorted
+
+    @property
+    def ok(self) -> bool:
+        return self.violations == 0
+
+    @classmethod
+    def of(cls, report: JobReport) -> LayoutCheck | None:
+        """The check a verify report holds; None when the job failed before checking."""
+        if report.command is not JobKind.VERIFY or "violationCount" not in report.result:
+            return None
+        with _reading("the layout check"):
+            result = report.result
+            return cls(
+                report.finished,
+                int(result["violationCount"]),
+                dict(result["violationsByKind"]),
+                int(result["partitionCount"]),
+                tuple(result["partitions"]),
+            )
+
+    def to_status(self, max_items: int) -> dict[str, Any]:
+        return {
+            "checkedAt": self.checked_at,
+            "violations": self.violations,
+            "byKind": dict(self.by_kind),
+            "partitions": self.partition_count,
+            "items": list(self.partitions[:max_items]),
+        }
 
 
 # --- where a report goes in a cluster --------------------------------------------------------------------

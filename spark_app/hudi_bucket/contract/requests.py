@@ -58,6 +58,7 @@ class RescaleOptions:
     disable_metadata_table: bool = False
     engine: Engine = Engine.AUTO  # who rewrites: see core.engine
     sizing: SizingPolicy | None = None  # None: the rules as given, no sizing
+    check_records: bool = False  # also read every record's key: repair partitions with misplaced records
 
     OPTIONS: ClassVar[tuple[Option, ...]] = (
         Rules(),
@@ -83,6 +84,12 @@ class RescaleOptions:
             render=lambda engine: engine.value,
             choices=tuple(Engine),
             metavar="{" + ",".join(engine.value for engine in Engine) + "}",
+        ),
+        Switch(
+            "--check-records",
+            "check_records",
+            "check every record's bucket as verify does (reads every key) and repair the partitions "
+            "with misplaced records or a key in two file groups",
         ),
     )
 

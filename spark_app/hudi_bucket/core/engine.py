@@ -35,3 +35,19 @@ def choose_engine(requested: Engine, facts: _Facts, *, disable_metadata_table: b
         return requested
     needs_hudi = facts.is_merge_on_read or (facts.metadata_table_live and not disable_metadata_table)
     return Engine.HUDI if needs_hudi else Engine.NATIVE
+
+
+def native_repair_hint(requested: Engine, facts: _Facts) -> str:
+    """What to do when a plan that repairs a layout came to the Hudi engine, whose procedure repairs
+    nothing: only the Native engine repairs, and only copy-on-write tables without a live metadata table."""
+    if facts.is_merge_on_read:
+        return (
+            "no engine repairs a MERGE_ON_READ table: the Native engine rewrites copy-on-write tables only; "
+            "repair it with Hudi's own tools (or rewrite the partitions with a correctly configured writer)"
+        )
+    if requested is Engine.AUTO:
+        return (
+            "engine Auto chose Hudi for the live metadata table; allow it to be disabled (metadataTable: "
+            "Disable, --disable-metadata-table) and Auto picks the Native engine, which repairs"
+        )
+    return "use the Native engine (engine: Native or Auto, --engine), which repairs"

@@ -2,7 +2,8 @@
 
 Like Hudi's rescale, we rewrite a partition when its bucket count changes; also when its layout already
 breaks the bucket index (a bucket id past N, or two live file groups with one bucket id: what failed
-writes leave behind), and every partition when converting a table with no bucket layout yet. The plan
+writes leave behind, or records that a record-level check found in the wrong bucket), and every
+partition when converting a table with no bucket layout yet. The plan
 id hashes only what ``apply`` would do, so an approval holds as long as the rewrite would be the same.
 """
 
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from itertools import pairwise
@@ -29,7 +30,7 @@ _REPLAN = "plan again; do not edit plan reports"
 class ChangeReason(StrEnum):
     RESCALE = "rescale"  # the partition's bucket count changes
     CONVERT = "convert"  # the table has no bucket layout yet
-    REPAIR = "repair"  # the count stays, but the layout breaks the bucket index
+    REPAIR = "repair"  # the layout breaks the bucket index (file ids, or records in the wrong bucket)
 
 
 @dataclass(frozen=True)
@@ -155,9 +156,16 @@ class Plan:
         current = None if self.current is None else _config_dict(self.current)
         return {"desired": _config_dict(self.desired), "current": current}
 
+    @property
+    def repairs(self) -> tuple[PartitionChange, ...]:
+        return tuple(c for c in self.changes if c.reason is ChangeReason.REPAIR)
+
     def totals(self) -> dict[str, int]:
+        """How much the plan rewrites; ``repairs`` counts the partitions among them rewritten to mend
+        their layout (the others are rescaled or converted)."""
         return {
             "partitions": len(self.changes),
+            "repairs": len(self.repairs),
             "rows": sum(c.rows for c in self.changes),
             "bytes": sum(c.bytes for c in self.changes),
         }
@@ -219,6 +227,7 @@ def make_plan(
     current_buckets: int | None = None,
     convert: bool = False,
     base_instant: str | None = None,
+    misplaced: Collection[str] = (),
 ) -> Plan:
     """Plan the move from ``current`` (None: no config in force) to ``desired``.
 
@@ -227,6 +236,8 @@ def make_plan(
     rewritten: its file ids are not bucket ids, whatever digits they may happen to start with.
     Both only say how to onboard a table: once a config is in force it is the truth, and they are
     ignored, so that a declared spec stays valid after its first apply.
+    ``misplaced`` names the partitions whose records a record-level check (``verify``) found out of
+    their buckets: each is repaired, with a shuffle, whether or not its count changes.
     """
     desired.validate(matcher)
     _check_options(current_buckets, convert)
@@ -245,7 +256,9 @@ def make_plan(
             changes.append(_change(layout, None, new, ChangeReason.CONVERT))
             continue
         old = fallback if current is None else _buckets_in_force(current, layout.partition, matcher)
-        if old != new:
+        if layout.partition in misplaced:
+            changes.append(_change(layout, old, new, ChangeReason.REPAIR))
+        elif old != new:
             changes.append(_change(layout, old, new, ChangeReason.RESCALE, is_shuffle_free(layout, old, new)))
         elif not layout.is_clean(old):
             changes.append(_change(layout, old, new, ChangeReason.REPAIR))

@@ -16,9 +16,17 @@ import time
 from hudi_bucket.contract.reports import ApplyResult
 from hudi_bucket.contract.requests import ApplyOptions, RescaleOptions
 from hudi_bucket.core.commits import INSERT_OVERWRITE, CommitMetadata
-from hudi_bucket.core.engine import Engine
+from hudi_bucket.core.engine import Engine, native_repair_hint
+from hudi_bucket.core.filegroups import FileGroup
 from hudi_bucket.core.hashing_config import HashingConfig
-from hudi_bucket.core.planning import Plan, layout_from_file_groups, make_plan
+from hudi_bucket.core.planning import (
+    ChangeReason,
+    PartitionChange,
+    PartitionLayout,
+    Plan,
+    layout_from_file_groups,
+    make_plan,
+)
 from hudi_bucket.core.preflight import (
     PreflightResult,
     completed_after,
@@ -34,8 +42,12 @@ from hudi_bucket.hudi.table import disable_metadata_table, latest_table_schema, 
 from hudi_bucket.jobs.context import TableContext
 from hudi_bucket.jobs.hudi_engine import PROCEDURE, refuse_what_hudi_cannot_plan, rescale_with_hudi
 from hudi_bucket.jobs.instants import our_instant, refuse_if_taken_away
+from hudi_bucket.jobs.layout_check import ViolationKind, verify_table
 from hudi_bucket.jobs.preconditions import check_table, roll_back_our_leftovers
 from hudi_bucket.jobs.rescale import PartitionRewrite, rewrite_partitions
+
+# What only a record-level check finds; the file ids' own violations are the plan's (PartitionLayout).
+_RECORD_VIOLATIONS = frozenset({ViolationKind.MISPLACED_RECORDS})
 
 
 class PlanNotApprovedError(PlanError):
@@ -88,10 +100,37 @@ def sized_plan(ctx: TableContext, options: RescaleOptions) -> tuple[Plan, Prefli
         current_buckets=options.current_buckets,
         convert=options.convert,
         base_instant=latest.timestamp if latest else None,
+        misplaced=_misplaced(ctx, current, options) if options.check_records else (),
     )
     if checks.engine is Engine.HUDI:
-        refuse_what_hudi_cannot_plan(result, in_force)
+        hint = native_repair_hint(engine, table.facts()) if in_force is not None else ""
+        refuse_what_hudi_cannot_plan(result, in_force, hint)
     return result, checks, sizing
+
+
+def _misplaced(ctx: TableContext, current: BucketRules | None, options: RescaleOptions) -> frozenset[str]:
+    """The partitions whose records are not all in their buckets under the counts in force (verify's
+    record check; a table being converted has no buckets to check)."""
+    if options.convert:
+        return frozenset()
+    found = verify_table(
+        ctx.spark,
+        ctx.storage,
+        ctx.table,
+        rules_for_partition=lambda partition: _count_in_force(current, options, partition, ctx),
+        hash_fields=ctx.hash_fields,
+        key_style=ctx.key_style,
+    )
+    return frozenset(v.partition for v in found.violations if v.kind in _RECORD_VIOLATIONS)
+
+
+def _count_in_force(
+    current: BucketRules | None, options: RescaleOptions, partition: str, ctx: TableContext
+) -> int:
+    count = _count_now(current, options, partition, ctx)
+    if count is None:
+        raise PlanError(f"partition {partition!r} has no bucket count to check its records against")
+    return count
 
 
 def _count_now(
@@ -118,6 +157,7 @@ def apply(ctx: TableContext, options: ApplyOptions) -> ApplyResult:
     writers = writer_options(the_plan.desired, ctx.hash_fields)
     if the_plan.is_noop:
         return ApplyResult(the_plan, None, 0, 0, 0, time.monotonic() - started, False, tuple(notes), writers)
+    resolved = 0
     if checks.disable_metadata_table:
         ctx = ctx.reload()
         disable_metadata_table(ctx.storage, ctx.table)
@@ -129,7 +169,7 @@ def apply(ctx: TableContext, options: ApplyOptions) -> ApplyResult:
         notes.append(f"rewritten by Hudi's {PROCEDURE} procedure (engine Hudi)")
     else:
         shuffle_free = not options.full_shuffle and all(c.shuffle_free for c in the_plan.changes)
-        instant, stats, shuffle_free = _rescale(ctx, the_plan, the_plan.desired, shuffle_free)
+        instant, stats, shuffle_free, resolved = _rescale(ctx, the_plan, the_plan.desired, shuffle_free)
         config_store.archive_old_versions(ctx.storage, _first_active_commit(ctx.reload().table.timeline))
     return ApplyResult(
         the_plan,
@@ -141,13 +181,15 @@ def apply(ctx: TableContext, options: ApplyOptions) -> ApplyResult:
         shuffle_free,
         tuple(notes),
         writers,
+        resolved,
     )
 
 
 def _rescale(
     ctx: TableContext, the_plan: Plan, desired: BucketRules, shuffle_free: bool
-) -> tuple[str, tuple, bool]:
-    """Returns the instant, its write stats, and whether the rewrite went without a shuffle."""
+) -> tuple[str, tuple, bool, int]:
+    """Returns the instant, its write stats, whether the rewrite went without a shuffle, and how many keys
+    held by two file groups kept one copy."""
     storage, table = ctx.storage, ctx.table
     store = timeline_store(storage, table)
     partitions = tuple(c.partition for c in the_plan.changes)
@@ -158,11 +200,17 @@ def _rescale(
         groups = load_file_groups(storage, table, partitions)
         rewrites = [
             PartitionRewrite(
-                c.partition, c.new_buckets, groups[c.partition], c.old_buckets if c.shuffle_free else None
+                c.partition,
+                c.new_buckets,
+                groups[c.partition],
+                c.old_buckets if c.shuffle_free else None,
+                _may_hold_a_key_twice(c, groups[c.partition]),
             )
             for c in the_plan.changes
         ]
-        stats, shuffle_free = rewrite_partitions(ctx, rewrites, instant=instant, shuffle_free=shuffle_free)
+        stats, shuffle_free, resolved = rewrite_partitions(
+            ctx, rewrites, instant=instant, shuffle_free=shuffle_free
+        )
         refuse_if_taken_away(ctx, instant)
         _refuse_concurrent_writes(ctx, before, instant, partitions)
         # Saved while T is pending, as Hudi does, but last: a table's first version makes the configs
@@ -180,7 +228,16 @@ def _rescale(
                 extra_metadata={"schema": latest_table_schema(storage, table) or ""},
             ),
         )
-    return instant, stats, shuffle_free
+    return instant, stats, shuffle_free, resolved
+
+
+def _may_hold_a_key_twice(change: PartitionChange, groups: tuple[FileGroup, ...]) -> bool:
+    """Whether two of the partition's file groups may hold one key: a repair, or a rescale of a broken
+    layout. A clean layout whose records were not all checked is trusted, as Hudi's writers trust it."""
+    if change.reason is ChangeReason.REPAIR:
+        return True
+    layout = PartitionLayout(change.partition, tuple(g.file_id for g in groups))
+    return change.old_buckets is not None and not layout.is_clean(change.old_buckets)
 
 
 def _refuse_concurrent_writes(

@@ -50,10 +50,11 @@ class HudiEngineError(HudiBucketError):
     hint = "see the driver log for Hudi's own message; the table is as Hudi left it (its timeline tells)"
 
 
-def refuse_what_hudi_cannot_plan(plan: Plan, in_force: Any) -> None:
+def refuse_what_hudi_cannot_plan(plan: Plan, in_force: Any, repair_hint: str = "") -> None:
     """Refuse a plan Hudi's procedure would carry out wrongly. It rewrites only partitions whose count
-    changes, never one laid out against its count (a repair); and it upgrades a table without a
-    hashing_config by taking the new default for every partition's current count."""
+    changes, never one laid out against its count (a repair; ``repair_hint`` says what to do instead);
+    and it upgrades a table without a hashing_config by taking the new default for every partition's
+    current count."""
     converted = sorted(c.partition for c in plan.changes if c.old_buckets is None)
     if converted:
         raise PlanError(
@@ -66,7 +67,8 @@ def refuse_what_hudi_cannot_plan(plan: Plan, in_force: Any) -> None:
         raise PlanError(
             f"{len(repairs)} partition(s) are not laid out in the buckets their count says (e.g. "
             f"{repairs[0]!r}); Hudi's procedure rewrites only partitions whose count changes",
-            hint="use the Native engine, or give a plain bucket-index table's count (currentBuckets, "
+            hint=repair_hint
+            or "use the Native engine, or give a plain bucket-index table's count (currentBuckets, "
             "--current-buckets)",
         )
     others = sorted({c.old_buckets for c in plan.changes if c.old_buckets != plan.desired.default})

@@ -31,6 +31,7 @@ from hudi_bucket.errors import HudiBucketError
 from hudi_bucket.jobs.bucket_files import Grouping, write_bucket_files
 from hudi_bucket.jobs.bucketing import key_taken_whole
 from hudi_bucket.jobs.context import TableContext
+from hudi_bucket.jobs.duplicates import RESOLVED, keep_winning_copies, ordering_of, refuse_custom_merge
 from hudi_bucket.jobs.session import scoped_conf
 from hudi_bucket.jobs.table_files import table_files
 
@@ -50,6 +51,7 @@ class PartitionRewrite:
     new_buckets: int
     groups: tuple[FileGroup, ...]  # the live file groups it replaces
     old_buckets: int | None = None  # set when the old layout is a clean bucket layout
+    resolve_duplicates: bool = False  # a key may be in two of its file groups: keep one copy (a repair)
 
     @property
     def base_files(self) -> tuple[BaseFile, ...]:
@@ -83,21 +85,28 @@ class RowCountMismatchError(HudiBucketError):
 
 def rewrite_partitions(
     ctx: TableContext, rewrites: Sequence[PartitionRewrite], *, instant: str, shuffle_free: bool
-) -> tuple[tuple[WriteStat, ...], bool]:
+) -> tuple[tuple[WriteStat, ...], bool, int]:
     """Write every row of the rewritten partitions into new bucket file groups for ``instant``. Returns
-    the files written, and whether the rewrite went without a shuffle (asked, and the files allow it)."""
+    the files written, whether the rewrite went without a shuffle (asked, and the files allow it), and
+    how many keys held by two file groups were resolved to one copy (``duplicates``)."""
     files = [f for r in rewrites for f in r.base_files]
     if not files:
-        return (), shuffle_free
+        return (), shuffle_free, 0
     spark, key_style = ctx.spark, ctx.key_style
     table = table_files(ctx, files)
     everything = table.read(files)
-    # One pass over the key column: the row count to check the write against, and whether the JVM
-    # can compute every bucket id.
-    expected, keys_split = everything.select(
-        F.count(F.lit(1)), F.count_if(~key_taken_whole(F.col(RECORD_KEY), key_style))
+    resolving = [r.partition for r in rewrites if r.resolve_duplicates]
+    if resolving:
+        everything = keep_winning_copies(everything, resolving, ordering_of(ctx.table.config))
+    # One pass over the key column: the row count to check the write against, whether the JVM can
+    # compute every bucket id, and how many keys lost a copy.
+    expected, keys_split, resolved = everything.select(
+        F.count(F.lit(1)),
+        F.count_if(~key_taken_whole(F.col(RECORD_KEY), key_style)),
+        F.count_if(F.col(RESOLVED)) if resolving else F.lit(0),
     ).first()
-    shuffle_free = shuffle_free and table.one_scan
+    refuse_custom_merge(ctx.table.config, resolved)
+    shuffle_free = shuffle_free and table.one_scan and not resolving
     if shuffle_free:
         rows = read_in_groups(table.read, [group for r in rewrites for group in r.task_groups()])
         grouping, read_conf = Grouping.PRESERVE, ONE_TASK_PER_READ
@@ -116,4 +125,4 @@ def rewrite_partitions(
     written = sum(s.num_writes for s in stats)
     if written != expected:
         raise RowCountMismatchError(f"read {expected} rows but wrote {written}")
-    return stats, shuffle_free
+    return stats, shuffle_free, resolved

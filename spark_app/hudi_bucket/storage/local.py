@@ -81,6 +81,9 @@ class LocalStorage:
                 f.write(data)
             if overwrite:
                 os.replace(tmp, target)
+                # The checksum Hadoop's LocalFileSystem kept of the old content (a table Hudi wrote on
+                # local disk): left behind, Hadoop would refuse the new content as corrupt.
+                target.with_name(f".{target.name}.crc").unlink(missing_ok=True)
             else:
                 try:
                     os.link(tmp, target)

@@ -1,0 +1,75 @@
+"""One copy of each key in a repaired partition, the one Hudi's merge would keep.
+
+A bucket index keeps each key in the one file group of its bucket. A broken layout may hold a key in two
+file groups (a copy in the wrong bucket, or two file groups of one bucket): a repair keeps the copies of
+one file group per key and drops the others. The winner is the copy with the greatest ordering value
+under the table's EVENT_TIME_ORDERING merge mode (a null is less than any value), else, and on a tie,
+the copy committed last (``_hoodie_commit_time``); then the greater file name, so that the choice is
+the same on every run. Copies of a key inside one file group are the writer's own (an insert may keep
+duplicates) and stay as they are. A table that merges with its own code (merge mode CUSTOM: a payload
+class or merger of its own) cannot be resolved here, and the repair is refused when it would have to.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import functions as F  # noqa: N812 (PySpark's own convention)
+
+from hudi_bucket.core.metafields import COMMIT_SEQNO, COMMIT_TIME, FILE_NAME, PARTITION_PATH, RECORD_KEY
+from hudi_bucket.core.properties import TableConfig
+from hudi_bucket.errors import HudiBucketError
+from hudi_bucket.hudi.table_creation import CUSTOM, EVENT_TIME_ORDERING, merge_mode
+
+RESOLVED = "__hbo_resolved"  # true on the winning copy of a key that was in more than one file group
+
+
+class CustomMergeError(HudiBucketError):
+    """Keys in two file groups of a table whose merge is custom code: which copy wins is that code's call."""
+
+    hint = (
+        "nothing was committed; keep one copy of each key with Hudi itself (e.g. delete the stray copies, "
+        "then upsert the version to keep), then apply again"
+    )
+
+
+def refuse_custom_merge(config: TableConfig, resolved: int) -> None:
+    """Refuse a repair that must choose between copies of keys when the table merges with custom code."""
+    if resolved and merge_mode(config) == CUSTOM:
+        raise CustomMergeError(
+            f"{resolved} key(s) are held by two file groups, and the table merges records with custom "
+            "code (hoodie.record.merge.mode CUSTOM), whose choice a repair cannot make"
+        )
+
+
+def ordering_of(config: TableConfig) -> tuple[str, ...]:
+    """The fields that decide between two copies of a key (none: the commit time alone decides)."""
+    return config.ordering_fields if merge_mode(config) == EVENT_TIME_ORDERING else ()
+
+
+def keep_winning_copies(rows: DataFrame, partitions: Collection[str], ordering: tuple[str, ...]) -> DataFrame:
+    """``rows`` (as ``TableFiles.read`` gives them) without the losing copies of keys held by two file
+    groups of ``partitions``, and a ``RESOLVED`` column that counts each such key once."""
+    partition, key = F.col(PARTITION_PATH), F.col(RECORD_KEY)
+    group = F.substring_index(F.col(FILE_NAME), "_", 1)  # a file id holds no '_'
+    copies = Window.partitionBy(partition, key)
+    best_first = copies.orderBy(
+        *(F.col(field).desc_nulls_last() for field in ordering),
+        F.col(COMMIT_TIME).desc_nulls_last(),
+        F.col(FILE_NAME).desc(),
+        F.col(COMMIT_SEQNO).desc_nulls_last(),
+    )
+    in_scope: Column = partition.isin(list(partitions)) & key.isNotNull()
+    held_twice = F.min(group).over(copies) != F.max(group).over(copies)
+    annotated = rows.select(
+        "*",
+        group.alias("__hbo_group"),
+        F.first(group).over(best_first).alias("__hbo_winner"),
+        (F.row_number().over(best_first) == 1).alias("__hbo_first"),
+        held_twice.alias("__hbo_twice"),
+    )
+    mine, winner = F.col("__hbo_group"), F.col("__hbo_winner")
+    kept = annotated.filter(~in_scope | (mine == winner))
+    resolved = in_scope & F.col("__hbo_twice") & F.col("__hbo_first")
+    return kept.select(*rows.columns, resolved.alias(RESOLVED))

@@ -1,0 +1,251 @@
+"""Drift: with spec.verify a Ready table's layout is checked on its schedule; what the check finds is
+status.layout and the LayoutHealthy condition; a violation turns into a plan that repairs it (approved
+as any plan), and a repair is checked again at once. `decide` alone, as in test_decide."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from hbt_resources import SPEC
+from hudi_bucket.contract.reports import (
+    ApplyResult,
+    JobError,
+    JobReport,
+    LayoutCheck,
+    Outcome,
+    PlanResult,
+    TableBuckets,
+)
+from hudi_bucket.contract.requests import ApplyRequest, JobKind, PlanRequest, VerifyRequest
+from hudi_bucket.core.planning import ChangeReason, PartitionChange, Plan
+from hudi_bucket.core.rules import BucketRules
+from hudi_bucket_operator.conditions import LAYOUT_HEALTHY, READY, condition
+from hudi_bucket_operator.reconcile import (
+    SEQUENCE,
+    VERIFY_ROUND,
+    Decision,
+    JobPhase,
+    Observed,
+    ObservedJob,
+    decide,
+)
+from hudi_bucket_operator.spec import PAUSED, RETRY
+
+NOW = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
+STAMP = "2026-11-23T12:00:00Z"
+RULES = BucketRules.parse("11-11,16", 4)
+REPAIR = PartitionChange("day=2026-11-10", 4, 4, 5, 100, 10, ChangeReason.REPAIR)
+REPAIR_PLAN, NOOP = Plan(RULES, RULES, (REPAIR,), "20261123100000000"), Plan(RULES, RULES, ())
+EVERY_6H = {**SPEC, "verify": {"schedule": "6h"}}
+NIGHTLY = {**SPEC, "verify": {"schedule": "0 3 * * *"}}
+ROUND = f"{VERIFY_ROUND}{int(NOW.timestamp())}"
+
+
+def ready(layout: dict[str, Any] | None = None, token: str = "") -> dict[str, Any]:
+    """The status of a table whose last job was recorded and left it Ready."""
+    status: dict[str, Any] = {
+        "observedGeneration": 1,
+        "conditions": [{"type": READY, "status": "True", "reason": "Converged", "lastTransitionTime": STAMP}],
+        "lastJob": {"name": "orders-plan-1", "kind": "plan", "generation": 1, "retryToken": token,
+                    "phase": "Completed", "recorded": True},
+    }  # fmt: skip
+    if layout is not None:
+        status["layout"] = layout
+    return status
+
+
+def verified(violations: int = 0, finished: str = STAMP) -> JobReport:
+    """A verify job's report: passed, or failed on ``violations`` (its result is the check either way)."""
+    partitions = ["day=2026-11-10"] if violations else []
+    result = {
+        "ok": not violations,
+        "violationCount": violations,
+        "violationsByKind": {"misplaced-records": violations} if violations else {},
+        "violations": [],
+        "partitionCount": len(partitions),
+        "partitions": partitions,
+    }
+    outcome, error = (Outcome.FAILED, JobError("LayoutViolationError", "x")) if violations else (
+        Outcome.SUCCEEDED, None)  # fmt: skip
+    return JobReport(JobKind.VERIFY, "s3a://x", outcome, "verify", "t0", finished, result, error)
+
+
+def planned(plan: Plan) -> JobReport:
+    result = {**PlanResult(plan, {}).to_dict(), **TableBuckets().to_dict()}
+    return JobReport(JobKind.PLAN, "s3a://x", Outcome.SUCCEEDED, "plan", "t0", "t1", result)
+
+
+def repaired(duplicates: int = 1) -> JobReport:
+    result = ApplyResult(REPAIR_PLAN, "20261123110000000", 1, 100, 10, 1.5, False, (), {}, duplicates)
+    body = {**result.to_dict(), **TableBuckets().to_dict()}
+    return JobReport(JobKind.APPLY, "s3a://x", Outcome.SUCCEEDED, "committed", "t0", "t1", body)
+
+
+def job(kind: JobKind, report: JobReport | None, token: str = ROUND, phase: JobPhase = JobPhase.COMPLETED,
+        generation: int = 1) -> ObservedJob:  # fmt: skip
+    sequence = SEQUENCE[kind]
+    return ObservedJob(
+        f"orders-{kind.value}-{generation}{token}", kind, generation, token, phase,
+        f"2026-11-23T11:0{sequence + 1}:00Z", sequence, "", report,
+    )  # fmt: skip
+
+
+def after(spec: dict[str, Any], status: dict[str, Any], *jobs: ObservedJob, **more: Any) -> Decision:
+    """The decision once ``jobs`` ran in the round the status's last job names."""
+    last = jobs[-1] if jobs else None
+    if last is not None:
+        status = {**status, "lastJob": {"name": "x", "generation": last.generation,
+                                        "retryToken": last.retry_token}}  # fmt: skip
+    return decide(Observed(spec, more.get("generation", 1), more.get("annotations", {}), status, jobs), NOW)
+
+
+def requested(decision: Decision) -> Any:
+    assert decision.submit is not None
+    return decision.submit.request
+
+
+# --- when a check runs ----------------------------------------------------------------------------------
+
+
+def test_a_ready_table_never_checked_is_checked_in_a_round_of_its_own() -> None:
+    decision = after(EVERY_6H, ready())
+    assert isinstance(requested(decision), VerifyRequest)
+    assert decision.submit is not None
+    assert (decision.submit.retry_token, decision.submit.sequence) == (ROUND, SEQUENCE[JobKind.VERIFY])
+    assert decision.status["phase"] == "Verifying"
+    assert [reason for _, reason, _ in decision.events] == ["Verifying"]
+
+
+@pytest.mark.parametrize(
+    ("spec", "checked", "due"),
+    [
+        (EVERY_6H, NOW - timedelta(hours=5, minutes=59), False),
+        (EVERY_6H, NOW - timedelta(hours=6), True),
+        (NIGHTLY, datetime(2026, 11, 23, 3, 0, 5, tzinfo=UTC), False),  # today's 03:00 ran
+        (NIGHTLY, datetime(2026, 11, 22, 23, 0, tzinfo=UTC), True),  # today's 03:00 is past, unchecked
+    ],
+)
+def test_a_check_is_due_on_the_schedule_counted_from_the_last(
+    spec: dict[str, Any], checked: datetime, due: bool
+) -> None:
+    layout = {"checkedAt": checked.isoformat().replace("+00:00", "Z"), "violations": 0}
+    decision = after(spec, ready(layout))
+    assert isinstance(decision.submit.request if decision.submit else None, VerifyRequest) is due
+
+
+def test_no_check_runs_without_a_schedule_while_paused_or_unless_ready() -> None:
+    assert after(SPEC, ready()).submit is None
+    assert after(EVERY_6H, ready(), annotations={PAUSED: "true"}).submit is None
+    awaiting = {**ready(), "conditions": [{"type": READY, "status": "False", "reason": "AwaitingApproval"}]}
+    assert after(EVERY_6H, awaiting).submit is None
+
+
+def test_a_check_runs_under_the_retry_annotation_too() -> None:
+    decision = after(EVERY_6H, ready(token="7"), annotations={RETRY: "7"})
+    assert decision.submit is not None
+    assert decision.submit.retry_token == f"7{ROUND}"
+
+
+# --- what a check finds ---------------------------------------------------------------------------------
+
+
+def test_a_healthy_layout_is_recorded_and_the_table_planned_again() -> None:
+    decision = after(EVERY_6H, ready(), job(JobKind.VERIFY, verified()))
+
+    assert decision.status["layout"] == {
+        "checkedAt": STAMP, "violations": 0, "byKind": {}, "partitions": 0, "items": []
+    }  # fmt: skip
+    healthy = condition(decision.status, LAYOUT_HEALTHY)
+    assert healthy is not None
+    assert (healthy["status"], healthy["reason"]) == ("True", "LayoutVerified")
+    plan = requested(decision)
+    assert isinstance(plan, PlanRequest)
+    assert not plan.rescale.check_records
+    assert decision.submit is not None
+    assert (decision.submit.retry_token, decision.submit.sequence) == (ROUND, SEQUENCE[JobKind.PLAN])
+    assert decision.events == ()
+
+
+def test_a_violation_is_a_warning_and_a_plan_that_reads_every_record() -> None:
+    decision = after(EVERY_6H, ready(), job(JobKind.VERIFY, verified(violations=2)))
+
+    assert decision.status["layout"]["violations"] == 2
+    assert decision.status["layout"]["items"] == ["day=2026-11-10"]
+    unhealthy = condition(decision.status, LAYOUT_HEALTHY)
+    assert unhealthy is not None
+    assert (unhealthy["status"], unhealthy["reason"]) == ("False", "LayoutViolation")
+    assert "2 misplaced-records" in unhealthy["message"]
+    assert [(kind, reason) for kind, reason, _ in decision.events] == [("Warning", "LayoutViolation")]
+    plan = requested(decision)
+    assert isinstance(plan, PlanRequest)
+    assert plan.rescale.check_records
+
+
+def test_a_verify_job_that_failed_before_checking_stalls() -> None:
+    failed = JobReport(JobKind.VERIFY, "s3a://x", Outcome.FAILED, "no table", "t0", "t1", {},
+                       JobError("NotAHudiTableError", "no table"))  # fmt: skip
+    decision = after(EVERY_6H, ready(), job(JobKind.VERIFY, failed, phase=JobPhase.FAILED))
+    assert decision.status["phase"] == "Stalled"
+    assert decision.submit is None
+
+
+BROKEN = {"checkedAt": STAMP, "violations": 2, "partitions": 1, "items": ["day=2026-11-10"]}
+
+
+def test_the_repair_plan_waits_for_approval_as_any_plan_and_its_apply_reads_every_record() -> None:
+    status = ready(BROKEN)
+    checked, plan_done = job(JobKind.VERIFY, verified(2)), job(JobKind.PLAN, planned(REPAIR_PLAN))
+
+    waiting = after(EVERY_6H, status, checked, plan_done)
+    assert waiting.status["phase"] == "AwaitingApproval"
+    assert "1 of them to repair their layout" in (condition(waiting.status, READY) or {})["message"]
+    assert waiting.status["plan"]["repairs"] == 1
+
+    approved = {**EVERY_6H, "apply": {"policy": "Manual", "approvedPlan": REPAIR_PLAN.plan_id}}
+    # The approval is a new generation: its plan reads every record again, as the broken layout asks.
+    replanning = after(approved, waiting.status, checked, plan_done, generation=2)
+    plan = requested(replanning)
+    assert isinstance(plan, PlanRequest)
+    assert plan.rescale.check_records
+    replanned = job(JobKind.PLAN, planned(REPAIR_PLAN), generation=2)
+    applying = after(approved, replanning.status, replanned, generation=2)
+    apply = requested(applying)
+    assert isinstance(apply, ApplyRequest)
+    assert (apply.rescale.approved_plan, apply.rescale.check_records) == (REPAIR_PLAN.plan_id, True)
+
+
+def test_a_repair_is_an_event_in_history_and_the_layout_is_checked_again_at_once() -> None:
+    jobs = (job(JobKind.VERIFY, verified(2)), job(JobKind.PLAN, planned(REPAIR_PLAN)),
+            job(JobKind.APPLY, repaired(duplicates=1)))  # fmt: skip
+    applied = after(EVERY_6H, ready(BROKEN), *jobs)
+
+    assert applied.status["phase"] == "Ready"
+    assert [reason for _, reason, _ in applied.events] == ["Applied", "Repaired"]
+    assert "1 partition(s) repaired" in applied.events[1][2]
+    assert (applied.status["history"][0]["repairs"], applied.status["history"][0]["duplicatesResolved"]) == (
+        1, 1,
+    )  # fmt: skip
+    assert applied.status["layout"]["recheck"] is True
+
+    # Checked again at once, though the schedule's 6 hours have not passed.
+    recheck = decide(Observed(EVERY_6H, 1, {}, applied.status, jobs), NOW)
+    assert isinstance(requested(recheck), VerifyRequest)
+
+    mended = after(EVERY_6H, recheck.status, job(JobKind.VERIFY, verified()))
+    assert (condition(mended.status, LAYOUT_HEALTHY) or {})["status"] == "True"
+    assert "recheck" not in mended.status["layout"]
+
+    unmended = after(EVERY_6H, recheck.status, job(JobKind.VERIFY, verified(2)))
+    assert unmended.status["phase"] == "Stalled"
+    assert (condition(unmended.status, READY) or {})["reason"] == "RepairIncomplete"
+    assert unmended.submit is None
+
+
+def test_the_layout_check_is_read_from_the_report_the_job_writes() -> None:
+    check = LayoutCheck.of(verified(2))
+    assert check is not None
+    assert (check.ok, check.violations, check.partition_count) == (False, 2, 1)
+    assert LayoutCheck.of(planned(NOOP)) is None
