@@ -48,14 +48,19 @@ def reconcile(documents: list[dict[str, Any]], state: Path, lines: list[str]) ->
     return body
 
 
-def test_plan_approve_apply_then_converged(spark: Any, tmp_path: Path) -> None:
-    table, state, lines = tmp_path / "orders", tmp_path / "state", []
+def new_orders_table(spark: Any, table: Path) -> list[dict[str, Any]]:
+    """60 orders over two days, written as a new table; its rows as hudi-rs reads them."""
     data = spark.createDataFrame(
         [(f"O-{i}", "2025-11-11" if i % 3 else "2025-11-10", float(i)) for i in range(60)],
         "order_id string, day string, amount double",
     )
     write(spark, str(table), NEW_ORDERS_TABLE, rows=data)
-    before = records(table, columns=COLUMNS)
+    return records(table, columns=COLUMNS)
+
+
+def test_plan_approve_apply_then_converged(spark: Any, tmp_path: Path) -> None:
+    table, state, lines = tmp_path / "orders", tmp_path / "state", []
+    before = new_orders_table(spark, table)
 
     planned = reconcile([manifest(table)], state, lines)
     assert planned["status"]["phase"] == "AwaitingApproval"
@@ -125,12 +130,7 @@ def test_the_hudi_engine_rescales_in_local_jobs_given_the_bundle_in_the_environm
 ) -> None:
     monkeypatch.setenv(HUDI_BUNDLE_ENV, str(hudi_bundle()))  # as `./dev demo --engine hudi` sets it
     table, state, lines = tmp_path / "orders", tmp_path / "state", []
-    data = spark.createDataFrame(
-        [(f"O-{i}", "2025-11-11" if i % 3 else "2025-11-10", float(i)) for i in range(60)],
-        "order_id string, day string, amount double",
-    )
-    write(spark, str(table), NEW_ORDERS_TABLE, rows=data)
-    before = records(table, columns=COLUMNS)
+    before = new_orders_table(spark, table)
     hudi = manifest(table, policy="Automatic")
     hudi["spec"]["engine"] = "Hudi"
 
