@@ -108,6 +108,8 @@ async def changed(
     table = _plain(body)
     if not _echo_of_our_write(memo, uid, table):
         _queue(memo).add(uid)
+    if table["status"] == memo.statuses.get(uid):
+        table["status"] = memo.statuses[uid]  # one copy of a status in memory, not two
     memo.tables[uid] = table
 
 
