@@ -38,6 +38,7 @@ from hudi_bucket.core.hashing_config import HashingConfig
 from hudi_bucket.core.planning import ChangeReason, PartitionChange, Plan
 from hudi_bucket.core.rules import MAX_BUCKETS, BucketRules, Rule
 from hudi_bucket_operator.reconcile import JobPhase, Observed, ObservedJob, decide
+from hudi_bucket_operator.schedule import Schedule, ScheduleError
 from hudi_bucket_operator.spec import (
     GROUP,
     KIND,
@@ -479,3 +480,17 @@ def test_the_printer_columns_are_blank_before_the_first_reconcile() -> None:
     for column in VERSION_DOC["additionalPrinterColumns"]:
         if column["jsonPath"].startswith(".status"):
             assert parse_jsonpath("$" + column["jsonPath"]).find(SMALL) == []
+
+
+@pytest.mark.parametrize("schedule", ["90m", "6h", "7d", "0 3 * * *", "*/15 8-18 * * 1-5", "0 0 1,15 * *"])
+def test_a_verify_schedule_is_an_interval_or_five_cron_fields(schedule: str) -> None:
+    assert ADMISSION.errors(with_spec(SMALL, "verify.schedule", schedule)) == []
+    Schedule.parse(schedule)  # and the operator reads it
+
+
+@pytest.mark.parametrize("schedule", ["6 hours", "daily", "0s", "0 3 * *", "0 3 * * * *", "@daily", ""])
+def test_a_verify_schedule_of_another_shape_is_refused_by_the_api_server(schedule: str) -> None:
+    errors = ADMISSION.errors(with_spec(SMALL, "verify.schedule", schedule))
+    assert any("verify.schedule" in error for error in errors), errors
+    with pytest.raises(ScheduleError):
+        Schedule.parse(schedule)
