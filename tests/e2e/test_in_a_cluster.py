@@ -224,6 +224,31 @@ def test_a_drifted_layout_is_found_on_schedule_and_repaired_once_approved(world:
     assert hudi_rows == sorted(((r["amount"], r["day"], r["order_id"]) for r in expected), key=repr)
 
 
+def test_a_bucket_split_in_two_file_groups_is_repaired_under_the_automatic_policy(world: World) -> None:
+    """The third kind of drift: a bucket written as two file groups. With spec.verify on, the operator
+    plans its repair and, the policy being Automatic, applies it; the check after it passes."""
+    cluster, uri = world.cluster, world.table_copy("split")
+    cluster.create_table(LAKE, "split", spec(uri, policy="Automatic"))
+    cluster.phase_is(LAKE, "split", "Ready")
+    before = sorted(rows(uri), key=repr)
+    bucket_tables.break_by_splitting_a_bucket(uri, "day=2025-11-11")
+    assert cli.main(["verify", "--table", str(uri)]) == 1
+
+    cluster.patch_table(LAKE, "split", {"spec": {"verify": {"schedule": "7d"}}})
+
+    def mended() -> dict[str, Any] | None:
+        status = cluster.status(LAKE, "split")
+        conditions = {c["type"]: c["status"] for c in status.get("conditions") or []}
+        repaired = (status.get("history") or [{}])[0].get("repairs")
+        settled = status.get("phase") == "Ready" and conditions.get("LayoutHealthy") == "True"
+        return status if settled and repaired else None
+
+    status = until(mended, 240, "the split bucket repaired and the layout checked healthy")
+    assert status["history"][0]["repairs"] == 1
+    assert cli.main(["verify", "--table", str(uri)]) == 0
+    assert sorted(rows(uri), key=repr) == before
+
+
 @pytest.mark.parametrize(
     ("name", "shape"),
     [("indexed", {"hoodie.metadata.enable": "true"}), ("logged", MERGE_ON_READ)],
