@@ -65,6 +65,13 @@ def progressing(status: dict[str, Any], now: datetime, reason: str, message: str
     )
 
 
+def scheduled(status: dict[str, Any], phase: str) -> dict[str, Any]:
+    """Scheduled work on a Ready table (a layout check, a re-measurement) is running: the phase says
+    which, and the conditions stay as they are, so health checks do not flap on routine work. What the
+    work finds (a violation, a new plan) changes them."""
+    return {**status, "phase": phase}
+
+
 def ready(status: dict[str, Any], now: datetime, reason: str, message: str) -> dict[str, Any]:
     return _apply(
         status, now, "Ready", ready=True, reconciling=False, stalled=False, reason=reason, message=message

@@ -141,6 +141,8 @@ def _decide(observed: Observed, now: datetime) -> Decision:
             # "pending" instead would be a second status write per job for nothing new.
             return Decision(status, requeue=True, spec=spec)
         status = _with_last_job(status, job)
+        if _scheduled_work(observed, job):
+            return Decision(conditions.scheduled(status, reason), requeue=True, spec=spec)
         return Decision(
             conditions.progressing(status, now, reason, f"job {job.name} is {job.phase.value.lower()}"),
             requeue=True,
@@ -231,7 +233,7 @@ def _verify_round(
     token = observed.annotations.get(RETRY, "") + VERIFY_ROUND + str(int(now.timestamp()))
     submit = SubmitJob(spec.job_request(JobKind.VERIFY), observed.generation, token, SEQUENCE[JobKind.VERIFY])
     return Decision(
-        conditions.progressing(status, now, "Verifying", message),
+        conditions.scheduled(status, "Verifying"),
         submit=submit,
         requeue=True,
         events=(("Normal", "Verifying", message),),
@@ -255,12 +257,20 @@ def _replan(
     token = observed.annotations.get(RETRY, "") + SIZING_ROUND + str(int(now.timestamp()))
     message = f"measuring again: the last sizing, at {sizing['measured']}, is older than replanEvery"
     return Decision(
-        conditions.progressing(status, now, "Planning", message),
+        conditions.scheduled(status, "Planning"),
         submit=SubmitJob(_plan_request(spec, status), observed.generation, token, 0),
         requeue=True,
         events=(("Normal", "Planning", message),),
         spec=spec,
     )
+
+
+def _scheduled_work(observed: Observed, job: ObservedJob) -> bool:
+    """Whether ``job`` is scheduled work (a layout check, a re-measurement, the plan after either) on a
+    table still Ready: what it finds has not changed anything yet."""
+    ready = (conditions.condition(observed.status, conditions.READY) or {}).get("status") == "True"
+    base = observed.annotations.get(RETRY, "")
+    return ready and job.retry_token.startswith(tuple(base + r for r in ROUNDS))
 
 
 def _chain(observed: Observed) -> list[ObservedJob]:
@@ -340,8 +350,11 @@ def _after_verify(
         events = (("Warning", "LayoutViolation", f"{message}; planning a repair"),)
     submit = SubmitJob(_plan_request(spec, status), job.generation, job.retry_token, SEQUENCE[JobKind.PLAN])
     planning = "planning a repair" if not check.ok else "planning again after the layout check"
+    ready = (conditions.condition(status, conditions.READY) or {}).get("status") == "True"
     return Decision(
-        conditions.progressing(status, now, "Planning", planning),
+        conditions.scheduled(status, "Planning")
+        if check.ok and ready
+        else conditions.progressing(status, now, "Planning", planning),
         submit=submit,
         recorded=job.name,
         requeue=True,

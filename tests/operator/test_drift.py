@@ -117,6 +117,10 @@ def test_a_ready_table_never_checked_is_checked_in_a_round_of_its_own() -> None:
     assert (decision.submit.retry_token, decision.submit.sequence) == (ROUND, SEQUENCE[JobKind.VERIFY])
     assert decision.status["phase"] == "Verifying"
     assert [reason for _, reason, _ in decision.events] == ["Verifying"]
+    # Routine work: the table stays Ready while it is checked, so health checks do not flap.
+    assert decision.status["conditions"] == ready()["conditions"]
+    checking = after(EVERY_6H, ready(), job(JobKind.VERIFY, None, phase=JobPhase.RUNNING))
+    assert (checking.status["phase"], checking.status["conditions"]) == ("Verifying", ready()["conditions"])
 
 
 @pytest.mark.parametrize(
@@ -167,6 +171,9 @@ def test_a_healthy_layout_is_recorded_and_the_table_planned_again() -> None:
     assert decision.submit is not None
     assert (decision.submit.retry_token, decision.submit.sequence) == (ROUND, SEQUENCE[JobKind.PLAN])
     assert decision.events == ()
+    ready_condition = condition(decision.status, READY)
+    assert ready_condition is not None
+    assert (decision.status["phase"], ready_condition["status"]) == ("Planning", "True")
 
 
 def test_a_violation_is_a_warning_and_a_plan_that_reads_every_record() -> None:
@@ -182,6 +189,9 @@ def test_a_violation_is_a_warning_and_a_plan_that_reads_every_record() -> None:
     plan = requested(decision)
     assert isinstance(plan, PlanRequest)
     assert plan.rescale.check_records
+    not_ready = condition(decision.status, READY)
+    assert not_ready is not None
+    assert not_ready["status"] == "False"  # what the check found changes the table's state
 
 
 def test_a_verify_job_that_failed_before_checking_stalls() -> None:
