@@ -115,3 +115,7 @@ def layout_health(
 
 def condition(status: dict[str, Any], kind: str) -> dict[str, Any] | None:
     return next((c for c in status.get("conditions") or [] if c.get("type") == kind), None)
+
+
+def is_ready(status: dict[str, Any]) -> bool:
+    return (condition(status, READY) or {}).get("status") == "True"

@@ -186,9 +186,14 @@ def _token(observed: Observed) -> str:
     """The retry token this generation's jobs carry: the retry annotation's, followed by the round of
     a scheduled re-measurement when one started since (see ``_replan``). It changes only when a new
     plan is submitted, so a job in flight across a round's start is still recorded."""
-    base = observed.annotations.get(RETRY, "")
     last = str((observed.status.get("lastJob") or {}).get("retryToken", ""))
-    return last if last.startswith(tuple(base + r for r in ROUNDS)) else base
+    return last if _of_a_round(observed, last) else observed.annotations.get(RETRY, "")
+
+
+def _of_a_round(observed: Observed, token: str) -> bool:
+    """Whether ``token`` is a scheduled round's (a layout check, a re-measurement) under the retry annotation."""
+    base = observed.annotations.get(RETRY, "")
+    return token.startswith(tuple(base + r for r in ROUNDS))
 
 
 def _plan_request(spec: TableSpec, status: Mapping[str, Any]) -> PlanRequest | ApplyRequest | VerifyRequest:
@@ -218,8 +223,7 @@ def _verify_round(
     a table never checked is checked now), or at once after a repair; None when none is due. Like a
     re-measurement, it starts a new round of jobs under a new retry token."""
     layout = status.get("layout") or {}
-    ready = conditions.condition(status, conditions.READY) or {}
-    if paused or ready.get("status") != "True":
+    if paused or not conditions.is_ready(status):
         return None
     if layout.get("recheck"):
         message = "checking the layout again after its repair"
@@ -248,8 +252,7 @@ def _replan(
     its counts follow its data as it grows; None when none is due. It starts a new round of jobs under
     a new retry token (the annotation's and the round's start), as a retry would."""
     sizing = (status.get("plan") or {}).get("sizing") or {}
-    ready = conditions.condition(status, conditions.READY) or {}
-    if spec.replan_every is None or paused or ready.get("status") != "True" or not sizing.get("measured"):
+    if spec.replan_every is None or paused or not conditions.is_ready(status) or not sizing.get("measured"):
         return None
     measured = datetime.fromisoformat(sizing["measured"])
     if now < measured + timedelta(seconds=spec.replan_every):
@@ -268,9 +271,7 @@ def _replan(
 def _scheduled_work(observed: Observed, job: ObservedJob) -> bool:
     """Whether ``job`` is scheduled work (a layout check, a re-measurement, the plan after either) on a
     table still Ready: what it finds has not changed anything yet."""
-    ready = (conditions.condition(observed.status, conditions.READY) or {}).get("status") == "True"
-    base = observed.annotations.get(RETRY, "")
-    return ready and job.retry_token.startswith(tuple(base + r for r in ROUNDS))
+    return conditions.is_ready(observed.status) and _of_a_round(observed, job.retry_token)
 
 
 def _chain(observed: Observed) -> list[ObservedJob]:
@@ -350,10 +351,9 @@ def _after_verify(
         events = (("Warning", "LayoutViolation", f"{message}; planning a repair"),)
     submit = SubmitJob(_plan_request(spec, status), job.generation, job.retry_token, SEQUENCE[JobKind.PLAN])
     planning = "planning a repair" if not check.ok else "planning again after the layout check"
-    ready = (conditions.condition(status, conditions.READY) or {}).get("status") == "True"
     return Decision(
         conditions.scheduled(status, "Planning")
-        if check.ok and ready
+        if check.ok and conditions.is_ready(status)
         else conditions.progressing(status, now, "Planning", planning),
         submit=submit,
         recorded=job.name,
