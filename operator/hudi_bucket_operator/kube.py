@@ -19,11 +19,6 @@ from typing import Any
 import kopf
 from kubernetes.aio import client, config
 
-# Imported now, at start-up: the client imports each API module on first use, and CoreV1Api's is large
-# enough to stall the event loop for a second or more in the middle of the first reconciles.
-from kubernetes.aio.client.api.core_v1_api import CoreV1Api
-from kubernetes.aio.client.api.custom_objects_api import CustomObjectsApi
-
 from hudi_bucket.errors import HudiBucketError
 
 SERVICE_ACCOUNT_TOKEN = "/var/run/secrets/kubernetes.io/serviceaccount/token"
@@ -53,11 +48,15 @@ class KubeLoginError(HudiBucketError):
 
 @dataclass(frozen=True)
 class Resource:
-    """A custom resource's coordinates in the API."""
+    """A resource's coordinates in the API (group "" is the core group)."""
 
     group: str
     version: str
     plural: str
+
+    def path(self, namespace: str, name: str = "", subresource: str = "") -> str:
+        root = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
+        return "/".join(p for p in (root, "namespaces", namespace, self.plural, name, subresource) if p)
 
 
 SPARK_APPLICATIONS = Resource("sparkoperator.k8s.io", "v1beta2", "sparkapplications")
@@ -103,7 +102,13 @@ async def connection_info(configuration: client.Configuration) -> kopf.Connectio
 
 
 class KubeClient:
-    """The few calls the operator makes: children (SparkApplications, report ConfigMaps) and status."""
+    """The few calls the operator makes: create a SparkApplication, read and delete a report's
+    ConfigMap, patch a table's status.
+
+    Calls go through the package's ApiClient (its login, connection pool and errors) by path, not through
+    its generated API classes: CoreV1Api's module alone holds 26 MiB of the operator's memory, for two
+    calls on ConfigMaps. The answers to writes are not decoded: nothing reads them.
+    """
 
     def __init__(self, connections: int = 8) -> None:
         self._connections = connections  # as many as calls can be in flight: one per worker
@@ -122,8 +127,6 @@ class KubeClient:
         # would also read ~/.netrc on every request.
         configuration.client_session_kwargs = {"trust_env": False}
         self._api = client.ApiClient(configuration)
-        self._custom = CustomObjectsApi(self._api)
-        self._core = CoreV1Api(self._api)
 
     async def close(self) -> None:
         for api in (*self._retired, *([self._api] if self._api else [])):
@@ -131,37 +134,45 @@ class KubeClient:
         self._api, self._retired = None, []
 
     async def create(self, resource: Resource, body: dict[str, Any]) -> None:
-        namespace = body["metadata"]["namespace"]
-        with _errors(f"create {resource.plural} {namespace}/{body['metadata']['name']}"):
-            await self._custom.create_namespaced_custom_object(
-                resource.group, resource.version, namespace, resource.plural, body
-            )
-
-    async def list(self, resource: Resource, namespace: str, labels: dict[str, str]) -> list[dict[str, Any]]:
-        selector = ",".join(f"{k}={v}" for k, v in labels.items())
-        with _errors(f"list {resource.plural} in {namespace}"):
-            found = await self._custom.list_namespaced_custom_object(
-                resource.group, resource.version, namespace, resource.plural, label_selector=selector
-            )
-        return list(found.get("items") or [])
+        namespace, name = body["metadata"]["namespace"], body["metadata"]["name"]
+        with _errors(f"create {resource.plural} {namespace}/{name}"):
+            await self._call("POST", resource.path(namespace), body)
 
     async def config_map_data(self, namespace: str, name: str) -> dict[str, str]:
         with _errors(f"get configmaps {namespace}/{name}"):
-            found = await self._core.read_namespaced_config_map(name, namespace)
-        return dict(found.data or {})
+            found = await self._call("GET", CONFIG_MAPS.path(namespace, name), answer=True)
+        return dict(found.get("data") or {})
 
     async def delete_config_map(self, namespace: str, name: str) -> None:
         with contextlib.suppress(KubeNotFoundError), _errors(f"delete configmaps {namespace}/{name}"):
-            await self._core.delete_namespaced_config_map(name, namespace)
+            await self._call("DELETE", CONFIG_MAPS.path(namespace, name))
 
     async def patch_status(
         self, resource: Resource, namespace: str, name: str, status: dict[str, Any]
     ) -> None:
         """A merge patch of the status subresource."""
         with _errors(f"patch {resource.plural}/status {namespace}/{name}"):
-            await self._custom.patch_namespaced_custom_object_status(
-                resource.group, resource.version, namespace, resource.plural, name, {"status": status}
+            await self._call(
+                "PATCH", resource.path(namespace, name, "status"), {"status": status}, _MERGE_PATCH
             )
+
+    async def _call(
+        self, method: str, path: str, body: Any = None, content_type: str = "", answer: bool = False
+    ) -> Any:
+        """One request; the decoded answer if ``answer``. Raises the client's ApiException on an error."""
+        assert self._api is not None, "log_in first"
+        headers = {"Accept": "application/json", **({"Content-Type": content_type} if content_type else {})}
+        request = await self._api.param_serialize(
+            method, path, header_params=headers, body=body, auth_settings=["BearerToken"]
+        )
+        response = await self._api.call_api(*request)
+        await response.read()
+        if answer or not 200 <= response.status <= 299:
+            return self._api.response_deserialize(response, {"2XX": "object"}).data  # raises on an error
+        return None
+
+
+_MERGE_PATCH = "application/merge-patch+json"
 
 
 @contextlib.contextmanager

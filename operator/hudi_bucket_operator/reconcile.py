@@ -162,11 +162,14 @@ def _decide(observed: Observed, now: datetime) -> Decision:
         if paused:
             return Decision(conditions.paused(status, now), spec=spec)
         submit = SubmitJob(_plan_request(spec, status), observed.generation, token, 0)
+        # A new table's first plan is routine and its status says so: no Event, which at a GitOps sync
+        # of many tables would be a quarter of the operator's writes. A change or a retry gets one.
+        first = not last
         return Decision(
             conditions.progressing(status, now, "Planning", "planning which partitions change"),
             submit=submit,
             requeue=True,
-            events=(("Normal", "Planning", f"generation {observed.generation}: planning"),),
+            events=() if first else (("Normal", "Planning", f"generation {observed.generation}: planning"),),
             spec=spec,
         )
     return _recorded(_after_job(_with_last_job(status, latest), spec, latest, paused, now))

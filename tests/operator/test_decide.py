@@ -105,7 +105,7 @@ class Case:
 MANUAL_APPROVED = {**SPEC, "apply": {"policy": "Manual", "approvedPlan": PLAN_ID}}
 AUTOMATIC = {**SPEC, "apply": {"policy": "Automatic"}}
 CASES = {
-    "a new table is planned": Case(phase="Planning", submit="plan", event="Planning"),
+    "a new table is planned, with no event (its status says so)": Case(phase="Planning", submit="plan"),
     "a paused new table starts nothing": Case(annotations={PAUSED: "true"}, phase="Paused"),
     "an invalid spec stalls, starts nothing": Case(
         spec={"table": {"uri": "s3a://x"}, "buckets": {"default": 0}},
