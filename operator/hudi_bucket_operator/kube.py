@@ -168,7 +168,8 @@ class KubeClient:
         response = await self._api.call_api(*request)
         await response.read()
         if answer or not 200 <= response.status <= 299:
-            return self._api.response_deserialize(response, {"2XX": "object"}).data  # raises on an error
+            # Decoded as a plain object, an error's too: it raises with the API's own message.
+            return self._api.response_deserialize(response, {"default": "object"}).data
         return None
 
 

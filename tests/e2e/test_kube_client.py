@@ -1,0 +1,57 @@
+"""The operator's own Kubernetes client (kube.KubeClient) against the real API server: each call it
+makes, and the API's own words when a call fails."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from kubernetes.aio import client as aio_client
+from kubernetes.aio import config as aio_config
+
+from control_plane import ControlPlane
+from hudi_bucket_operator import kube
+
+
+def test_the_operators_client_creates_reads_deletes_and_says_what_the_api_said(
+    control_plane: ControlPlane, namespace: str, tmp_path: Path
+) -> None:
+    control_plane.kubectl("create", "serviceaccount", "operator", "-n", namespace)
+    control_plane.kubectl(
+        "create", "role", "configmaps", "-n", namespace, "--verb=get,create,delete", "--resource=configmaps"
+    )
+    control_plane.kubectl(
+        "create", "rolebinding", "operator", "-n", namespace, "--role=configmaps",
+        f"--serviceaccount={namespace}:operator",
+    )  # fmt: skip
+    kubeconfig = control_plane.kubeconfig_for_token(
+        control_plane.token_for(namespace, "operator"), tmp_path / "operator.kubeconfig"
+    )
+    report = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "report", "namespace": namespace},
+        "data": {"report.json": "{}"},
+    }
+
+    async def calls() -> None:
+        configuration = aio_client.Configuration()
+        await aio_config.load_kube_config(str(kubeconfig), client_configuration=configuration)
+        api = kube.KubeClient()
+        await api.log_in(configuration)
+        try:
+            await api.create(kube.CONFIG_MAPS, report)
+            assert await api.config_map_data(namespace, "report") == {"report.json": "{}"}
+            with pytest.raises(kube.KubeConflictError, match='configmaps "report" already exists'):
+                await api.create(kube.CONFIG_MAPS, report)
+            await api.delete_config_map(namespace, "report")
+            await api.delete_config_map(namespace, "report")  # gone already: nothing to do
+            with pytest.raises(kube.KubeNotFoundError, match='configmaps "report" not found'):
+                await api.config_map_data(namespace, "report")
+            with pytest.raises(kube.KubeError, match=r"403.*cannot patch resource"):
+                await api.patch_status(kube.SPARK_APPLICATIONS, namespace, "app", {"phase": "x"})
+        finally:
+            await api.close()
+
+    asyncio.run(calls())
