@@ -24,7 +24,7 @@ class OperatorConfig:
     backend: str = "sparkoperator"  # or "local"
     namespaces: tuple[str, ...] = ()  # empty: every namespace (cluster-wide)
     resync_seconds: float = 60.0  # every table is reconciled this often, events or not
-    workers: int = 32  # tables reconciled at once (and API calls in flight)
+    workers: int = 64  # tables reconciled at once (and API calls in flight)
     metrics_port: int = 8080
     kube_server: str = ""  # an API server URL without credentials (tests, kubectl proxy)
     local_state_dir: Path = Path(".hudi-bucket-operator")
@@ -60,7 +60,7 @@ class OperatorConfig:
             backend=env.get("HBO_JOB_BACKEND", "sparkoperator"),
             namespaces=_words(env.get("HBO_NAMESPACES", "")),
             resync_seconds=float(env.get("HBO_RESYNC_SECONDS", "60")),
-            workers=int(env.get("HBO_WORKERS", "32")),
+            workers=int(env.get("HBO_WORKERS", "64")),
             metrics_port=int(env.get("HBO_METRICS_PORT", "8080")),
             kube_server=env.get("HBO_KUBE_SERVER", ""),
             local_state_dir=Path(env.get("HBO_LOCAL_STATE_DIR", ".hudi-bucket-operator")),
