@@ -175,7 +175,7 @@ def _write_direct(ctx: TableContext, frame: Any, targets: _Targets) -> dict[str,
     except direct_write.TwoWritersError as exc:
         raise BucketWriteError(f"a bucket came out as several files ({exc.args[0]})") from exc
     written = direct_write.written_files(ctx.storage, targets.partitions, targets.instant)
-    counts = direct_write.row_counts(ctx.spark, ctx.storage, sorted(written))
+    counts = direct_write.row_counts(ctx.spark, ctx.storage, sorted(written), targets.instant)
     return {path: (size, counts.get(path, 0)) for path, size in written.items()}
 
 

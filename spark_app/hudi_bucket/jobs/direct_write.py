@@ -92,12 +92,17 @@ def written_files(storage: Storage, partitions: Sequence[str], instant: str) -> 
     return found
 
 
-def row_counts(spark: Any, storage: Storage, paths: Sequence[str]) -> Mapping[str, int]:
-    """Rows per file, by path, from the Parquet footers (the count reads no column data)."""
+def row_counts(spark: Any, storage: Storage, paths: Sequence[str], instant: str) -> Mapping[str, int]:
+    """Rows per file of ``instant``, by path, from the Parquet footers (the count reads no column data).
+    Spark reads the folders holding ``paths``, keeping only the instant's files: a listing a folder, where
+    naming each file costs requests of its own."""
     if not paths:
         return {}
-    frame = spark.read.parquet(*table_file_uris(storage, paths))
-    counts = frame.groupBy("_metadata.file_path").count().collect()
+    folders = sorted({path.rpartition("/")[0] for path in paths})
+    files = spark.read.option("pathGlobFilter", f"*_{instant}.parquet").parquet(
+        *table_file_uris(storage, folders)
+    )
+    counts = files.groupBy("_metadata.file_path").count().collect()
     # Spark reports each file as a URI, its path %-encoded; the table root is written unencoded.
     prefix = path_part(spark_root(storage)).rstrip("/") + "/"
     return {unquote(path_part(uri)).removeprefix(prefix): count for uri, count in counts}
