@@ -13,8 +13,7 @@ partitions and reading the files' footers.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import unquote
 
@@ -45,7 +44,7 @@ def available(spark: Any) -> bool:
 
 
 class TwoWritersError(Exception):
-    """Two tasks wrote one file; ``args[0]`` is Spark's message naming it."""
+    """Two tasks wrote one file; ``args[0]`` is the Java exception's message, naming it."""
 
 
 def write(spark: Any, frame: Any, storage: Storage) -> None:
@@ -54,7 +53,7 @@ def write(spark: Any, frame: Any, storage: Storage) -> None:
     root = spark_root(storage)
     options = _NO_CHECKSUMS if root.startswith("file:") else {}
     try:
-        with _protocol(spark):
+        with scoped_conf(spark, {"spark.sql.sources.commitProtocolClass": PROTOCOL_CLASS}):
             # Append: Spark's overwrite mode would delete the output root, the table.
             frame.write.options(**options).mode("append").partitionBy(FILE_COLUMN).parquet(root)
     except (Py4JJavaError, PySparkException) as exc:
@@ -62,12 +61,6 @@ def write(spark: Any, frame: Any, storage: Storage) -> None:
         if found is None:
             raise
         raise TwoWritersError(found) from exc
-
-
-@contextmanager
-def _protocol(spark: Any) -> Iterator[None]:
-    with scoped_conf(spark, {"spark.sql.sources.commitProtocolClass": PROTOCOL_CLASS}):
-        yield
 
 
 def _two_writers(exc: Exception) -> str | None:

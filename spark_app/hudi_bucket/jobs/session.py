@@ -103,8 +103,8 @@ def build_session(app_name: str, master: str | None = None) -> Any:
     builder = SparkSession.builder.appName(app_name)
     if master:
         builder = builder.master(master)
-    jars = {"spark.jars": ",".join(job_jars())} if job_jars() else {}
-    for key, value in {**HUDI_PARQUET_CONF, **hudi_conf(), **jars}.items():
+    jars = ",".join(job_jars())
+    for key, value in {**HUDI_PARQUET_CONF, **hudi_conf(), **({"spark.jars": jars} if jars else {})}.items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("WARN")
