@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from paths import hudi_bundle, s3a_jars, unzip_table
+from paths import hudi_bundle, jvm_jar, s3a_jars, unzip_table
 
 if TYPE_CHECKING:
     from object_store.server import S3Server
@@ -35,11 +35,12 @@ def spark() -> Iterator[object]:
     """One local SparkSession for the whole run (starting a JVM is the slowest thing we do)."""
     from pyspark.sql import SparkSession
 
-    from hudi_bucket.contract.requests import HUDI_BUNDLE_ENV
-    from hudi_bucket.jobs.session import configure, hudi_conf, use_this_python_for_workers
+    from hudi_bucket.contract.requests import HUDI_BUNDLE_ENV, JVM_JAR_ENV
+    from hudi_bucket.jobs.session import configure, hudi_conf, job_jars, use_this_python_for_workers
 
     use_this_python_for_workers()
-    hudi = hudi_conf({HUDI_BUNDLE_ENV: str(hudi_bundle())})
+    environ = {HUDI_BUNDLE_ENV: str(hudi_bundle()), JVM_JAR_ENV: str(jvm_jar())}
+    jars = [*job_jars(environ), *map(str, s3a_jars())]
     session = (
         SparkSession.builder.master("local[2]")
         .appName("hudi-bucket-operator-tests")
@@ -48,11 +49,12 @@ def spark() -> Iterator[object]:
         .config("spark.default.parallelism", "4")
         .config("spark.driver.memory", "2g")
         .config("spark.sql.session.timeZone", "UTC")
-        # Apache Hudi in the same session, as a job's session has it (see jobs.session): the interop
-        # tests' writer and reader, and the Hudi engine. Hudi's SQL rules act only on Hudi relations.
-        # And S3A for the object-store tests (tests/object_store): jars load lazily, so a run that never
-        # opens an s3a:// path pays nothing for them.
-        .config(map={**hudi, "spark.jars": ",".join([hudi["spark.jars"], *map(str, s3a_jars())])})
+        # Apache Hudi and our JVM classes in the same session, as a job's session has them (see
+        # jobs.session): the interop tests' writer and reader, the Hudi engine, and bucket files written
+        # at their final names. Hudi's SQL rules act only on Hudi relations. And S3A for the object-store
+        # tests (tests/object_store): jars load lazily, so a run that never opens an s3a:// path pays
+        # nothing for them.
+        .config(map={**hudi_conf(environ), "spark.jars": ",".join(jars)})
         .getOrCreate()
     )
     session.sparkContext.setLogLevel("ERROR")

@@ -4,6 +4,7 @@ gone (nothing after it runs, our rollback handler included, which the test disab
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -41,24 +42,21 @@ def _after_request(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(TimelineStore, "start", _raise)
 
 
-@crash_point("mid-data, after some files moved into place")
+@crash_point("mid-data, after some files were written")
 def _mid_data(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The first move completes, every later one dies (on an object store moves run in parallel, so
-    some may be under way when the first crash is raised)."""
-    from hudi_bucket.storage.hadoop import HadoopStorage
-    from hudi_bucket.storage.local import LocalStorage
+    """Spark writes one bucket file at its final name, then the process dies (the others never come)."""
+    from pyspark.sql import functions as F  # noqa: N812
 
-    moved: list[str] = []
-    for backend in (LocalStorage, HadoopStorage):
-        real_rename = backend.rename
+    from hudi_bucket.jobs import direct_write
 
-        def rename_then_crash(self: object, src: str, dst: str, real: Callable = real_rename) -> None:
-            if moved:
-                raise Crash
-            moved.append(dst)
-            real(self, src, dst)
+    real_write = direct_write.write
 
-        monkeypatch.setattr(backend, "rename", rename_then_crash)
+    def write_one_then_crash(spark: object, frame: Any, storage: object) -> None:
+        first = frame.select(direct_write.FILE_COLUMN).first()[0]
+        real_write(spark, frame.where(F.col(direct_write.FILE_COLUMN) == first), storage)
+        raise Crash
+
+    monkeypatch.setattr(direct_write, "write", write_one_then_crash)
 
 
 @crash_point("after the config was saved, before completion")

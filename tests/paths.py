@@ -55,3 +55,9 @@ def hudi_bundle() -> Path:
 def s3a_jars() -> list[Path]:
     """Hadoop's S3A connector and its AWS SDK, at the versions of PySpark's Hadoop (``./dev`` pins them)."""
     return [Path(jar) for jar in _from_dev("HBO_S3A_JARS", "s3a-jars").split(",")]
+
+
+@cache
+def jvm_jar() -> Path:
+    """The jobs' own JVM classes (the direct-write commit protocol): ``./dev`` compiles and caches them."""
+    return Path(_from_dev("HBO_JVM_JAR", "jvm-jar"))

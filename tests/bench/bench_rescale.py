@@ -49,7 +49,7 @@ from hudi_bucket.contract.requests import ApplyOptions, WriteOptions
 from hudi_bucket.core.rules import BucketRules
 from hudi_bucket.hudi.fs_view import load_file_groups
 from hudi_bucket.jobs import apply as apply_module
-from hudi_bucket.jobs import bucket_files as bucket_files_module
+from hudi_bucket.jobs import direct_write
 from hudi_bucket.jobs import rescale as rescale_module
 from hudi_bucket.jobs.apply import ApplyResult, apply
 from hudi_bucket.jobs.bucket_files import RECORD_KEY
@@ -153,8 +153,9 @@ class PhaseClock:
         ("plan (reads commits, lists files)", apply_module, "plan"),
         ("rewrite_partitions", apply_module, "rewrite_partitions"),
         ("  write_bucket_files", rescale_module, "write_bucket_files"),
-        ("    _row_counts (staged files)", bucket_files_module, "_row_counts"),
-        ("    _move_into_place (renames)", bucket_files_module, "_move_into_place"),
+        ("    direct_write.write (Spark writes)", direct_write, "write"),
+        ("    written_files (listings)", direct_write, "written_files"),
+        ("    row_counts (footers)", direct_write, "row_counts"),
         ("archive_old_versions", apply_module.config_store, "archive_old_versions"),
     )
 

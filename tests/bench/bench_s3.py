@@ -10,8 +10,11 @@ request, more for a copy) multiplies the request counts printed here, it does no
 
 a. ``apply`` doubling every partition's buckets (shuffle-free) and then a non-multiple change (a full
    shuffle), each from a fresh copy of one table: on local disk (``file://`` through LocalStorage) and on
-   S3 (``s3a://`` through Hadoop's S3A). Each figure is the best of its rounds; the S3/local ratio is
-   printed, with the time spent writing the staged files and moving them into place.
+   S3 (``s3a://`` through Hadoop's S3A), with bucket files written at their final names (our commit
+   protocol, ``jobs.direct_write``) and, for comparison, staged and moved into place (``jobs.staged_write``,
+   what a Spark without our jar does). Each figure is the best of its rounds; the S3/local ratio is
+   printed, with the seconds Spark spent writing, moving files into place, and finding each file's size
+   and rows (listings and footers), and the requests S3A made (from its own statistics).
 b. ``plan`` on a table of ``--files`` base files (20 partitions), uploaded to S3: total seconds, and the
    seconds spent listing the partitions (wall time: they are listed in parallel on S3), with the number
    of ``Storage.list`` calls the whole plan made.
@@ -40,7 +43,7 @@ from pyspark.sql import functions as F  # noqa: E402, N812
 from hudi_bucket.contract.requests import ApplyOptions, RescaleOptions, WriteOptions  # noqa: E402
 from hudi_bucket.core.rules import BucketRules  # noqa: E402
 from hudi_bucket.hudi import fs_view as fs_view_module  # noqa: E402
-from hudi_bucket.jobs import bucket_files as bucket_files_module  # noqa: E402
+from hudi_bucket.jobs import direct_write, staged_write  # noqa: E402
 from hudi_bucket.jobs import rescale as rescale_module  # noqa: E402
 from hudi_bucket.jobs.apply import apply, plan  # noqa: E402
 from hudi_bucket.jobs.context import TableContext  # noqa: E402
@@ -48,7 +51,7 @@ from hudi_bucket.jobs.session import configure, use_this_python_for_workers  # n
 from hudi_bucket.jobs.write import write  # noqa: E402
 from hudi_bucket.storage.hadoop import HadoopStorage  # noqa: E402
 from hudi_bucket.storage.local import LocalStorage  # noqa: E402
-from paths import s3a_jars  # noqa: E402
+from paths import jvm_jar, s3a_jars  # noqa: E402
 
 DAYS = [f"2025-11-{d:02d}" for d in range(8, 14)]
 INITIAL, DOUBLED, RESHUFFLED = (4, 8), (8, 16), (6, 12)  # (default, 2025-11-11)
@@ -118,8 +121,26 @@ class Clock:
 
 APPLY_STEPS = [
     ("write_bucket_files", rescale_module, "write_bucket_files"),
-    ("_move_into_place", bucket_files_module, "_move_into_place"),
+    ("direct write", direct_write, "write"),
+    ("listing", direct_write, "written_files"),
+    ("footers", direct_write, "row_counts"),
+    ("staged write", staged_write, "write"),  # its Spark write, then the three below
+    ("staged footers", staged_write, "_row_counts"),
+    ("moving", staged_write, "_move_all"),
 ]
+# S3A's request counters (its IOStatistics), summed into the kinds of S3 request they count.
+REQUEST_KINDS = {
+    "PUT": ("object_put_request",),
+    "GET": ("stream_read_opened",),
+    "HEAD": ("object_metadata_request",),
+    "LIST": ("object_list_request", "object_continue_list_request"),
+    "COPY": ("object_copy_requests",),
+    "DELETE": ("object_delete_request", "object_bulk_delete_request"),
+}
+WRITES = ("direct", "staged")
+CHANGES = ("doubling (no shuffle)", "6/12 (full shuffle)")
+
+
 # Partitions are listed in parallel on an object store: their listing's wall time is the time spent in
 # _partition_listings; every Storage.list call is counted (their summed seconds would overlap).
 LIST_STEPS = [
@@ -136,39 +157,83 @@ def upload(s3: S3Server, local: Path, key: str) -> str:
     return s3.uri(key)
 
 
+def s3_requests(spark: SparkSession, uri: str) -> dict[str, int]:
+    """S3A's request counts so far, by kind (the FileSystem instance is shared by every task here)."""
+    jvm = spark.sparkContext._jvm
+    fs = jvm.org.apache.hadoop.fs.Path(uri).getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
+    counters = fs.getIOStatistics().counters()
+    return {kind: sum(int(counters.get(n) or 0) for n in names) for kind, names in REQUEST_KINDS.items()}
+
+
+@contextmanager
+def writing(how: str) -> Iterator[None]:
+    """Bucket files written directly, or staged as on a Spark without our commit protocol."""
+    available = direct_write.available
+    if how == "staged":
+        direct_write.available = lambda _: False  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        direct_write.available = available  # type: ignore[assignment]
+
+
+def split(steps: dict[str, float]) -> tuple[float, float, float]:
+    """(Spark writing, moving into place, finding sizes and rows) in one apply's step seconds."""
+    moving = steps.get("moving", 0.0)
+    finding = steps.get("listing", 0.0) + steps.get("footers", 0.0) + steps.get("staged footers", 0.0)
+    staged = steps.get("staged write", 0.0) - moving - steps.get("staged footers", 0.0)
+    return steps.get("direct write", 0.0) + staged, moving, finding
+
+
 def bench_apply(spark: SparkSession, s3: S3Server, work: Path, rows: int, rounds: int) -> None:
     template = work / "apply-template"
     create_table(spark, template, dataset(spark, rows, DAYS), f"11-11,{INITIAL[1]}", INITIAL[0])
     clock = Clock(APPLY_STEPS)
-    best: dict[tuple[str, str], tuple[float, dict[str, float]]] = {}
+    best: dict[tuple[str, str, str], tuple[float, dict[str, float], dict[str, int]]] = {}
     for round_ in range(rounds):
-        for where in ("local", "s3"):
-            if where == "local":
-                copy = work / f"apply-{round_}"
-                shutil.copytree(template, copy)
-                uri = copy.as_uri()
-            else:
-                uri = upload(s3, template, s3.fresh_prefix(f"apply-{round_}"))
-            for change, layout in (("doubling (no shuffle)", DOUBLED), ("6/12 (full shuffle)", RESHUFFLED)):
-                ctx = TableContext.open(spark, uri)
-                with clock.timing():
-                    start = time.perf_counter()
-                    result = apply(ctx, ApplyOptions(rules(layout)))
-                    seconds = time.perf_counter() - start
-                assert result.instant is not None, change
-                previous = best.get((change, where))
-                if previous is None or seconds < previous[0]:
-                    best[(change, where)] = (seconds, dict(clock.seconds))
+        for how in WRITES:
+            for where in ("local", "s3"):
+                if where == "local":
+                    copy = work / f"apply-{how}-{round_}"
+                    shutil.copytree(template, copy)
+                    uri = copy.as_uri()
+                else:
+                    uri = upload(s3, template, s3.fresh_prefix(f"apply-{how}-{round_}"))
+                for change, layout in zip(CHANGES, (DOUBLED, RESHUFFLED), strict=True):
+                    ctx = TableContext.open(spark, uri)
+                    requests_before = s3_requests(spark, uri) if where == "s3" else {}
+                    with writing(how), clock.timing():
+                        start = time.perf_counter()
+                        result = apply(ctx, ApplyOptions(rules(layout)))
+                        seconds = time.perf_counter() - start
+                    assert result.instant is not None, change
+                    requests = (
+                        {k: v - requests_before[k] for k, v in s3_requests(spark, uri).items()}
+                        if where == "s3"
+                        else {}
+                    )
+                    previous = best.get((how, change, where))
+                    if previous is None or seconds < previous[0]:
+                        best[(how, change, where)] = (seconds, dict(clock.seconds), requests)
     print(f"a. apply on S3 against local disk, {rows:,} rows over {len(DAYS)} days (best of {rounds}):")
-    for change in ("doubling (no shuffle)", "6/12 (full shuffle)"):
-        (local, local_steps), (remote, remote_steps) = best[(change, "local")], best[(change, "s3")]
-        print(
-            f"   {change:22} local {local:6.2f} s   s3 {remote:6.2f} s   ratio s3/local {remote / local:4.2f}"
-        )
-        for step in ("write_bucket_files", "_move_into_place"):
-            print(
-                f"     {step:20} local {local_steps.get(step, 0):6.2f} s   s3 {remote_steps.get(step, 0):6.2f} s"
+    for change in CHANGES:
+        print(f"   {change}")
+        for how in WRITES:
+            (local, local_steps, _), (remote, remote_steps, requests) = (
+                best[(how, change, "local")],
+                best[(how, change, "s3")],
             )
+            print(
+                f"     {how:6} write   local {local:6.2f} s   s3 {remote:6.2f} s   ratio s3/local {remote / local:4.2f}"
+            )
+            for label, at_local, at_s3 in zip(
+                ("Spark writing", "moving into place", "sizes and rows"),
+                split(local_steps),
+                split(remote_steps),
+                strict=True,
+            ):
+                print(f"       {label:18} local {at_local:6.2f} s   s3 {at_s3:6.2f} s")
+            print("       S3 requests        " + "  ".join(f"{k} {v}" for k, v in requests.items()))
 
 
 def bench_plan(spark: SparkSession, s3: S3Server, work: Path, files: int) -> None:
@@ -213,7 +278,7 @@ def main() -> None:
         .config("spark.ui.enabled", "false")
         .config("spark.sql.shuffle.partitions", "8")
         .config("spark.driver.memory", "3g")
-        .config("spark.jars", ",".join(str(jar) for jar in s3a_jars()))
+        .config("spark.jars", ",".join(str(jar) for jar in [jvm_jar(), *s3a_jars()]))
         .getOrCreate()
     )
     spark.sparkContext.setLogLevel("ERROR")

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from hudi_bucket.contract.requests import HUDI_BUNDLE_ENV
+from hudi_bucket.contract.requests import HUDI_BUNDLE_ENV, JVM_JAR_ENV
 from hudi_bucket_operator.job_policy import JobDefaults
 from hudi_bucket_operator.settings import OperatorConfig
 from paths import REPO
@@ -77,7 +77,12 @@ def test_what_an_image_copies_is_enough_to_build_the_package(dockerfile: str, tm
     context.mkdir()
     for source in copied_sources(dockerfile):
         if (REPO / source).is_dir():
-            shutil.copytree(REPO / source, context / source, ignore=shutil.ignore_patterns("__pycache__"))
+            shutil.copytree(
+                REPO / source,
+                context / source,
+                ignore=shutil.ignore_patterns("__pycache__"),
+                dirs_exist_ok=True,
+            )
         else:
             shutil.copy(REPO / source, context / source)
     # setuptools' egg_info reads pyproject.toml, finds the packages and their data as `pip install` does.
@@ -193,3 +198,20 @@ def test_job_image_carries_the_hudi_bundle_the_tests_run_and_tells_the_job_where
     assert f"{HUDI_BUNDLE_ENV}={jar}" in env
     assert f'{jar}" | sha1sum --check' in " ".join(arguments("Dockerfile.job", "RUN"))
     assert any(rest.endswith(" /opt/spark/jars/") for rest in arguments("Dockerfile.job", "ADD"))
+
+
+def test_job_image_compiles_the_jobs_jvm_classes_as_dev_does_and_tells_the_job_where() -> None:
+    """The commit protocol that writes final names: the same sources and javac target as ``./dev``
+    compiles for the tests, against the image's own Spark, on Spark's classpath and named to the job."""
+    dev = (REPO / "dev").read_text()
+    (sources,) = re.findall(r"^JVM_SOURCES=(\S+)$", dev, re.M)
+    (target,) = re.findall(r"javac -nowarn (--release \d+) ", dev)
+    runs = " ".join(arguments("Dockerfile.job", "RUN"))
+    assert f'javac -nowarn {target} -cp "/spark-jars/*"' in runs
+    assert f"{sources} /src" in arguments("Dockerfile.job", "COPY")
+    assert "--from=spark-base /opt/spark/jars /spark-jars" in arguments("Dockerfile.job", "COPY")
+    jar = "/opt/spark/jars/hudi-bucket-jvm.jar"
+    assert "--from=jvm-classes /jars/hudi-bucket-jvm.jar /opt/spark/jars/" in arguments(
+        "Dockerfile.job", "COPY"
+    )
+    assert f"{JVM_JAR_ENV}={jar}" in " ".join(arguments("Dockerfile.job", "ENV"))

@@ -128,7 +128,7 @@ def test_a_killed_jobs_heartbeat_is_waited_out(
     quick = Liveness(interval_s=0.5, tolerable_misses=2)
     ctx = replace(TableContext.open(spark, str(root)), liveness=quick)
     with monkeypatch.context() as crashing:
-        crash(crashing, "mid-data, after some files moved into place")
+        crash(crashing, "mid-data, after some files were written")
         with pytest.raises(Crash):
             apply(ctx, RULES)
     [pending] = ctx.reload().table.timeline.pending()

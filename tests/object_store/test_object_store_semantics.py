@@ -84,7 +84,7 @@ def test_a_crash_mid_apply_on_s3_leaves_the_table_readable_and_the_next_apply_co
     request = ApplyOptions(BucketRules.parse("^10$,4", 2), convert=True)
     ctx = TableContext.open(spark, table)
     with monkeypatch.context() as crashing:
-        crash(crashing, "mid-data, after some files moved into place")
+        crash(crashing, "mid-data, after some files were written")
         with pytest.raises(Crash):
             apply(ctx, request)
 

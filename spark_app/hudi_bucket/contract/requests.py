@@ -34,6 +34,10 @@ PROG = "hudi-bucket-job"
 # The job's environment names Apache Hudi's Spark bundle here (the job image sets it; locally `./dev
 # hudi-bundle` prints the path): the Hudi engine runs on it, and verify reads log files through it.
 HUDI_BUNDLE_ENV = "HBO_HUDI_BUNDLE"
+# And the jobs' own JVM classes here (the job image sets it; locally `./dev jvm-jar` prints the path):
+# with them, bucket files are written at their final names (jobs.direct_write), without them staged and
+# moved into place.
+JVM_JAR_ENV = "HBO_JVM_JAR"
 
 
 class JobKind(StrEnum):

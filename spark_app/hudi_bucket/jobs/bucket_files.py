@@ -1,36 +1,29 @@
 """Write rows into bucket file groups: one Parquet base file per (partition, bucket), named as Hudi
-names them, with Hudi's meta columns rewritten for the new instant.
+names them (``<partition>/<fileId>_<writeToken>_<instant>.parquet``), with Hudi's meta columns rewritten
+for the new instant. The files are invisible to readers until the caller completes the instant.
 
-Spark writes into a staging folder split by partition index and bucket, then each file is moved to
-``<partition>/<fileId>_<writeToken>_<instant>.parquet``. The instant is still pending while files move,
-so readers see none of them until the caller completes it.
-
-On an object store a move is a copy then a delete. Spark's writer cannot name its files as Hudi names
-them, so one copy per file remains; the other moves are avoided: the staging write uses the committer's
-algorithm 2 (a task's files go straight to the staging folder, where algorithm 1 moves them twice), and
-the files are moved into place by parallel requests, not one after another.
+Where our commit protocol's jar is loaded, Spark writes each file at its final name (``direct_write``),
+as Hudi's own writers do; on a plain Spark it writes into a staging folder and the files are moved into
+place (``staged_write``), which on an object store copies every byte once more.
 
 How rows reach a task decides how many files a bucket gets: ``Grouping.SHUFFLE`` hash-partitions by
 (partition, bucket); ``Grouping.PRESERVE`` trusts that every input task already holds whole buckets
 (the shuffle-free split or merge of a clean bucket layout). Either way a bucket written as more than one
-file is caught before anything is moved, and the write fails.
+file is caught, and the write fails (the caller rolls its instant back).
 """
 
 from __future__ import annotations
 
-import re
 import uuid
-from collections import defaultdict
 from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-from hudi_bucket.core.buckets import BUCKET_ID_DIGITS
+from hudi_bucket.core.buckets import BUCKET_ID_DIGITS, bucket_id_from_file_id
 from hudi_bucket.core.commits import WriteStat
-from hudi_bucket.core.filegroups import partition_file_path
+from hudi_bucket.core.filegroups import BaseFile, partition_file_path
 from hudi_bucket.core.metafields import (
     COMMIT_SEQNO,
     COMMIT_TIME,
@@ -40,19 +33,13 @@ from hudi_bucket.core.metafields import (
     RECORD_KEY,
 )
 from hudi_bucket.errors import HudiBucketError
+from hudi_bucket.jobs import direct_write, staged_write
 from hudi_bucket.jobs.bucketing import bucket_id_column, num_buckets_column
 from hudi_bucket.jobs.context import TableContext
 from hudi_bucket.jobs.session import scoped_conf
-from hudi_bucket.jobs.spark_paths import literal, spark_root
-from hudi_bucket.storage.base import PARALLEL_REQUESTS, Storage, walk
 
 WRITE_TOKEN = "0-0-0"  # <task>-<stage>-<attempt>; readers only parse it, and file ids keep names unique
-_PARTITION_INDEX, _BUCKET = "__hbo_partition", "__hbo_bucket"
-_STAGED = re.compile(rf"{_PARTITION_INDEX}=(\d+)/{_BUCKET}=(\d+)/[^/]+\.parquet$")
-# A task's output goes straight into the staging folder (one copy on an object store, not two). Its
-# known weakness, a failed job leaving some tasks' files in the output, is moot for a private staging
-# folder that is deleted either way.
-_ONE_MOVE_COMMITTER = {"mapreduce.fileoutputcommitter.algorithm.version": "2"}
+_PARTITION_INDEX, _BUCKET = staged_write.PARTITION_INDEX, staged_write.BUCKET
 
 
 class Grouping(Enum):
@@ -72,10 +59,6 @@ class ExistingGroup:
 
     file_id: str
     base_instant: str
-
-
-def staging_folder(instant: str) -> str:
-    return f".hoodie/.temp/hudi-bucket-{instant}"
 
 
 def file_id_suffixes(partitions: list[str]) -> dict[str, str]:
@@ -105,7 +88,7 @@ def write_bucket_files(
     as Hudi writes them."""
     from pyspark.sql import functions as F  # noqa: N812
 
-    spark, storage = ctx.spark, ctx.storage
+    spark = ctx.spark
     existing = existing or {}
     partitions = sorted(buckets)
     index = {p: i for i, p in enumerate(partitions)}
@@ -120,6 +103,7 @@ def write_bucket_files(
         F.lit("-0"),
     )
     file_id = F.coalesce(_lookup(F, reused, F.concat_ws("/", partition, bucket.cast("string"))), new_file_id)
+    file_name = F.concat(file_id, F.lit(f"_{WRITE_TOKEN}_{instant}.parquet"))
     staged = (
         rows.withColumn(
             _BUCKET,
@@ -137,7 +121,7 @@ def write_bucket_files(
             COMMIT_SEQNO,
             F.concat_ws("_", F.lit(instant), F.spark_partition_id(), F.monotonically_increasing_id()),
         )
-        .withColumn(FILE_NAME, F.concat(file_id, F.lit(f"_{WRITE_TOKEN}_{instant}.parquet")))
+        .withColumn(FILE_NAME, file_name)
     )
     if grouping is Grouping.SHUFFLE:
         width = max(1, min(sum(buckets.values()), int(spark.conf.get("spark.sql.shuffle.partitions"))))
@@ -146,18 +130,18 @@ def write_bucket_files(
         meta = [F.col(c) for c in META_COLUMNS]
     else:
         meta = [F.lit(None).cast("string").alias(c) for c in META_COLUMNS]
-    ordered = staged.select(*meta, *data_columns, _PARTITION_INDEX, _BUCKET)
-
-    folder = staging_folder(instant)
-    target = f"{spark_root(storage)}/{folder}"
-    committer = _ONE_MOVE_COMMITTER if storage.is_object_store else {}
-    with _legacy_parquet_for_small_decimals(spark, ordered.schema), scoped_conf(spark, committer):
-        ordered.write.mode("overwrite").partitionBy(_PARTITION_INDEX, _BUCKET).parquet(target)
-    try:
-        targets = _Targets(instant, tuple(partitions), suffixes, existing)
-        return _move_into_place(storage, folder, targets, _row_counts(spark, target))
-    finally:
-        storage.delete(folder, recursive=True)
+    targets = _Targets(instant, tuple(partitions), suffixes, existing)
+    with _legacy_parquet_for_small_decimals(spark, rows.select(*data_columns).schema):
+        if direct_write.available(spark):
+            # The file's path relative to the table root: its partition folder, then its name.
+            prefixes = {p: partition_file_path(p, "") for p in partitions}
+            path = F.concat(_lookup(F, prefixes, partition), file_name).alias(direct_write.FILE_COLUMN)
+            files = _write_direct(ctx, staged.select(*meta, *data_columns, path), targets)
+        else:
+            files = _write_staged(
+                ctx, staged.select(*meta, *data_columns, _PARTITION_INDEX, _BUCKET), targets
+            )
+    return tuple(_write_stat(path, size, count, existing) for path, (size, count) in sorted(files.items()))
 
 
 def _lookup(functions: Any, mapping: Mapping[str, Any], key: Any) -> Any:
@@ -170,77 +154,60 @@ def _lookup(functions: Any, mapping: Mapping[str, Any], key: Any) -> Any:
 
 @dataclass(frozen=True)
 class _Targets:
-    """Where each staged (partition index, bucket) file goes."""
+    """The partitions written, and the final path of each (partition index, bucket)'s file."""
 
     instant: str
     partitions: tuple[str, ...]
     suffixes: Mapping[str, str]
     existing: Mapping[tuple[str, int], ExistingGroup]
 
-    def file_id(self, partition: str, bucket: int) -> str:
+    def final_path(self, index: int, bucket: int) -> str:
+        partition = self.partitions[index]
         group = self.existing.get((partition, bucket))
-        return group.file_id if group else f"{bucket:0{BUCKET_ID_DIGITS}d}{self.suffixes[partition]}-0"
+        file_id = group.file_id if group else f"{bucket:0{BUCKET_ID_DIGITS}d}{self.suffixes[partition]}-0"
+        return partition_file_path(partition, base_file_name(file_id, self.instant))
 
 
-def _move_into_place(
-    storage: Storage, folder: str, targets: _Targets, counts: Mapping[tuple[int, int], int]
-) -> tuple[WriteStat, ...]:
-    staged: dict[tuple[int, int], list[tuple[str, int]]] = defaultdict(list)
-    for info in walk(storage, folder):
-        match = _STAGED.search(info.path)
-        if match:
-            staged[(int(match[1]), int(match[2]))].append((info.path, info.size))
-    split = sorted(k for k, files in staged.items() if len(files) > 1)
-    if split:
-        named = ", ".join(f"{targets.partitions[p] or '(table)'} bucket {b}" for p, b in split[:5])
-        raise BucketWriteError(f"{len(split)} bucket(s) came out as several files: {named}")
-    stats, moves = [], []
-    for (p, b), [(path, size)] in sorted(staged.items()):
-        partition = targets.partitions[p]
-        group = targets.existing.get((partition, b))
-        file_id = targets.file_id(partition, b)
-        final = partition_file_path(partition, base_file_name(file_id, targets.instant))
-        moves.append((path, final))
-        rows = counts.get((p, b), 0)
-        stats.append(
-            WriteStat(
-                partition_path=partition,
-                file_id=file_id,
-                path=final,
-                num_writes=rows,
-                num_inserts=0 if group else rows,
-                total_write_bytes=size,
-                file_size_in_bytes=size,
-                prev_commit=group.base_instant if group else "null",
-                num_update_writes=rows if group else 0,
-            )
-        )
-    _move_all(storage, moves)
-    return tuple(stats)
+def _write_direct(ctx: TableContext, frame: Any, targets: _Targets) -> dict[str, tuple[int, int]]:
+    """Each file at its final name; returns each file's (size, rows) by path."""
+    try:
+        direct_write.write(ctx.spark, frame, ctx.storage)
+    except direct_write.TwoWritersError as exc:
+        raise BucketWriteError(f"a bucket came out as several files ({exc.args[0]})") from exc
+    written = direct_write.written_files(ctx.storage, targets.partitions, targets.instant)
+    counts = direct_write.row_counts(ctx.spark, ctx.storage, sorted(written), targets.instant)
+    return {path: (size, counts.get(path, 0)) for path, size in written.items()}
 
 
-def _move_all(storage: Storage, moves: list[tuple[str, str]]) -> None:
-    """Every (staged, final) move; in parallel where a move is a copy. On the first failure the moves
-    not started yet are dropped, those under way finish, and the failure is raised (the caller rolls
-    the pending instant back, which deletes what was moved)."""
-    if not storage.is_object_store or len(moves) < 2:
-        for source, target in moves:
-            storage.rename(source, target)
-        return
-    with ThreadPoolExecutor(min(PARALLEL_REQUESTS, len(moves)), thread_name_prefix="hbo-move") as pool:
-        futures = [pool.submit(storage.rename, source, target) for source, target in moves]
-        try:
-            for future in futures:
-                future.result()
-        except BaseException:
-            pool.shutdown(wait=True, cancel_futures=True)
-            raise
+def _write_staged(ctx: TableContext, frame: Any, targets: _Targets) -> dict[str, tuple[int, int]]:
+    """Each file staged, then moved into place; returns each file's (size, rows) by path."""
+    try:
+        return staged_write.write(ctx.spark, frame, ctx.storage, targets.instant, targets.final_path)
+    except staged_write.SplitFileError as exc:
+        named = ", ".join(f"{targets.partitions[p] or '(table)'} bucket {b}" for p, b in exc.args[:5])
+        raise BucketWriteError(f"{len(exc.args)} bucket(s) came out as several files: {named}") from exc
 
 
-def _row_counts(spark: Any, target: str) -> dict[tuple[int, int], int]:
-    """Rows per staged file, from Parquet footers (the count reads no column data)."""
-    counts = spark.read.parquet(literal(target)).groupBy(_PARTITION_INDEX, _BUCKET).count().collect()
-    return {(r[0], r[1]): r[2] for r in counts}
+def _write_stat(
+    path: str, size: int, rows: int, existing: Mapping[tuple[str, int], ExistingGroup]
+) -> WriteStat:
+    """The commit's record of one file; a file of an existing group updates it, any other inserts."""
+    partition, _, name = path.rpartition("/")
+    base = BaseFile.parse(partition, name)
+    assert base is not None, path  # every file written is named as a base file
+    group = existing.get((partition, bucket_id_from_file_id(base.file_id)))
+    update = group is not None and group.file_id == base.file_id
+    return WriteStat(
+        partition_path=partition,
+        file_id=base.file_id,
+        path=path,
+        num_writes=rows,
+        num_inserts=0 if update else rows,
+        total_write_bytes=size,
+        file_size_in_bytes=size,
+        prev_commit=group.base_instant if group and update else "null",
+        num_update_writes=rows if update else 0,
+    )
 
 
 def _legacy_parquet_for_small_decimals(spark: Any, schema: Any) -> AbstractContextManager[None]:

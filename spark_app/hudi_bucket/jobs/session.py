@@ -12,7 +12,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
-from hudi_bucket.contract.requests import HUDI_BUNDLE_ENV
+from hudi_bucket.contract.requests import HUDI_BUNDLE_ENV, JVM_JAR_ENV
 
 # Parquet as Hudi's Spark writer lays it out, so Hudi readers and hudi-rs read our files unchanged.
 HUDI_PARQUET_CONF = {
@@ -74,11 +74,15 @@ HUDI_SQL_CONF = {
 
 
 def hudi_conf(environ: Mapping[str, str] = os.environ) -> dict[str, str]:
-    """The session settings that load Hudi's bundle, if the environment names one that exists."""
-    bundle = environ.get(HUDI_BUNDLE_ENV, "")
-    if not bundle or not os.path.isfile(bundle):
-        return {}
-    return {"spark.jars": bundle, **HUDI_SQL_CONF}
+    """The session settings that turn Hudi's SQL on, if the environment names a bundle that exists."""
+    return dict(HUDI_SQL_CONF) if os.path.isfile(environ.get(HUDI_BUNDLE_ENV, "")) else {}
+
+
+def job_jars(environ: Mapping[str, str] = os.environ) -> list[str]:
+    """The jars a job's session loads (``spark.jars``): those of Hudi's bundle (``HUDI_BUNDLE_ENV``) and
+    of our own JVM classes (``JVM_JAR_ENV``) that the environment names and that exist."""
+    named = (environ.get(HUDI_BUNDLE_ENV, ""), environ.get(JVM_JAR_ENV, ""))
+    return [jar for jar in named if os.path.isfile(jar)]
 
 
 def on_classpath(spark: Any, class_name: str) -> bool:
@@ -99,7 +103,8 @@ def build_session(app_name: str, master: str | None = None) -> Any:
     builder = SparkSession.builder.appName(app_name)
     if master:
         builder = builder.master(master)
-    for key, value in {**HUDI_PARQUET_CONF, **hudi_conf()}.items():
+    jars = ",".join(job_jars())
+    for key, value in {**HUDI_PARQUET_CONF, **hudi_conf(), **({"spark.jars": jars} if jars else {})}.items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("WARN")

@@ -1,0 +1,195 @@
+package io.hudibucket.spark;
+
+import java.io.IOException;
+import java.io.Serializable;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeSet;
+
+import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.mapreduce.JobContext;
+import org.apache.hadoop.mapreduce.TaskAttemptContext;
+import org.apache.spark.TaskContext;
+import org.apache.spark.internal.io.FileCommitProtocol;
+import org.apache.spark.internal.io.FileNameSpec;
+
+import scala.Option;
+import scala.collection.JavaConverters;
+import scala.collection.Seq;
+
+/**
+ * A Spark commit protocol that writes each file at its final name: no temporary folder, no rename
+ * (on an object store a rename copies every byte).
+ *
+ * <p>The DataFrame is written with {@code partitionBy} of one column whose value is the file's path
+ * relative to the output root; Spark hands that value to {@link #newTaskTempFile} escaped as a
+ * partition folder ({@code col=value}), and the file is created at {@code <root>/<value>}. Files stay
+ * invisible to Hudi's readers until the caller's instant completes; a failed write leaves them to the
+ * caller's rollback, which deletes the instant's files by name.
+ *
+ * <p>What a staging folder showed for free is checked instead: two tasks writing one path (a bucket
+ * whose rows reached two tasks) fail the job, as the second file would otherwise replace the first.
+ * The later task's create fails when the earlier one's file is there already (Parquet's writer never
+ * overwrites), and tasks that both created it fail {@link #commitJob} with
+ * {@link DuplicateFileException}.
+ *
+ * <p>Write in append mode only: Spark's overwrite mode deletes the output root before writing.
+ */
+public final class DirectFileCommitProtocol extends FileCommitProtocol implements Serializable {
+  private static final long serialVersionUID = 1L;
+  private static final int NAMED_IN_MESSAGE = 5;
+
+  private final String root;
+  // The files one task attempt created: set on the executor's copy in setupTask.
+  private transient List<String> written;
+
+  public DirectFileCommitProtocol(String jobId, String path, boolean dynamicPartitionOverwrite) {
+    if (dynamicPartitionOverwrite) {
+      throw new IllegalArgumentException(
+          "DirectFileCommitProtocol writes final files in append mode; dynamic partition overwrite would"
+              + " delete them");
+    }
+    this.root = path.endsWith("/") ? path.substring(0, path.length() - 1) : path;
+  }
+
+  /** Raised by {@link #commitJob} when two tasks wrote the same file. */
+  public static final class DuplicateFileException extends IllegalStateException {
+    private static final long serialVersionUID = 1L;
+
+    DuplicateFileException(String message) {
+      super(message);
+    }
+  }
+
+  @Override
+  public void setupJob(JobContext jobContext) {}
+
+  @Override
+  public void setupTask(TaskAttemptContext taskContext) {
+    written = new ArrayList<>();
+  }
+
+  // Spark 3.5 calls the FileNameSpec overloads; the String ones are the abstract originals. The name
+  // Spark would give (prefix, extension) is ignored either way: the column's value is the whole name.
+  @Override
+  public String newTaskTempFile(TaskAttemptContext taskContext, Option<String> dir, FileNameSpec spec) {
+    return finalFile(taskContext, dir);
+  }
+
+  @Override
+  @SuppressWarnings("deprecation")
+  public String newTaskTempFile(TaskAttemptContext taskContext, Option<String> dir, String ext) {
+    return finalFile(taskContext, dir);
+  }
+
+  @Override
+  public String newTaskTempFileAbsPath(TaskAttemptContext taskContext, String absoluteDir, FileNameSpec spec) {
+    throw new UnsupportedOperationException("DirectFileCommitProtocol writes below its output root only");
+  }
+
+  @Override
+  @SuppressWarnings("deprecation")
+  public String newTaskTempFileAbsPath(TaskAttemptContext taskContext, String absoluteDir, String ext) {
+    throw new UnsupportedOperationException("DirectFileCommitProtocol writes below its output root only");
+  }
+
+  private String finalFile(TaskAttemptContext taskContext, Option<String> dir) {
+    if (dir.isEmpty() || dir.get().indexOf('/') >= 0 || dir.get().indexOf('=') < 0) {
+      throw new IllegalArgumentException(
+          "DirectFileCommitProtocol needs partitionBy of exactly one column holding each file's path;"
+              + " got folder " + dir);
+    }
+    String fragment = dir.get();
+    String file = root + "/" + unescape(fragment.substring(fragment.indexOf('=') + 1));
+    if (isRetry()) {
+      // An earlier attempt of this task may have died leaving the file behind; Parquet's writer
+      // refuses to create over it.
+      delete(taskContext, file);
+    }
+    written.add(file);
+    return file;
+  }
+
+  @Override
+  public FileCommitProtocol.TaskCommitMessage commitTask(TaskAttemptContext taskContext) {
+    return new FileCommitProtocol.TaskCommitMessage(written.toArray(new String[0]));
+  }
+
+  /**
+   * Deletes the files this attempt created, all but the one it was creating when it failed: that
+   * create may have been refused because another task's file is there (a bucket reaching two tasks),
+   * and that file is not ours to delete. What is left is the caller's to roll back, or a retry's to
+   * replace.
+   */
+  @Override
+  public void abortTask(TaskAttemptContext taskContext) {
+    if (written == null) {
+      return;
+    }
+    for (String file : written.subList(0, Math.max(0, written.size() - 1))) {
+      delete(taskContext, file);
+    }
+  }
+
+  @Override
+  public void commitJob(JobContext jobContext, Seq<FileCommitProtocol.TaskCommitMessage> taskCommits) {
+    Map<String, Integer> writers = new LinkedHashMap<>();
+    for (FileCommitProtocol.TaskCommitMessage message : JavaConverters.seqAsJavaList(taskCommits)) {
+      for (String file : (String[]) message.obj()) {
+        writers.merge(file, 1, Integer::sum);
+      }
+    }
+    TreeSet<String> twice = new TreeSet<>();
+    writers.forEach((file, count) -> {
+      if (count > 1) {
+        twice.add(file);
+      }
+    });
+    if (!twice.isEmpty()) {
+      List<String> named = new ArrayList<>(twice).subList(0, Math.min(NAMED_IN_MESSAGE, twice.size()));
+      throw new DuplicateFileException(
+          twice.size() + " file(s) written by more than one task: " + String.join(", ", named));
+    }
+  }
+
+  /** Nothing to undo here: the caller rolls its instant back, deleting the files by name. */
+  @Override
+  public void abortJob(JobContext jobContext) {}
+
+  private static boolean isRetry() {
+    TaskContext task = TaskContext.get();
+    return task != null && (task.attemptNumber() > 0 || task.stageAttemptNumber() > 0);
+  }
+
+  private static void delete(TaskAttemptContext taskContext, String file) {
+    Path path = new Path(file);
+    try {
+      path.getFileSystem(taskContext.getConfiguration()).delete(path, false);
+    } catch (IOException e) {
+      // Best effort: what is left belongs to the pending instant, which the caller rolls back.
+    }
+  }
+
+  /** The value Spark escaped into a partition folder name: each {@code %XX} back to its character. */
+  static String unescape(String escaped) {
+    StringBuilder out = new StringBuilder(escaped.length());
+    int i = 0;
+    while (i < escaped.length()) {
+      char c = escaped.charAt(i);
+      if (c == '%' && i + 2 < escaped.length() && isHex(escaped.charAt(i + 1)) && isHex(escaped.charAt(i + 2))) {
+        out.append((char) Integer.parseInt(escaped.substring(i + 1, i + 3), 16));
+        i += 3;
+      } else {
+        out.append(c);
+        i += 1;
+      }
+    }
+    return out.toString();
+  }
+
+  private static boolean isHex(char c) {
+    return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'F') || (c >= 'a' && c <= 'f');
+  }
+}

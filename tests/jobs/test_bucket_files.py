@@ -1,0 +1,133 @@
+"""Where bucket files are written: at their final names by our commit protocol (no staging folder, no
+move), or, on a Spark without its jar, staged and moved into place. Either way a bucket whose rows reach
+two tasks is refused and the table is left as it was."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hudi_rs import REWRITTEN, records
+
+from bucket_tables import verified
+from hudi_bucket.contract.requests import ApplyOptions, WriteOptions
+from hudi_bucket.core.rules import BucketRules
+from hudi_bucket.jobs import direct_write
+from hudi_bucket.jobs import rescale as rescale_module
+from hudi_bucket.jobs.apply import apply
+from hudi_bucket.jobs.bucket_files import BucketWriteError
+from hudi_bucket.jobs.context import TableContext
+from hudi_bucket.jobs.write import write
+from hudi_bucket.storage.local import LocalStorage
+
+pytestmark = pytest.mark.spark
+
+FIXTURE = "cow_v6_simplekeygen_nonhivestyle"
+
+
+def request(expressions: str, default: int, **options: Any) -> ApplyOptions:
+    return ApplyOptions(BucketRules.parse(expressions, default), **options)
+
+
+def files_of(root: Path, instant: str) -> list[Path]:
+    return sorted(p for p in root.rglob("*") if instant in p.name and ".hoodie" not in p.parts)
+
+
+@pytest.fixture
+def moves(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
+    """Every file move the storage makes (the staged write's; the direct write makes none)."""
+    made: list[tuple[str, str]] = []
+    real = LocalStorage.rename
+
+    def rename(self: LocalStorage, src: str, dst: str) -> None:
+        made.append((src, dst))
+        real(self, src, dst)
+
+    monkeypatch.setattr(LocalStorage, "rename", rename)
+    return made
+
+
+@pytest.fixture
+def staged(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Spark without our commit protocol: the staged write runs."""
+    monkeypatch.setattr(direct_write, "available", lambda _: False)
+
+
+def test_bucket_files_are_written_at_their_final_names_with_nothing_staged_or_moved(
+    spark: Any, fixture_table: Any, moves: list[tuple[str, str]]
+) -> None:
+    root = fixture_table(FIXTURE)
+    before = records(root, drop=REWRITTEN)
+    ctx = TableContext.open(spark, str(root))
+    assert direct_write.available(spark)
+
+    result = apply(ctx, request("^10$,4", 2, convert=True))
+
+    assert result.instant is not None
+    written = files_of(root, result.instant)
+    assert written  # Hudi's base file names, in the partitions' folders, and nothing else (no .crc)
+    assert all(
+        re.fullmatch(rf"\d{{8}}-[0-9a-f-]+-0_0-0-0_{result.instant}\.parquet", p.name) for p in written
+    )
+    assert {p.parent.name for p in written} == {"10", "20", "30"}
+    assert moves == []
+    assert not list(root.rglob("_SUCCESS"))
+    assert not list(root.rglob("_temporary"))
+    assert not list((root / ".hoodie").glob(".temp/hudi-bucket-*"))
+    assert records(root, drop=REWRITTEN) == before
+    assert verified(ctx)
+
+
+def test_without_the_commit_protocol_files_are_staged_and_moved_into_place(
+    spark: Any, fixture_table: Any, moves: list[tuple[str, str]], staged: None
+) -> None:
+    root = fixture_table(FIXTURE)
+    before = records(root, drop=REWRITTEN)
+    ctx = TableContext.open(spark, str(root))
+
+    result = apply(ctx, request("^10$,4", 2, convert=True))
+
+    assert result.instant is not None
+    written = files_of(root, result.instant)
+    assert sorted(dst for _, dst in moves) == [str(p.relative_to(root)) for p in written]
+    assert all(src.startswith(f".hoodie/.temp/hudi-bucket-{result.instant}/") for src, _ in moves)
+    assert not (root / ".hoodie" / ".temp" / f"hudi-bucket-{result.instant}").exists()
+    assert records(root, drop=REWRITTEN) == before
+    assert verified(ctx)
+
+
+@pytest.mark.parametrize("how", ["direct", "staged"])
+def test_a_bucket_whose_rows_reach_two_tasks_is_refused_and_the_table_is_left_as_it_was(
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    if how == "staged":
+        monkeypatch.setattr(direct_write, "available", lambda _: False)
+    root = tmp_path / "orders"
+    orders = spark.range(400).selectExpr("concat('K-', id) AS key", "id % 2 AS day", "id * 1.5 AS price")
+    options = WriteOptions(
+        source="",
+        record_key=("key",),
+        partition_fields=("day",),
+        create=True,
+        default_buckets=4,
+        expressions="^$,1",
+    )
+    write(spark, str(root), options, rows=orders)
+    ctx = TableContext.open(spark, str(root))
+    before = records(root, drop=REWRITTEN)
+    timeline = sorted((root / ".hoodie").rglob("*commit*"))
+    files = sorted(root.rglob("*.parquet"))
+    # The shuffle-free doubling trusts each read task to hold whole buckets; deal its rows round robin
+    # instead, so that every bucket's rows reach both tasks.
+    real_read = rescale_module.read_in_groups
+    monkeypatch.setattr(rescale_module, "read_in_groups", lambda *a: real_read(*a).repartition(2))
+
+    with pytest.raises(BucketWriteError, match="came out as several files"):
+        apply(ctx, request("^$,1", 8))
+
+    assert records(root, drop=REWRITTEN) == before
+    assert ctx.reload().table.timeline.pending() == ()
+    assert sorted((root / ".hoodie").rglob("*commit*")) == timeline
+    assert sorted(root.rglob("*.parquet")) == files  # what the refused write wrote is gone
