@@ -8,8 +8,8 @@ SUBMITTED, RUNNING, then COMPLETED, or FAILED with an errorMessage.
 
 What the real controller and the kubelet make of the rest of the spec, it does too: the driver's
 ``envFrom`` Secrets become the job's environment (read from the API server, as the kubelet reads them),
-``sparkConf`` and ``hadoopConf`` (as ``spark.hadoop.*``) its Spark settings, and the job image's S3A
-jars are on its classpath.
+``sparkConf`` and ``hadoopConf`` (as ``spark.hadoop.*``) its Spark settings, and the jars the job image
+carries (S3A's, and our commit protocol's) are on its classpath.
 
 ``hold()`` keeps new applications SUBMITTED (not started) until ``release()``: a job in flight, for as
 long as a test needs one.
@@ -30,7 +30,7 @@ from kubernetes import client
 
 import pods
 from control_plane import ControlPlane
-from paths import s3a_jars
+from paths import jvm_jar, s3a_jars
 
 GROUP, VERSION, PLURAL = "sparkoperator.k8s.io", "v1beta2", "sparkapplications"
 MANAGED_BY = "app.kubernetes.io/managed-by=hudi-bucket-operator"
@@ -174,8 +174,8 @@ class SparkOperatorStandIn:
 def _base_env() -> dict[str, str]:
     import os
 
-    # What the job image's environment holds (Dockerfile.job), HBO_HUDI_BUNDLE included.
-    keep = ("PATH", "HOME", "JAVA_HOME", "LANG", "TMPDIR", "PYSPARK_PYTHON", "HBO_HUDI_BUNDLE")
+    # What the job image's environment holds (Dockerfile.job), HBO_HUDI_BUNDLE and HBO_JVM_JAR included.
+    keep = ("PATH", "HOME", "JAVA_HOME", "LANG", "TMPDIR", "PYSPARK_PYTHON", "HBO_HUDI_BUNDLE", "HBO_JVM_JAR")
     return {key: os.environ[key] for key in keep if key in os.environ}
 
 
@@ -189,7 +189,7 @@ def _submit_args(app: dict[str, Any]) -> str:
     }
     # On the classpath from the start, as /opt/spark/jars is: not --jars, which would also replace the
     # spark.jars a job's session asks for (Hudi's bundle, for the Hudi engine).
-    image_jars = ":".join(str(jar) for jar in s3a_jars())
+    image_jars = ":".join(str(jar) for jar in (*s3a_jars(), jvm_jar()))
     conf |= {"spark.driver.extraClassPath": image_jars, "spark.executor.extraClassPath": image_jars}
     args = [f"--conf {key}={value}" for key, value in conf.items()]
     return " ".join([*args, "pyspark-shell"])

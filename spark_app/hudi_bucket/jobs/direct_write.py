@@ -1,6 +1,6 @@
 """Bucket files written by Spark at their final names, as Hudi's own writers write them.
 
-Our commit protocol (``io.hudibucket.spark.DirectFileCommitProtocol``, in the repository's ``jvm/``)
+Our commit protocol (``io.hudibucket.spark.DirectFileCommitProtocol``, in ``spark_app/jvm/``)
 creates each file at the path held by the one column the frame is partitioned by: no staging folder, no
 move (on an object store a move copies every byte). The files stay invisible to readers until the caller completes
 its instant, and a failed write leaves them to the caller's rollback, which deletes the instant's files
