@@ -17,7 +17,8 @@ a. ``apply`` doubling every partition's buckets (shuffle-free) and then a non-mu
    and rows (listings and footers), and the requests S3A made (from its own statistics).
 b. ``plan`` on a table of ``--files`` base files (20 partitions), uploaded to S3: total seconds, and the
    seconds spent listing the partitions (wall time: they are listed in parallel on S3), with the number
-   of ``Storage.list`` calls the whole plan made.
+   of ``Storage.list`` calls the whole plan made; then the same partitions listed by a bare S3 client
+   (pyarrow's), the floor the server sets for any listing.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -49,6 +51,7 @@ from hudi_bucket.jobs.apply import apply, plan  # noqa: E402
 from hudi_bucket.jobs.context import TableContext  # noqa: E402
 from hudi_bucket.jobs.session import configure, use_this_python_for_workers  # noqa: E402
 from hudi_bucket.jobs.write import write  # noqa: E402
+from hudi_bucket.storage.base import PARALLEL_REQUESTS  # noqa: E402
 from hudi_bucket.storage.hadoop import HadoopStorage  # noqa: E402
 from hudi_bucket.storage.local import LocalStorage  # noqa: E402
 from paths import jvm_jar, s3a_jars  # noqa: E402
@@ -242,7 +245,8 @@ def bench_plan(spark: SparkSession, s3: S3Server, work: Path, files: int) -> Non
     template = work / "plan-template"
     create_table(spark, template, dataset(spark, files * 4, days), "^$,1", per_day)
     started = time.perf_counter()
-    uri = upload(s3, template, s3.fresh_prefix("plan"))
+    key = s3.fresh_prefix("plan")
+    uri = upload(s3, template, key)
     uploaded = time.perf_counter() - started
     clock = Clock(LIST_STEPS)
     for where, target in (("local", template.as_uri()), ("s3", uri)):
@@ -259,6 +263,26 @@ def bench_plan(spark: SparkSession, s3: S3Server, work: Path, files: int) -> Non
             + (f"   [upload took {uploaded:.1f} s]" if where == "s3" else "")
         )
         assert len(result.changes) == len(days)
+    print(
+        f"   the same partitions listed by a bare S3 client (pyarrow's, {PARALLEL_REQUESTS} at once): "
+        f"{bare_listing(s3, key):.2f} s, the floor this server sets"
+    )
+
+
+def bare_listing(s3: S3Server, key: str) -> float:
+    """Seconds to list each partition of the table at ``key`` with pyarrow's S3 client (the AWS C++ SDK,
+    no JVM, no Hadoop), as many at once as our listings: what the server itself costs."""
+    fs = s3.filesystem()
+    top = fs.get_file_info(pafs.FileSelector(f"{s3.bucket}/{key}"))
+    partitions = [
+        i.path for i in top if i.type == pafs.FileType.Directory and not i.base_name.startswith(".")
+    ]
+    started = time.perf_counter()
+    with ThreadPoolExecutor(PARALLEL_REQUESTS) as pool:
+        listed = list(pool.map(lambda p: fs.get_file_info(pafs.FileSelector(p)), partitions))
+    seconds = time.perf_counter() - started
+    assert sum(len(files) for files in listed) > 0
+    return seconds
 
 
 def main() -> None:
