@@ -224,7 +224,9 @@ def test_a_drifted_layout_is_found_on_schedule_and_repaired_once_approved(world:
     assert hudi_rows == sorted(((r["amount"], r["day"], r["order_id"]) for r in expected), key=repr)
 
 
-def test_a_bucket_split_in_two_file_groups_is_repaired_under_the_automatic_policy(world: World) -> None:
+def test_a_bucket_split_in_two_file_groups_is_repaired_under_the_automatic_policy(
+    world: World, spark: Any
+) -> None:
     """The third kind of drift: a bucket written as two file groups. With spec.verify on, the operator
     plans its repair and, the policy being Automatic, applies it; the check after it passes."""
     cluster, uri = world.cluster, world.table_copy("split")
@@ -247,6 +249,8 @@ def test_a_bucket_split_in_two_file_groups_is_repaired_under_the_automatic_polic
     assert status["history"][0]["repairs"] == 1
     assert cli.main(["verify", "--table", str(uri)]) == 0
     assert sorted(rows(uri), key=repr) == before
+    hudi_rows = data_rows(hudi_read(spark, uri))  # (amount, day, order_id): columns by name
+    assert hudi_rows == sorted(((r["amount"], r["day"], r["order_id"]) for r in before), key=repr)
 
 
 @pytest.mark.parametrize(
