@@ -30,7 +30,8 @@ from kubernetes import client
 
 import pods
 from control_plane import ControlPlane
-from paths import jvm_jar, s3a_jars
+from hudi_bucket.contract.requests import HUDI_BUNDLE_ENV, JVM_JAR_ENV
+from paths import hudi_bundle, jvm_jar, s3a_jars
 
 GROUP, VERSION, PLURAL = "sparkoperator.k8s.io", "v1beta2", "sparkapplications"
 MANAGED_BY = "app.kubernetes.io/managed-by=hudi-bucket-operator"
@@ -174,9 +175,11 @@ class SparkOperatorStandIn:
 def _base_env() -> dict[str, str]:
     import os
 
-    # What the job image's environment holds (Dockerfile.job), HBO_HUDI_BUNDLE and HBO_JVM_JAR included.
-    keep = ("PATH", "HOME", "JAVA_HOME", "LANG", "TMPDIR", "PYSPARK_PYTHON", "HBO_HUDI_BUNDLE", "HBO_JVM_JAR")
-    return {key: os.environ[key] for key in keep if key in os.environ}
+    # What the job image's environment holds (Dockerfile.job): it always names Hudi's bundle and our jar,
+    # whether or not this pytest was started by ./dev (which exports them).
+    keep = ("PATH", "HOME", "JAVA_HOME", "LANG", "TMPDIR", "PYSPARK_PYTHON")
+    image = {HUDI_BUNDLE_ENV: str(hudi_bundle()), JVM_JAR_ENV: str(jvm_jar())}
+    return {**{key: os.environ[key] for key in keep if key in os.environ}, **image}
 
 
 def _submit_args(app: dict[str, Any]) -> str:
