@@ -309,6 +309,11 @@ def test_a_table_on_s3_is_rescaled_with_credentials_from_a_secret(
     }
     assert s3_rows(s3, uri) == before  # hudi-rs, straight from S3
     assert cli.main(["verify", "--table", uri]) == 0
+    # The jobs listed with the native S3 client, its credentials resolved by S3A from the Secret's
+    # variables: they logged no hand-over to S3A.
+    logs = [r.log.read_text() for r in world.spark_operator.runs_in(LAKE) if r.name.startswith("s3-orders")]
+    assert len(logs) == 2
+    assert not [line for log in logs for line in log.splitlines() if "S3A lists" in line]
     manifests = json.dumps([cluster.table(LAKE, "s3-orders"), *cluster.jobs(LAKE, "s3-orders")])
     assert s3.credentials_env()["AWS_SECRET_ACCESS_KEY"] not in manifests
     assert all(

@@ -1,5 +1,5 @@
 """The storage contract, checked against every backend: LocalStorage, and HadoopStorage on file:// and on
-s3a:// (a real S3 server, tests/object_store)."""
+s3a:// (a real S3 server, tests/object_store), listing there through the native S3 client or through S3A."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from hudi_bucket.errors import StorageError
-from hudi_bucket.storage import FileInfo, LocalStorage, Storage, storage_for, walk
+from hudi_bucket.storage import FileInfo, LocalStorage, Storage, native_s3, storage_for, walk
 from hudi_bucket.storage.hadoop import HadoopStorage
 from paths import ALL_TABLES
 
@@ -21,6 +21,7 @@ from paths import ALL_TABLES
         "local",
         pytest.param("hadoop", marks=pytest.mark.spark),
         pytest.param("s3a", marks=pytest.mark.spark),
+        pytest.param("s3a listed by S3A", marks=pytest.mark.spark),
     ]
 )
 def storage(request: pytest.FixtureRequest, tmp_path: Path) -> Storage:
@@ -28,9 +29,14 @@ def storage(request: pytest.FixtureRequest, tmp_path: Path) -> Storage:
     a fresh prefix of the S3 server's bucket."""
     if request.param == "local":
         return LocalStorage(tmp_path)
-    if request.param == "s3a":
-        s3 = request.getfixturevalue("s3")
-        return HadoopStorage(s3.uri(s3.fresh_prefix("contract")), request.getfixturevalue("spark"))
+    if request.param.startswith("s3a"):
+        s3, spark = request.getfixturevalue("s3"), request.getfixturevalue("spark")
+        if request.param != "s3a":
+            spark.conf.set(native_s3.SWITCH, "false")
+        try:
+            return HadoopStorage(s3.uri(s3.fresh_prefix("contract")), spark)
+        finally:
+            spark.conf.unset(native_s3.SWITCH)
     return HadoopStorage(tmp_path.as_uri(), request.getfixturevalue("spark"))
 
 

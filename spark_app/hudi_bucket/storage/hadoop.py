@@ -9,21 +9,27 @@ on HDFS the NameNode refuses an existing file atomically; object stores (S3A, GC
 and then upload, so two concurrent writers can both succeed. Object stores publish a file whole when it is
 closed; HDFS shows a growing file until then. ``rename`` is atomic on HDFS, a copy then delete on object
 stores.
+
+S3A's listings go through a native S3 client when it can stand in for S3A (``native_s3``).
 """
 
 from __future__ import annotations
 
+import logging
 import re
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from py4j.java_gateway import is_instance_of
 from py4j.protocol import Py4JJavaError
+from pyarrow import ArrowException
 from pyspark.errors import PySparkException
 
 from hudi_bucket.errors import StorageError
 from hudi_bucket.storage.base import FileInfo, is_noise, join
+from hudi_bucket.storage.native_s3 import SWITCH, Child, NativeS3Lister, NotCarriedOverError
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -31,6 +37,9 @@ if TYPE_CHECKING:
 _NOT_FOUND = "java.io.FileNotFoundException"
 _ALREADY_EXISTS = "org.apache.hadoop.fs.FileAlreadyExistsException"
 _CHECKSUMMED = "org.apache.hadoop.fs.ChecksumFileSystem"
+_S3A = "org.apache.hadoop.fs.s3a.S3AFileSystem"
+
+_log = logging.getLogger(__name__)
 
 # A Java exception reaches Python as a Py4JJavaError, or already converted by PySpark for a few classes
 # (IllegalArgumentException: a malformed path, Hadoop's "Wrong FS").
@@ -71,6 +80,12 @@ class HadoopStorage:
         self._scheme, self._authority = root_uri.getScheme(), root_uri.getAuthority()
         self._root_path: str = str(root_uri.getPath()).rstrip("/")
         self._is_object_store = str(fs.getScheme()).lower() in OBJECT_STORE_SCHEMES
+        # The native lister is made at the first listing, once (None: S3A lists).
+        self._native_lock = threading.Lock()
+        self._native: NativeS3Lister | None = None
+        self._native_due = bool(is_instance_of(self._gateway, fs, _S3A)) and (
+            str(spark.conf.get(SWITCH, "true")).strip().lower() != "false"
+        )
 
     def _without_checksums(self, fs: Any, conf: Any) -> Any:
         """A private instance of a checksummed filesystem (file://) that neither writes ``.crc`` side
@@ -114,25 +129,52 @@ class HadoopStorage:
             return bool(self._fs.exists(self._path(path)))
 
     def list(self, path: str) -> list[FileInfo]:
-        with self._failing_as(f"listing {self.uri}/{path}"):
-            folder = self._path(path)
-            try:
-                statuses = self._fs.listStatus(folder)
-            except Py4JJavaError as exc:
-                if self._is_a(exc, _NOT_FOUND):
-                    return []
-                raise
-            children = self._read_statuses(statuses, folder)
-            if children is None:
-                return []  # Hadoop lists a file as itself; like LocalStorage, a file has no children
-            infos = [
-                FileInfo(join(path, name), size, is_dir, modified)
-                for name, is_dir, size, modified in children
-                if not is_noise(name)
-            ]
+        children = self._list_natively(path)
+        if children is None:
+            with self._failing_as(f"listing {self.uri}/{path}"):
+                children = self._list_through_hadoop(path)
+        infos = [
+            FileInfo(join(path, name), size, is_dir, modified)
+            for name, is_dir, size, modified in children
+            if not is_noise(name)
+        ]
         return sorted(infos, key=lambda i: i.path)
 
-    def _read_statuses(self, statuses: Any, folder: Any) -> list[_Child] | None:
+    def _list_through_hadoop(self, path: str) -> list[Child]:
+        folder = self._path(path)
+        try:
+            statuses = self._fs.listStatus(folder)
+        except Py4JJavaError as exc:
+            if self._is_a(exc, _NOT_FOUND):
+                return []
+            raise
+        # Hadoop lists a file as itself; like LocalStorage, a file has no children
+        return self._read_statuses(statuses, folder) or []
+
+    def _list_natively(self, path: str) -> list[Child] | None:
+        """The children as the native S3 client lists them; None when S3A is to list."""
+        lister = self._native_lister()
+        if lister is None:
+            return None
+        try:
+            return lister.list(join(self._root_path, path))
+        except (ArrowException, OSError, NotCarriedOverError) as exc:
+            _log.warning("%s: the native S3 client failed (%s); S3A lists from now on", self.uri, exc)
+            with self._native_lock:
+                self._native = None
+            return None
+
+    def _native_lister(self) -> NativeS3Lister | None:
+        with self._native_lock:
+            if self._native_due:
+                self._native_due = False
+                try:
+                    self._native = NativeS3Lister(self._fs, self._gateway)
+                except NotCarriedOverError as why:  # a warning, so that a job's log shows it unconfigured
+                    _log.warning("%s: S3A lists (%s), which is slower on large partitions", self.uri, why)
+            return self._native
+
+    def _read_statuses(self, statuses: Any, folder: Any) -> list[Child] | None:
         """(name, is_dir, size, modified_ms) of each status; None when the folder is a file.
 
         Each call across py4j is a round trip (tens of microseconds), and reading a status field by
@@ -216,8 +258,6 @@ class HadoopStorage:
                 raise StorageError(f"cannot move {src} to {dst}: the filesystem refused")
 
 
-_Child = tuple[str, bool, int, int]  # name, is_dir, size, modified_ms
-
 _FIELDS = (
     r"; isDirectory=(?P<dir>true|false)"
     r"(?:; length=(?P<size>\d+); replication=\d+; blocksize=\d+)?"
@@ -225,7 +265,7 @@ _FIELDS = (
 )
 
 
-def parse_rendered_statuses(rendered: str, folder: str, count: int) -> list[_Child] | None:
+def parse_rendered_statuses(rendered: str, folder: str, count: int) -> list[Child] | None:
     """The children in ``rendered`` (commons-lang's rendering of a FileStatus array, each element's
     ``toString``), given the listed ``folder``'s path and how many statuses there are; None unless the
     rendering holds exactly ``count`` statuses of direct children, parsed with no ambiguity. A listed
