@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -43,15 +44,15 @@ def hadoop_log(caplog: pytest.LogCaptureFixture) -> pytest.LogCaptureFixture:
     return caplog
 
 
-def s3a_lists(spark: Any, uri: str) -> int:
-    """How many LIST requests S3A has made in this run (its own statistics; one FileSystem per bucket)."""
-    fs = spark._jvm.org.apache.hadoop.fs.Path(uri).getFileSystem(
-        spark.sparkContext._jsc.hadoopConfiguration()
-    )
-    counters = fs.getIOStatistics().counters()
-    return sum(
-        int(counters.get(name) or 0) for name in ("object_list_request", "object_continue_list_request")
-    )
+ALL_PAGES = ("object_list_request", "object_continue_list_request")
+
+
+def s3a_lists(spark: Any, uri: str, pages: tuple[str, ...] = ALL_PAGES) -> int:
+    """How many LIST requests S3A has made in this run (its own statistics; one FileSystem per bucket),
+    first pages and further pages."""
+    conf = spark.sparkContext._jsc.hadoopConfiguration()
+    counters = spark._jvm.org.apache.hadoop.fs.Path(uri).getFileSystem(conf).getIOStatistics().counters()
+    return sum(int(counters.get(name) or 0) for name in pages)
 
 
 def every_folder(storage: HadoopStorage, path: str = "") -> Iterator[tuple[str, list[FileInfo]]]:
@@ -95,6 +96,26 @@ def test_the_native_client_lists_exactly_what_s3a_lists(
         assert native.list(path) == s3a.list(path) == []
     assert list_many(native, list(folders)) == list(folders.values())
     assert not hadoop_log.records
+
+
+def test_a_folder_longer_than_a_page_is_listed_whole(
+    spark: Any, s3: S3Server, s3_prefix: str, through_s3a: Callable[[str], HadoopStorage]
+) -> None:
+    """The server answers 1,000 keys a page, as S3 does: both clients follow the continuation."""
+    fs = s3.filesystem()
+
+    def put(n: int) -> None:
+        with fs.open_output_stream(f"{s3.bucket}/{s3_prefix}/p/{n:05d}.parquet") as out:
+            out.write(b"x" * (n % 7))
+
+    with ThreadPoolExecutor(16) as pool:
+        list(pool.map(put, range(1_050)))
+    uri = s3.uri(s3_prefix)
+    native = HadoopStorage(uri, spark).list("p")
+    further_pages = s3a_lists(spark, uri, ("object_continue_list_request",))
+    assert through_s3a(uri).list("p") == native
+    assert s3a_lists(spark, uri, ("object_continue_list_request",)) == further_pages + 1
+    assert [(i.name, i.size) for i in native] == [(f"{n:05d}.parquet", n % 7) for n in range(1_050)]
 
 
 def test_throttled_listings_are_retried_by_the_native_client(
