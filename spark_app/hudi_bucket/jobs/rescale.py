@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import reduce
 from typing import TypeVar
@@ -34,6 +35,7 @@ from hudi_bucket.jobs.context import TableContext
 from hudi_bucket.jobs.duplicates import RESOLVED, keep_winning_copies, ordering_of, refuse_custom_merge
 from hudi_bucket.jobs.session import scoped_conf
 from hudi_bucket.jobs.table_files import table_files
+from hudi_bucket.storage.base import PARALLEL_REQUESTS
 
 # A read of some files becomes one task when nothing splits a file (maxPartitionBytes), files cost
 # nothing extra to pack together (openCostInBytes) and Spark is not asked for parallelism (minPartitionNum).
@@ -73,8 +75,14 @@ T = TypeVar("T")
 
 def read_in_groups(read: Callable[[Sequence[T]], DataFrame], groups: Sequence[Sequence[T]]) -> DataFrame:
     """The rows of every group of files, each group one task when run under ``ONE_TASK_PER_READ`` (when
-    ``read`` makes one scan of a group)."""
-    return reduce(DataFrame.union, (read(group) for group in groups))
+    ``read`` makes one scan of a group).
+
+    The reads are made in parallel: each costs the driver a file status per file, which on an object
+    store is a request (one group after another took 1 s of a 4 s apply on S3, for 29 groups)."""
+    with ThreadPoolExecutor(
+        max(1, min(PARALLEL_REQUESTS, len(groups))), thread_name_prefix="hbo-read"
+    ) as pool:
+        return reduce(DataFrame.union, pool.map(read, groups))
 
 
 class RowCountMismatchError(HudiBucketError):
