@@ -153,9 +153,7 @@ class PhaseClock:
         ("plan (reads commits, lists files)", apply_module, "plan"),
         ("rewrite_partitions", apply_module, "rewrite_partitions"),
         ("  write_bucket_files", rescale_module, "write_bucket_files"),
-        ("    direct_write.write (Spark writes)", direct_write, "write"),
-        ("    written_files (listings)", direct_write, "written_files"),
-        ("    row_counts (footers)", direct_write, "row_counts"),
+        ("    direct_write.write (Spark writes, reads footers back)", direct_write, "write"),
         ("archive_old_versions", apply_module.config_store, "archive_old_versions"),
     )
 

@@ -171,12 +171,9 @@ class _Targets:
 def _write_direct(ctx: TableContext, frame: Any, targets: _Targets) -> dict[str, tuple[int, int]]:
     """Each file at its final name; returns each file's (size, rows) by path."""
     try:
-        direct_write.write(ctx.spark, frame, ctx.storage)
+        return direct_write.write(ctx.spark, frame, ctx.storage)
     except direct_write.TwoWritersError as exc:
         raise BucketWriteError(f"a bucket came out as several files ({exc.args[0]})") from exc
-    written = direct_write.written_files(ctx.storage, targets.partitions, targets.instant)
-    counts = direct_write.row_counts(ctx.spark, ctx.storage, sorted(written), targets.instant)
-    return {path: (size, counts.get(path, 0)) for path, size in written.items()}
 
 
 def _write_staged(ctx: TableContext, frame: Any, targets: _Targets) -> dict[str, tuple[int, int]]:

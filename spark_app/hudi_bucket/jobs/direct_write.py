@@ -7,25 +7,25 @@ its instant, and a failed write leaves them to the caller's rollback, which dele
 by name. Without the protocol's jar (a plain Spark) the staged write (``staged_write``) runs instead.
 
 What a staging folder showed is found otherwise: a file written by two tasks (a bucket whose rows
-reached two tasks) fails the write, and each file's size and rows come from listing the written
-partitions and reading the files' footers.
+reached two tasks) fails the write, and each file's size and rows are read back from its footer by the
+task that wrote it, and handed over by the protocol once the job commits.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import struct
+import uuid
 from typing import Any
-from urllib.parse import unquote
 
 from py4j.protocol import Py4JJavaError
 from pyspark.errors import PySparkException
 
-from hudi_bucket.core.filegroups import BaseFile
-from hudi_bucket.jobs.session import on_classpath, scoped_conf
-from hudi_bucket.jobs.spark_paths import path_part, spark_root, table_file_uris
-from hudi_bucket.storage.base import Storage, list_many
+from hudi_bucket.jobs.session import java_class, on_classpath, scoped_conf
+from hudi_bucket.jobs.spark_paths import spark_root
+from hudi_bucket.storage.base import Storage
 
 PROTOCOL_CLASS = "io.hudibucket.spark.DirectFileCommitProtocol"
+WRITE_ID = "hudibucket.direct.write.id"  # the protocol's WRITE_ID option
 FILE_COLUMN = "__hbo_file"  # each row's file, relative to the table root
 _TWO_WRITERS = (f"{PROTOCOL_CLASS}$DuplicateFileException", "org.apache.hadoop.fs.FileAlreadyExistsException")
 # Hadoop's local filesystem writes a ``.<name>.crc`` beside each file; the table's files carry none (its
@@ -47,11 +47,13 @@ class TwoWritersError(Exception):
     """Two tasks wrote one file; ``args[0]`` is the Java exception's message, naming it."""
 
 
-def write(spark: Any, frame: Any, storage: Storage) -> None:
-    """Write ``frame`` (partitioned by ``FILE_COLUMN``, which is left out of the files) into the table.
-    Raises TwoWritersError when some file was written by two tasks."""
+def write(spark: Any, frame: Any, storage: Storage) -> dict[str, tuple[int, int]]:
+    """Write ``frame`` (partitioned by ``FILE_COLUMN``, which is left out of the files) into the table;
+    returns each file's (size, rows) by path. Raises TwoWritersError when some file was written by two
+    tasks."""
     root = spark_root(storage)
-    options = _NO_CHECKSUMS if root.startswith("file:") else {}
+    write_id = uuid.uuid4().hex
+    options = {**(_NO_CHECKSUMS if root.startswith("file:") else {}), WRITE_ID: write_id}
     try:
         with scoped_conf(spark, {"spark.sql.sources.commitProtocolClass": PROTOCOL_CLASS}):
             # Append: Spark's overwrite mode would delete the output root, the table.
@@ -61,6 +63,22 @@ def write(spark: Any, frame: Any, storage: Storage) -> None:
         if found is None:
             raise
         raise TwoWritersError(found) from exc
+    published = java_class(spark, PROTOCOL_CLASS).takeWritten(write_id)
+    if published is None:  # the job committed without the protocol seeing our option: never commit that
+        raise RuntimeError(f"{PROTOCOL_CLASS} published no files for write {write_id}")
+    return parse_written(bytes(published))
+
+
+def parse_written(published: bytes) -> dict[str, tuple[int, int]]:
+    """The protocol's rendering of a write's files (``takeWritten``): (size, rows) by path."""
+    (count,), at = struct.unpack_from(">i", published), 4
+    files = {}
+    for _ in range(count):
+        (length,) = struct.unpack_from(">i", published, at)
+        path = published[at + 4 : at + 4 + length].decode()
+        files[path] = struct.unpack_from(">qq", published, at + 4 + length)
+        at += 4 + length + 16
+    return files
 
 
 def _two_writers(exc: Exception) -> str | None:
@@ -71,31 +89,3 @@ def _two_writers(exc: Exception) -> str | None:
             return str(throwable.getMessage())
         throwable = throwable.getCause()
     return None
-
-
-def written_files(storage: Storage, partitions: Sequence[str], instant: str) -> dict[str, int]:
-    """The size of each base file of ``instant`` in ``partitions``, by path: one listing a partition (in
-    parallel on an object store)."""
-    found = {}
-    for partition, entries in zip(partitions, list_many(storage, partitions), strict=True):
-        for entry in entries:
-            base = None if entry.is_dir else BaseFile.parse(partition, entry.name)
-            if base is not None and base.instant == instant:
-                found[base.path] = entry.size
-    return found
-
-
-def row_counts(spark: Any, storage: Storage, paths: Sequence[str], instant: str) -> Mapping[str, int]:
-    """Rows per file of ``instant``, by path, from the Parquet footers (the count reads no column data).
-    Spark reads the folders holding ``paths``, keeping only the instant's files: a listing a folder, where
-    naming each file costs requests of its own."""
-    if not paths:
-        return {}
-    folders = sorted({path.rpartition("/")[0] for path in paths})
-    files = spark.read.option("pathGlobFilter", f"*_{instant}.parquet").parquet(
-        *table_file_uris(storage, folders)
-    )
-    counts = files.groupBy("_metadata.file_path").count().collect()
-    # Spark reports each file as a URI, its path %-encoded; the table root is written unencoded.
-    prefix = path_part(spark_root(storage)).rstrip("/") + "/"
-    return {unquote(path_part(uri)).removeprefix(prefix): count for uri, count in counts}

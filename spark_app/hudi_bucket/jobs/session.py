@@ -89,10 +89,15 @@ def on_classpath(spark: Any, class_name: str) -> bool:
     """Whether the session's JVM has ``class_name`` (through py4j's view, which sees spark.jars too)."""
     from py4j.java_gateway import JavaClass
 
+    return isinstance(java_class(spark, class_name), JavaClass)  # py4j names an unknown class a package
+
+
+def java_class(spark: Any, class_name: str) -> Any:
+    """The class named ``class_name`` in the session's JVM, for its static members."""
     found: Any = spark.sparkContext._jvm
     for part in class_name.split("."):
         found = getattr(found, part)
-    return isinstance(found, JavaClass)  # py4j names an unknown class a package
+    return found
 
 
 def build_session(app_name: str, master: str | None = None) -> Any:

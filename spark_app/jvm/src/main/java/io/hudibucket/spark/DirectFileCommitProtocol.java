@@ -1,16 +1,24 @@
 package io.hudibucket.spark;
 
+import java.io.ByteArrayOutputStream;
+import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.Serializable;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
 
+import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.mapreduce.JobContext;
 import org.apache.hadoop.mapreduce.TaskAttemptContext;
+import org.apache.parquet.hadoop.ParquetFileReader;
+import org.apache.parquet.hadoop.util.HadoopInputFile;
 import org.apache.spark.TaskContext;
 import org.apache.spark.internal.io.FileCommitProtocol;
 import org.apache.spark.internal.io.FileNameSpec;
@@ -35,15 +43,25 @@ import scala.collection.Seq;
  * overwrites), and tasks that both created it fail {@link #commitJob} with
  * {@link DuplicateFileException}.
  *
+ * <p>Each task reads back the footer of each file it wrote, and {@link #commitJob} publishes every
+ * file's size and rows under the write's {@link #WRITE_ID} option, for {@link #takeWritten}: no
+ * listing and no second Spark job to find them.
+ *
  * <p>Write in append mode only: Spark's overwrite mode deletes the output root before writing.
  */
 public final class DirectFileCommitProtocol extends FileCommitProtocol implements Serializable {
   private static final long serialVersionUID = 1L;
   private static final int NAMED_IN_MESSAGE = 5;
 
+  /** The write option naming one write, under which {@link #commitJob} publishes its files. */
+  public static final String WRITE_ID = "hudibucket.direct.write.id";
+
+  private static final Map<String, byte[]> PUBLISHED = new ConcurrentHashMap<>();
+
   private final String root;
-  // The files one task attempt created: set on the executor's copy in setupTask.
-  private transient List<String> written;
+  // The files one task attempt created, each path relative to the root and absolute: set on the
+  // executor's copy in setupTask.
+  private transient Map<String, String> written;
 
   public DirectFileCommitProtocol(String jobId, String path, boolean dynamicPartitionOverwrite) {
     if (dynamicPartitionOverwrite) {
@@ -68,7 +86,7 @@ public final class DirectFileCommitProtocol extends FileCommitProtocol implement
 
   @Override
   public void setupTask(TaskAttemptContext taskContext) {
-    written = new ArrayList<>();
+    written = new LinkedHashMap<>();
   }
 
   // Spark 3.5 calls the FileNameSpec overloads; the String ones are the abstract originals. The name
@@ -102,19 +120,62 @@ public final class DirectFileCommitProtocol extends FileCommitProtocol implement
               + " got folder " + dir);
     }
     String fragment = dir.get();
-    String file = root + "/" + unescape(fragment.substring(fragment.indexOf('=') + 1));
+    String relative = unescape(fragment.substring(fragment.indexOf('=') + 1));
+    String file = root + "/" + relative;
     if (isRetry()) {
       // An earlier attempt of this task may have died leaving the file behind; Parquet's writer
       // refuses to create over it.
       delete(taskContext, file);
     }
-    written.add(file);
+    written.put(relative, file);
     return file;
   }
 
+  /** Reads back each file's size and rows (its footer): in the tasks, in parallel, once closed. */
   @Override
   public FileCommitProtocol.TaskCommitMessage commitTask(TaskAttemptContext taskContext) {
-    return new FileCommitProtocol.TaskCommitMessage(written.toArray(new String[0]));
+    Configuration conf = taskContext.getConfiguration();
+    List<WrittenFile> files = new ArrayList<>();
+    for (Map.Entry<String, String> file : written.entrySet()) {
+      files.add(WrittenFile.read(file.getKey(), new Path(file.getValue()), conf));
+    }
+    return new FileCommitProtocol.TaskCommitMessage(files.toArray(new WrittenFile[0]));
+  }
+
+  /** One file a task wrote: its path relative to the output root, its size in bytes and its rows. */
+  static final class WrittenFile implements Serializable {
+    private static final long serialVersionUID = 1L;
+
+    final String path;
+    final long size;
+    final long rows;
+
+    WrittenFile(String path, long size, long rows) {
+      this.path = path;
+      this.size = size;
+      this.rows = rows;
+    }
+
+    static WrittenFile read(String relative, Path file, Configuration conf) {
+      try {
+        HadoopInputFile input = HadoopInputFile.fromPath(file, conf);
+        try (ParquetFileReader reader = ParquetFileReader.open(input)) {
+          return new WrittenFile(relative, input.getLength(), reader.getRecordCount());
+        }
+      } catch (IOException e) {
+        throw new UncheckedIOException("reading back the footer of " + file, e);
+      }
+    }
+  }
+
+  /**
+   * Every file of the write named {@code writeId} (its {@link #WRITE_ID} option), once: for each, the
+   * path's UTF-8 bytes (after their length, an int), then its size and rows (longs), all big-endian
+   * as DataOutputStream writes them, after the count of files (an int). Null when no such write
+   * committed.
+   */
+  public static byte[] takeWritten(String writeId) {
+    return PUBLISHED.remove(writeId);
   }
 
   /**
@@ -128,7 +189,8 @@ public final class DirectFileCommitProtocol extends FileCommitProtocol implement
     if (written == null) {
       return;
     }
-    for (String file : written.subList(0, Math.max(0, written.size() - 1))) {
+    List<String> files = new ArrayList<>(written.values());
+    for (String file : files.subList(0, Math.max(0, files.size() - 1))) {
       delete(taskContext, file);
     }
   }
@@ -136,9 +198,11 @@ public final class DirectFileCommitProtocol extends FileCommitProtocol implement
   @Override
   public void commitJob(JobContext jobContext, Seq<FileCommitProtocol.TaskCommitMessage> taskCommits) {
     Map<String, Integer> writers = new LinkedHashMap<>();
+    List<WrittenFile> files = new ArrayList<>();
     for (FileCommitProtocol.TaskCommitMessage message : JavaConverters.seqAsJavaList(taskCommits)) {
-      for (String file : (String[]) message.obj()) {
-        writers.merge(file, 1, Integer::sum);
+      for (WrittenFile file : (WrittenFile[]) message.obj()) {
+        writers.merge(file.path, 1, Integer::sum);
+        files.add(file);
       }
     }
     TreeSet<String> twice = new TreeSet<>();
@@ -152,6 +216,27 @@ public final class DirectFileCommitProtocol extends FileCommitProtocol implement
       throw new DuplicateFileException(
           twice.size() + " file(s) written by more than one task: " + String.join(", ", named));
     }
+    String writeId = jobContext.getConfiguration().get(WRITE_ID);
+    if (writeId != null) {
+      PUBLISHED.put(writeId, render(files));
+    }
+  }
+
+  private static byte[] render(List<WrittenFile> files) {
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+    try (DataOutputStream out = new DataOutputStream(bytes)) {
+      out.writeInt(files.size());
+      for (WrittenFile file : files) {
+        byte[] path = file.path.getBytes(StandardCharsets.UTF_8);
+        out.writeInt(path.length);
+        out.write(path);
+        out.writeLong(file.size);
+        out.writeLong(file.rows);
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);  // a ByteArrayOutputStream does not fail
+    }
+    return bytes.toByteArray();
   }
 
   /** Nothing to undo here: the caller rolls its instant back, deleting the files by name. */
