@@ -148,8 +148,11 @@ def test_when_the_native_client_fails_s3a_lists_from_then_on(
     monkeypatch: pytest.MonkeyPatch,
     hadoop_log: pytest.LogCaptureFixture,
 ) -> None:
-    with s3.filesystem().open_output_stream(f"{s3.bucket}/{s3_prefix}/p/f") as out:
-        out.write(b"x")
+    """Listings in parallel all fail at once: each is made by S3A instead, and it is said once."""
+    folders = [f"p={n}" for n in range(6)]
+    for folder in folders:
+        with s3.filesystem().open_output_stream(f"{s3.bucket}/{s3_prefix}/{folder}/f") as out:
+            out.write(b"x")
     storage = HadoopStorage(s3.uri(s3_prefix), spark)
     calls = []
 
@@ -158,8 +161,10 @@ def test_when_the_native_client_fails_s3a_lists_from_then_on(
         raise OSError("AWS Error NETWORK_CONNECTION during ListObjectsV2 operation: TLS handshake failed")
 
     monkeypatch.setattr(NativeS3Lister, "list", failing)
-    assert [i.path for i in storage.list("p")] == [i.path for i in storage.list("p")] == ["p/f"]
-    assert len(calls) == 1
+    assert [[i.path for i in infos] for infos in list_many(storage, folders)] == [[f"{f}/f"] for f in folders]
+    tried = len(calls)
+    assert [i.path for i in storage.list("p=0")] == ["p=0/f"]
+    assert len(calls) == tried
     assert [r.levelname for r in hadoop_log.records] == ["WARNING"]
     assert "the native S3 client failed (AWS Error NETWORK_CONNECTION" in hadoop_log.text
     assert "S3A lists from now on" in hadoop_log.text

@@ -159,9 +159,10 @@ class HadoopStorage:
         try:
             return lister.list(join(self._root_path, path))
         except (ArrowException, OSError, NotCarriedOverError) as exc:
-            _log.warning("%s: the native S3 client failed (%s); S3A lists from now on", self.uri, exc)
             with self._native_lock:
-                self._native = None
+                if self._native is lister:  # said once, whichever of the parallel listings failed first
+                    self._native = None
+                    _log.warning("%s: the native S3 client failed (%s); S3A lists from now on", self.uri, exc)
             return None
 
     def _native_lister(self) -> NativeS3Lister | None:
