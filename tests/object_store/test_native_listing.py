@@ -98,6 +98,27 @@ def test_the_native_client_lists_exactly_what_s3a_lists(
     assert not hadoop_log.records
 
 
+@pytest.mark.parametrize("root", ["s3a://rooted", "s3a://rooted/"])
+def test_a_table_at_the_root_of_its_bucket_is_listed_as_s3a_lists_it(
+    spark: Any, s3: S3Server, root: str, through_s3a: Callable[[str], HadoopStorage]
+) -> None:
+    fs = s3.filesystem()
+    fs.create_dir("rooted")
+    for key in ("p/f.parquet", ".hoodie/hoodie.properties", "q r/f.parquet"):
+        with fs.open_output_stream(f"rooted/{key}") as out:
+            out.write(b"abc")
+    native, s3a = HadoopStorage(root, spark), through_s3a(root)
+    lists_before = s3a_lists(spark, root)
+    listed = [native.list(folder) for folder in ("", "p", "q r")]
+    assert s3a_lists(spark, root) == lists_before
+    assert listed == [s3a.list(folder) for folder in ("", "p", "q r")]
+    assert [[i.path for i in infos] for infos in listed] == [
+        [".hoodie", "p", "q r"],
+        ["p/f.parquet"],
+        ["q r/f.parquet"],
+    ]
+
+
 def test_a_folder_longer_than_a_page_is_listed_whole(
     spark: Any, s3: S3Server, s3_prefix: str, through_s3a: Callable[[str], HadoopStorage]
 ) -> None:
