@@ -15,23 +15,21 @@ from hudi_bucket.storage import FileInfo, LocalStorage, Storage, native_s3, stor
 from hudi_bucket.storage.hadoop import HadoopStorage
 from paths import ALL_TABLES
 
+ON_DISK = ["local", pytest.param("hadoop", marks=pytest.mark.spark)]
+EVERY_BACKEND = [
+    *ON_DISK,
+    pytest.param("s3a", marks=pytest.mark.spark),
+    pytest.param("s3a listed by S3A", marks=pytest.mark.spark),
+]
 
-@pytest.fixture(
-    params=[
-        "local",
-        pytest.param("hadoop", marks=pytest.mark.spark),
-        pytest.param("s3a", marks=pytest.mark.spark),
-        pytest.param("s3a listed by S3A", marks=pytest.mark.spark),
-    ]
-)
-def storage(request: pytest.FixtureRequest, tmp_path: Path) -> Storage:
-    """A backend rooted at this test's temp folder (so tests can also look at the disk directly), or at
-    a fresh prefix of the S3 server's bucket."""
-    if request.param == "local":
+
+def backend(name: str, request: pytest.FixtureRequest, tmp_path: Path) -> Storage:
+    """A backend rooted at this test's temp folder, or at a fresh prefix of the S3 server's bucket."""
+    if name == "local":
         return LocalStorage(tmp_path)
-    if request.param.startswith("s3a"):
+    if name.startswith("s3a"):
         s3, spark = request.getfixturevalue("s3"), request.getfixturevalue("spark")
-        if request.param != "s3a":
+        if name != "s3a":
             spark.conf.set(native_s3.SWITCH, "false")
         try:
             return HadoopStorage(s3.uri(s3.fresh_prefix("contract")), spark)
@@ -40,12 +38,15 @@ def storage(request: pytest.FixtureRequest, tmp_path: Path) -> Storage:
     return HadoopStorage(tmp_path.as_uri(), request.getfixturevalue("spark"))
 
 
-@pytest.fixture
-def on_disk(storage: Storage, tmp_path: Path) -> Path:
-    """The folder ``storage`` is rooted at, for tests that put things there behind its back."""
-    if "://" in storage.uri and not storage.uri.startswith("file:"):
-        pytest.skip("the backend is not rooted at a local folder")
-    return tmp_path
+@pytest.fixture(params=EVERY_BACKEND)
+def storage(request: pytest.FixtureRequest, tmp_path: Path) -> Storage:
+    return backend(request.param, request, tmp_path)
+
+
+@pytest.fixture(params=ON_DISK)
+def on_disk(request: pytest.FixtureRequest, tmp_path: Path) -> Storage:
+    """A backend rooted at this test's temp folder, for tests that put things there behind its back."""
+    return backend(request.param, request, tmp_path)
 
 
 def test_a_written_file_reads_back(storage: Storage) -> None:
@@ -80,18 +81,18 @@ def test_overwrite_replaces_the_content(storage: Storage) -> None:
 
 
 @pytest.mark.spark
-def test_an_overwritten_file_stays_readable_by_hadoop(storage: Storage, on_disk: Path, spark: Any) -> None:
+def test_an_overwritten_file_stays_readable_by_hadoop(on_disk: Storage, tmp_path: Path, spark: Any) -> None:
     """Hudi writes local tables through Hadoop's checksummed LocalFileSystem (``.name.crc`` beside each
     file); after we overwrite such a file (hoodie.properties), Hadoop must still read it."""
     jvm = spark.sparkContext._jvm
     checksummed = jvm.org.apache.hadoop.fs.FileSystem.getLocal(spark.sparkContext._jsc.hadoopConfiguration())
-    path = jvm.org.apache.hadoop.fs.Path((on_disk / "f").as_uri())
+    path = jvm.org.apache.hadoop.fs.Path((tmp_path / "f").as_uri())
     out = checksummed.create(path, True)
     out.write(bytearray(b"written by Hudi"))
     out.close()
-    assert (on_disk / ".f.crc").exists()
+    assert (tmp_path / ".f.crc").exists()
 
-    storage.write("f", b"ours", overwrite=True)
+    on_disk.write("f", b"ours", overwrite=True)
 
     assert bytes(jvm.org.apache.commons.io.IOUtils.toByteArray(checksummed.open(path))) == b"ours"
 
@@ -147,13 +148,13 @@ def test_names_hudi_uses_round_trip(storage: Storage) -> None:
         assert storage.read(f"{name}/f") == name.encode()
 
 
-def test_listings_skip_os_and_checksum_noise(storage: Storage, on_disk: Path) -> None:
+def test_listings_skip_os_and_checksum_noise(on_disk: Storage, tmp_path: Path) -> None:
     """Finder files, zip resource forks and Hadoop's ``.name.crc`` side files are never part of a table."""
-    storage.write("p/data.parquet", b"x")
+    on_disk.write("p/data.parquet", b"x")
     for noise in [".DS_Store", "._data.parquet", ".data.parquet.crc", "__MACOSX/._x"]:
-        (on_disk / "p" / noise).parent.mkdir(parents=True, exist_ok=True)
-        (on_disk / "p" / noise).write_bytes(b"noise")
-    assert storage.list("p") == [FileInfo("p/data.parquet", 1, False)]
+        (tmp_path / "p" / noise).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "p" / noise).write_bytes(b"noise")
+    assert on_disk.list("p") == [FileInfo("p/data.parquet", 1, False)]
 
 
 def test_walk_yields_every_file_depth_first(storage: Storage) -> None:
@@ -188,13 +189,13 @@ def test_deleting_what_is_absent_is_fine(storage: Storage) -> None:
     storage.delete("nothing", recursive=True)
 
 
-def test_non_recursive_delete_refuses_a_folder(storage: Storage, on_disk: Path) -> None:
-    storage.write("d/f", b"x")
-    (on_disk / "empty").mkdir()
+def test_non_recursive_delete_refuses_a_folder(on_disk: Storage, tmp_path: Path) -> None:
+    on_disk.write("d/f", b"x")
+    (tmp_path / "empty").mkdir()
     for folder in ["d", "empty"]:
         with pytest.raises(StorageError, match="folder"):
-            storage.delete(folder)
-        assert storage.exists(folder)
+            on_disk.delete(folder)
+        assert on_disk.exists(folder)
 
 
 def test_rename_moves_a_file_creating_parents(storage: Storage) -> None:
