@@ -191,17 +191,31 @@ def test_when_the_native_client_fails_s3a_lists_from_then_on(
     assert "S3A lists from now on" in hadoop_log.text
 
 
+@pytest.mark.parametrize(
+    ("bucket", "setting", "value", "why"),
+    [
+        ("listing-v1", "list.version", "1", "S3A is set up with ListObjects version 1 (fs.s3a.list.version)"),
+        # Hadoop reads hexadecimal integers; what the native client cannot read, it leaves to S3A.
+        ("listing-hex", "attempts.maximum", "0x3", "S3A's settings could not be read: invalid literal"),
+    ],
+)
 def test_s3a_lists_a_bucket_set_up_in_a_way_the_native_client_does_not_copy(
-    spark: Any, s3: S3Server, s3_prefix: str, hadoop_log: pytest.LogCaptureFixture
+    spark: Any,
+    s3: S3Server,
+    s3_prefix: str,
+    hadoop_log: pytest.LogCaptureFixture,
+    bucket: str,
+    setting: str,
+    value: str,
+    why: str,
 ) -> None:
     """A per-bucket setting (S3A applies them to the bucket's filesystem) the native client lacks."""
-    bucket = "listing-v1"
     s3.filesystem().create_dir(bucket)
     with s3.filesystem().open_output_stream(f"{bucket}/{s3_prefix}/p/f") as out:
         out.write(b"x")
-    spark.sparkContext._jsc.hadoopConfiguration().set(f"fs.s3a.bucket.{bucket}.list.version", "1")
+    spark.sparkContext._jsc.hadoopConfiguration().set(f"fs.s3a.bucket.{bucket}.{setting}", value)
     uri = f"s3a://{bucket}/{s3_prefix}"
     assert [i.path for i in HadoopStorage(uri, spark).list("p")] == ["p/f"]
     assert s3a_lists(spark, uri) == 1
     assert [r.levelname for r in hadoop_log.records] == ["WARNING"]
-    assert "S3A lists (S3A is set up with ListObjects version 1 (fs.s3a.list.version))" in hadoop_log.text
+    assert f"S3A lists ({why}" in hadoop_log.text

@@ -146,23 +146,28 @@ class NativeS3Lister:
     """Lists folders of one bucket as S3A's ``listStatus`` does, through pyarrow's client."""
 
     def __init__(self, s3a_filesystem: Any, gateway: Any) -> None:
-        """Raises NotCarriedOverError when the filesystem's setup is not one the client copies."""
-        conf = s3a_filesystem.getConf()
-        milliseconds = gateway.jvm.java.util.concurrent.TimeUnit.MILLISECONDS
-        s3a = {key: _string(conf.get(key)) for key in SETTINGS}
-        s3a |= {key: str(conf.getTimeDuration(key, ms, milliseconds)) for key, ms in TIMEOUTS_MS.items()}
-        self._settings = client_settings(s3a)
-        self._bucket = str(s3a_filesystem.getBucket())
+        """Raises NotCarriedOverError when the filesystem's setup is not one the client copies, or cannot
+        be read (an S3A without ``shareCredentials``, a setting that is not a number)."""
+        try:
+            conf = s3a_filesystem.getConf()
+            milliseconds = gateway.jvm.java.util.concurrent.TimeUnit.MILLISECONDS
+            s3a = {key: _string(conf.get(key)) for key in SETTINGS}
+            s3a |= {key: str(conf.getTimeDuration(key, ms, milliseconds)) for key, ms in TIMEOUTS_MS.items()}
+            self._settings = client_settings(s3a)
+            self._bucket = str(s3a_filesystem.getBucket())
+            self._providers = s3a_filesystem.shareCredentials("hudi-bucket listing")
+        except (Py4JError, ValueError) as exc:
+            raise NotCarriedOverError(f"S3A's settings could not be read: {exc}") from exc
         self._gateway = gateway
-        self._providers = s3a_filesystem.shareCredentials("hudi-bucket listing")
         self._lock = threading.Lock()
         self._client: tuple[Credentials, pafs.S3FileSystem] | None = None
         self._resolved_at = 0.0
         self._current()  # credentials S3A cannot give the client fail here, not at the first listing
 
     def list(self, key: str) -> list[Child]:
-        """The children of the folder at ``key`` (no leading or trailing slash; "" for the bucket): files and folders, with
-        no entry for the folder's own marker; empty when nothing is below it, or it is a file."""
+        """The children of the folder at ``key`` (no leading or trailing slash; "" for the bucket): files
+        and folders, with no entry for the folder's own marker; empty when nothing is below it, or it is
+        a file."""
         folder = f"{self._bucket}/{key}" if key else self._bucket
         infos = self._current().get_file_info(pafs.FileSelector(folder, allow_not_found=True))
         return [_child(info) for info in infos]
