@@ -30,7 +30,6 @@ import os
 import sys
 import tempfile
 import time
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -49,7 +48,7 @@ from operator_kit import (  # noqa: E402
     until_served,
 )
 
-from control_plane import ControlPlane, ensure_binaries  # noqa: E402
+from control_plane import AuditEvent, ControlPlane, ensure_binaries  # noqa: E402
 from paths import K8S_FIXTURES, REPO  # noqa: E402
 
 NAMESPACE = "bench"
@@ -119,7 +118,7 @@ def run(plane: ControlPlane, work: Path, args: argparse.Namespace) -> None:
         "server_cpu": sum(cpu_seconds(pid) for pid in server_pids) - server_cpu,
         "wall": time.monotonic() - burst_began,
         "calls": count_kinds(
-            [e for e in plane.audit_events()[burst_audit:] if e["user"]["username"] == user]
+            [e for e in plane.audit_events()[burst_audit:] if e.user == user]
         ),
     }
     latency, last_after = server_latencies(plane.audit_events()[burst_audit:], user)
@@ -130,7 +129,7 @@ def run(plane: ControlPlane, work: Path, args: argparse.Namespace) -> None:
     time.sleep(args.settle)
     elapsed = time.monotonic() - t0
     calls = [
-        e for e in plane.audit_events()[audit0:] if e["user"]["username"] == user and e["verb"] != "watch"
+        e for e in plane.audit_events()[audit0:] if e.user == user and e.verb != "watch"
     ]
     steady = {
         "rps": len(calls) / elapsed,
@@ -158,25 +157,20 @@ def run(plane: ControlPlane, work: Path, args: argparse.Namespace) -> None:
     report(args, latency, last_after, watched, burst, steady, restart, finalizers, big)
 
 
-def server_latencies(events: list[dict[str, Any]], operator: str) -> tuple[list[float], float]:
+def server_latencies(events: list[AuditEvent], operator: str) -> tuple[list[float], float]:
     """Each table's created -> first SparkApplication by the API server's clock (its audit log: when it
     answered the table's POST, when it answered the operator's POST of the job), and the last job after
     the last table. A watching client's clock adds its own lag: under load the bench's 50 POSTing threads
     and its watch share one interpreter, which is not the operator's delay."""
-
-    def answered(event: dict[str, Any]) -> float:
-        return datetime.fromisoformat(event["stageTimestamp"].replace("Z", "+00:00")).timestamp()
-
     tables, jobs = {}, {}
     for event in events:
-        ref = event.get("objectRef") or {}
-        if event["verb"] != "create" or event.get("stage") != "ResponseComplete":
+        if event.verb != "create" or event.stage != "ResponseComplete" or event.name is None:
             continue
-        if ref.get("resource") == PLURAL:
-            tables[ref["name"]] = answered(event)
-        elif ref.get("resource") == APPS[2] and event["user"]["username"] == operator:
-            table = ref["name"].rsplit("-", 2)[0]  # <table>-<kind>-<hash>
-            jobs[table] = min(jobs.get(table, float("inf")), answered(event))
+        if event.resource == PLURAL:
+            tables[event.name] = event.answered_at
+        elif event.resource == APPS[2] and event.user == operator:
+            table = event.name.rsplit("-", 2)[0]  # <table>-<kind>-<hash>
+            jobs[table] = min(jobs.get(table, float("inf")), event.answered_at)
     latency = sorted(jobs[name] - tables[name] for name in tables)
     return latency, max(jobs.values()) - max(tables.values())
 

@@ -15,19 +15,18 @@ from typing import Any
 
 from kubernetes import client, watch
 
+from control_plane import AuditEvent
+
 GROUP, VERSION, PLURAL = "hudi.bucketops.io", "v1alpha1", "hudibuckettables"
 APPS = ("sparkoperator.k8s.io", "v1beta2", "sparkapplications")
 OPERATOR_BIN = Path(sys.executable).parent / "hudi-bucket-operator"
 
 
-def count_kinds(events: list[dict[str, Any]]) -> dict[str, int]:
+def count_kinds(events: list[AuditEvent]) -> dict[str, int]:
     """Requests by verb and resource (with subresource)."""
     kinds: dict[str, int] = {}
     for e in events:
-        ref = e.get("objectRef") or {}
-        kind = f"{e['verb']} {ref.get('resource', e.get('requestURI', ''))}" + (
-            f"/{ref['subresource']}" if ref.get("subresource") else ""
-        )
+        kind = f"{e.verb} {e.resource or '(no resource)'}"
         kinds[kind] = kinds.get(kind, 0) + 1
     return dict(sorted(kinds.items(), key=lambda kv: -kv[1]))
 

@@ -25,7 +25,7 @@ from object_store.server import S3Server
 from pyarrow import fs as pafs
 
 import bucket_tables
-from control_plane import ControlPlane
+from control_plane import AuditEvent, ControlPlane
 from harness import (
     Cluster,
     OperatorProcess,
@@ -386,9 +386,11 @@ def test_a_report_the_operator_did_not_record_goes_with_its_table(world: World) 
     """The job creates its report's ConfigMap, owned by the table: with the operator stopped before it
     recorded the report, deleting the table still deletes the report."""
     cluster, uri = world.cluster, world.table_copy("unrecorded")
+    world.spark_operator.hold()  # the job must not finish before the operator is stopped, however fast
     cluster.create_table(LAKE, "unrecorded", spec(uri))
     [app] = until(lambda: cluster.jobs(LAKE, "unrecorded"), 60, "the plan job")
     world.operator.stop()
+    world.spark_operator.release()
     name, uid = app["metadata"]["name"], cluster.table(LAKE, "unrecorded")["metadata"]["uid"]
     until(lambda: cluster.config_maps(LAKE).get(name) == uid, 120, "the job's report, owned by its table")
     cluster.custom.delete_namespaced_custom_object(
@@ -485,7 +487,7 @@ def test_each_service_account_used_exactly_what_the_chart_grants_it(world: World
     assert grants - used == {("hudi.bucketops.io", "hudibuckettables/finalizers", "update")}
     assert used - grants == set()
 
-    jobs = {e["user"]["username"] for e in cluster.control_plane.audit_events()} & {
+    jobs = {e.user for e in cluster.control_plane.audit_events()} & {
         f"system:serviceaccount:{namespace}:hudi-bucket-jobs" for namespace in (LAKE, "sales")
     }
     assert len(jobs) == 2
@@ -494,16 +496,14 @@ def test_each_service_account_used_exactly_what_the_chart_grants_it(world: World
         assert (used, refused) == ({("", "configmaps", "create")}, set())
 
 
-def audited(events: list[dict[str, Any]], user: str) -> tuple[set[Permission], set[Permission]]:
-    """The (group, resource, verb) triples ``user`` called, and those RBAC refused it."""
+def audited(events: list[AuditEvent], user: str) -> tuple[set[Permission], set[Permission]]:
+    """The (group, resource, verb) triples ``user`` called, and those RBAC refused it. A request the
+    authenticator refused (401: no user) was nobody's and uses no grant; discovery (/apis ...) needs none."""
     used, refused = set(), set()
     for event in events:
-        ref = event.get("objectRef")
-        if event["user"]["username"] != user or ref is None:  # discovery (/apis ...) needs no grant
+        if event.user != user or event.resource is None:
             continue
-        resource = ref["resource"] + (f"/{ref['subresource']}" if ref.get("subresource") else "")
-        permission = (ref.get("apiGroup", ""), resource, event["verb"])
+        permission = (event.api_group or "", event.resource, event.verb)
         # Refused by the authorizer; a 403 it allowed came from admission (e.g. a namespace being deleted).
-        denied = event.get("annotations", {}).get("authorization.k8s.io/decision") == "forbid"
-        (refused if denied else used).add(permission)
+        (refused if event.forbidden else used).add(permission)
     return used, refused

@@ -4,7 +4,8 @@ Its API is reached with the official ``kubernetes`` client: ``ControlPlane.api_c
 ``ControlPlane.api_client_for_token()`` (a ServiceAccount, say).
 """
 
+from .audit import AuditEvent
 from .binaries import ensure_binaries
 from .cluster import ControlPlane
 
-__all__ = ["ControlPlane", "ensure_binaries"]
+__all__ = ["AuditEvent", "ControlPlane", "ensure_binaries"]

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import atexit
 import http.client
-import json
 import os
 import shutil
 import socket
@@ -26,6 +25,7 @@ from typing import Any
 import urllib3
 from kubernetes import client, config
 
+from .audit import AuditEvent, read_audit_log
 from .certs import Pki, make_pki
 from .kubeconfig import write_kubeconfig
 from .processes import ManagedProcess, wait_until
@@ -132,10 +132,9 @@ class ControlPlane:
         configuration.api_key_prefix = {"BearerToken": "Bearer"}
         return client.ApiClient(configuration)
 
-    def audit_events(self) -> list[dict[str, Any]]:
+    def audit_events(self) -> list[AuditEvent]:
         """Every request the API server has answered so far: who, what, and the answer's code."""
-        lines = self.audit_log_path.read_text().splitlines() if self.audit_log_path.exists() else []
-        return [json.loads(line) for line in lines if line.strip()]
+        return read_audit_log(self.audit_log_path)
 
     def kubectl(
         self,
