@@ -20,7 +20,6 @@ import tempfile
 import time
 import urllib.request
 from pathlib import Path
-from typing import Any
 
 import urllib3
 from kubernetes import client, config
