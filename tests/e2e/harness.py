@@ -173,6 +173,10 @@ def operator_in_pod(cluster: Cluster, namespace: str, deployment: str, work_dir:
         cluster.control_plane, namespace, service_account, work_dir / "operator-sa"
     )
     env = {e["name"]: e.get("value") or "" for e in container.get("env") or []}  # "" comes back as None
+    # As a pod's container would be, started once its Roles are in force: a real kubelet takes longer.
+    user = f"system:serviceaccount:{namespace}:{service_account}"
+    for watched in [w for w in env.get("HBO_NAMESPACES", "").split(",") if w] or ["default"]:
+        cluster.control_plane.wait_until_allowed(user, "watch", f"{PLURAL}.{API_GROUP}", watched)
     command = pods.pod_command([str(OPERATOR_BIN), "run", *(container.get("args") or [])])
     base = {k: os.environ[k] for k in ("PATH", "HOME", "LANG") if k in os.environ}
     return OperatorProcess(command, {**base, **env, **pods.pod_env(cluster.control_plane, files)},

@@ -108,6 +108,11 @@ def test_a_service_account_token_is_that_identity_and_rbac_is_enforced(
             subjects=[client.RbacV1Subject(kind="ServiceAccount", name="reader", namespace=namespace)],
         ),
     )
+    # Ours, not kube-root-ca.crt, which a controller publishes into a new namespace when it gets to it.
+    client.CoreV1Api(admin).create_namespaced_config_map(namespace, config_map("readable"))
+    control_plane.wait_until_allowed(
+        f"system:serviceaccount:{namespace}:reader", "list", "configmaps", namespace
+    )
 
     token = control_plane.token_for(namespace, "reader", expiration_seconds=600)
     with control_plane.api_client_for_token(token) as as_reader:
@@ -117,7 +122,7 @@ def test_a_service_account_token_is_that_identity_and_rbac_is_enforced(
         assert review.status.user_info.username == f"system:serviceaccount:{namespace}:reader"
         reader = client.CoreV1Api(as_reader)
         listed = reader.list_namespaced_config_map(namespace)
-        assert "kube-root-ca.crt" in {item.metadata.name for item in listed.items}
+        assert "readable" in {item.metadata.name for item in listed.items}
         assert refused(lambda: reader.list_namespaced_secret(namespace)).status == 403
         assert (
             refused(lambda: reader.create_namespaced_config_map(namespace, config_map("nope"))).status == 403
@@ -130,7 +135,7 @@ def test_a_service_account_token_is_that_identity_and_rbac_is_enforced(
     listed_by_kubectl = control_plane.kubectl(
         "get", "configmaps", "-n", namespace, "-o", "name", kubeconfig=kubeconfig
     )
-    assert "configmap/kube-root-ca.crt" in listed_by_kubectl.stdout.split()
+    assert "configmap/readable" in listed_by_kubectl.stdout.split()
     denied = control_plane.kubectl("get", "secrets", "-n", namespace, kubeconfig=kubeconfig, check=False)
     assert denied.returncode != 0
     assert "forbidden" in denied.stderr

@@ -49,6 +49,7 @@ LAKE = "lake"  # the namespace the namespaced install watches
 RELEASE = "hudi-bucket-operator"
 RELEASE_NS = "hudi-bucket-operator"
 LEGACY_FINALIZER = "hudi.bucketops.io/timers"
+TABLES = "hudibuckettables.hudi.bucketops.io"
 
 
 def free_port() -> int:
@@ -121,6 +122,9 @@ def world(
     cluster.install_crds()
     cluster.kubectl("create", "namespace", LAKE)
     cluster.install_chart(RELEASE, RELEASE_NS, chart_values())
+    control_plane.wait_until_allowed(
+        f"system:serviceaccount:{LAKE}:hudi-bucket-jobs", "create", "configmaps", LAKE
+    )
     spark_operator = SparkOperatorStandIn(control_plane, work).start()
     try:
         world = World(
@@ -460,6 +464,10 @@ def test_a_cluster_wide_install_runs_from_a_kubeconfig(world: World) -> None:
     cluster.kubectl("create", "namespace", "sales")
     values = chart_values(watch={"namespaces": []}, jobs={"serviceAccount": {"namespaces": ["sales"]}})
     cluster.install_chart(RELEASE, RELEASE_NS, values)
+    # Started once the chart's ClusterRole is in force, as a pod would be (and its jobs' Role likewise).
+    plane = cluster.control_plane
+    plane.wait_until_allowed(f"system:serviceaccount:{RELEASE_NS}:{RELEASE}", "watch", TABLES, "sales")
+    plane.wait_until_allowed("system:serviceaccount:sales:hudi-bucket-jobs", "create", "configmaps", "sales")
     token = cluster.control_plane.token_for(RELEASE_NS, RELEASE)
     kubeconfig = cluster.control_plane.kubeconfig_for_token(token, world.work / "operator.kubeconfig")
     liveness = f"--liveness=http://127.0.0.1:{free_port()}/healthz"

@@ -25,6 +25,9 @@ def test_the_operators_client_creates_reads_deletes_and_says_what_the_api_said(
         "create", "rolebinding", "operator", "-n", namespace, "--role=configmaps",
         f"--serviceaccount={namespace}:operator",
     )  # fmt: skip
+    control_plane.wait_until_allowed(
+        f"system:serviceaccount:{namespace}:operator", "create", "configmaps", namespace
+    )
     kubeconfig = control_plane.kubeconfig_for_token(
         control_plane.token_for(namespace, "operator"), tmp_path / "operator.kubeconfig"
     )

@@ -164,6 +164,21 @@ class ControlPlane:
             )
         return result
 
+    def wait_until_allowed(self, user: str, verb: str, resource: str, namespace: str) -> None:
+        """Until RBAC lets ``user`` do it: the authorizer learns of a new Role or RoleBinding through a
+        watch, a moment after it was created (longer on a loaded machine)."""
+        wait_until(
+            lambda: (
+                self.kubectl(
+                    "auth", "can-i", verb, resource, "-n", namespace, f"--as={user}", check=False
+                ).stdout.strip()
+                == "yes"
+            ),
+            30,
+            [],
+            f"{user} may {verb} {resource} in {namespace}",
+        )
+
     # --- lifecycle ------------------------------------------------------------------------------------
 
     def __enter__(self) -> ControlPlane:
