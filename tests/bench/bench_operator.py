@@ -117,9 +117,7 @@ def run(plane: ControlPlane, work: Path, args: argparse.Namespace) -> None:
         "cpu": operator.cpu_seconds() - burst_cpu,
         "server_cpu": sum(cpu_seconds(pid) for pid in server_pids) - server_cpu,
         "wall": time.monotonic() - burst_began,
-        "calls": count_kinds(
-            [e for e in plane.audit_events()[burst_audit:] if e.user == user]
-        ),
+        "calls": count_kinds([e for e in plane.audit_events()[burst_audit:] if e.user == user]),
     }
     latency, last_after = server_latencies(plane.audit_events()[burst_audit:], user)
     watched = sorted(first_app.seen[name] - created[name] for name in created)
@@ -128,9 +126,7 @@ def run(plane: ControlPlane, work: Path, args: argparse.Namespace) -> None:
     cpu0, t0, audit0 = operator.cpu_seconds(), time.monotonic(), len(plane.audit_events())
     time.sleep(args.settle)
     elapsed = time.monotonic() - t0
-    calls = [
-        e for e in plane.audit_events()[audit0:] if e.user == user and e.verb != "watch"
-    ]
+    calls = [e for e in plane.audit_events()[audit0:] if e.user == user and e.verb != "watch"]
     steady = {
         "rps": len(calls) / elapsed,
         "cpu": (operator.cpu_seconds() - cpu0) / elapsed,
