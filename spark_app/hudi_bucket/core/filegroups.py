@@ -5,6 +5,12 @@ A base file is ``<fileId>_<writeToken>_<instant>.<ext>``; a log file is
 one partition; a file slice is one base instant's base file plus its log files. A group is live when a
 completed replacecommit has not replaced it and it has a committed slice.
 
+What a slice holds decides who reads it. A plain slice is a base file alone, holding every column of its
+records. A bootstrapped one (RFC-12, METADATA_ONLY) has a skeleton base file of the bootstrap instant
+``00000000000001`` holding only Hudi's meta columns: its data columns are in a source file outside the
+table, row i beside row i, which the bootstrap index names. A MERGE_ON_READ slice with log files holds
+updates and deletes to merge into its base file.
+
 Which slice a log file belongs to: up to table version 6 its instant is its slice's base instant. From
 version 8 on it is the instant of the deltacommit that wrote it, and the log belongs to the newest slice
 whose base instant is at or before that deltacommit's completion time (a slice of its own when there is
@@ -21,6 +27,9 @@ from dataclasses import dataclass, field
 from hudi_bucket.core.timeline import Timeline
 
 BASE_FILE_EXTENSIONS = ("parquet", "orc", "hfile")
+# The instant of the skeleton base files a METADATA_ONLY bootstrap writes (Hudi's
+# METADATA_BOOTSTRAP_INSTANT_TS); a FULL_RECORD bootstrap writes whole base files at ...02.
+METADATA_BOOTSTRAP_INSTANT = "00000000000001"
 PARTITION_METAFILE = ".hoodie_partition_metadata"
 
 _BASE_FILE = re.compile(
@@ -48,6 +57,11 @@ class BaseFile:
     @property
     def path(self) -> str:
         return partition_file_path(self.partition, self.file_name)
+
+    @property
+    def is_bootstrap_skeleton(self) -> bool:
+        """Whether this holds only the meta columns of records whose data is in a bootstrap source file."""
+        return self.instant == METADATA_BOOTSTRAP_INSTANT
 
     @classmethod
     def parse(cls, partition: str, file_name: str, size: int = 0) -> BaseFile | None:
@@ -86,6 +100,12 @@ class FileSlice:
     base_file: BaseFile | None = None
     log_files: tuple[LogFile, ...] = ()
 
+    @property
+    def is_plain(self) -> bool:
+        """Whether its base file alone holds its records, every column: no log files to merge, no
+        bootstrap source file beside it."""
+        return self.base_file is not None and not self.log_files and not self.base_file.is_bootstrap_skeleton
+
 
 @dataclass(frozen=True)
 class FileGroup:
@@ -102,6 +122,12 @@ class FileGroup:
     def latest_base_file(self) -> BaseFile | None:
         latest = self.latest_slice()
         return latest.base_file if latest else None
+
+
+def all_plain(groups: Iterable[FileGroup]) -> bool:
+    """Whether every latest slice of these file groups is a plain base file, which a scan of base files
+    reads whole (else Hudi's file group reader must read them)."""
+    return all(s is None or s.is_plain for s in (g.latest_slice() for g in groups))
 
 
 @dataclass(frozen=True)

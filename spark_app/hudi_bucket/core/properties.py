@@ -238,6 +238,7 @@ class HudiTableConfig(Enum):
     PRECOMBINE_FIELD = ("hoodie.table.precombine.field", None)  # its name before version 9
     INDEX_DEFINITIONS_PATH = ("hoodie.table.index.defs.path", None)
     CREATE_SCHEMA = ("hoodie.table.create.schema", None)
+    BOOTSTRAP_BASE_PATH = ("hoodie.bootstrap.base.path", None)  # set by an RFC-12 bootstrap
     CHECKSUM = ("hoodie.table.checksum", None)
 
     def __init__(self, key: str, default: str | None) -> None:
@@ -361,6 +362,11 @@ class TableConfig:
     def create_schema(self) -> str | None:
         """The Avro schema (JSON) the table was created with."""
         return self.get(HudiTableConfig.CREATE_SCHEMA)
+
+    @property
+    def bootstrap_base_path(self) -> str | None:
+        """Where the source files of a bootstrapped table (RFC-12) are; None for a table never bootstrapped."""
+        return self.get(HudiTableConfig.BOOTSTRAP_BASE_PATH) or None
 
     def _required(self, key: HudiTableConfig) -> str:
         value = self.get(key)
