@@ -116,14 +116,22 @@ def _plan(spark: Any, request: PlanRequest) -> CommandResult:
     from hudi_bucket.jobs.apply import sized_plan
 
     ctx = _context(spark, request)
-    the_plan, checks, sizing = sized_plan(ctx, request.rescale)
+    the_plan, checks, sizing = sized_plan(ctx, request.rescale, count_duplicates=True)
     totals = the_plan.totals()
+    kept = (
+        "every copy kept, as --keep-duplicates asks" if request.rescale.keep_duplicates else "one copy kept"
+    )
     message = (
         "already converged: nothing to do"
         if the_plan.is_noop
         else f"plan {the_plan.plan_id}: rewrite {totals['partitions']} partition(s), {totals['rows']} row(s)"
         + (f", {totals['repairs']} of them to repair their layout" if totals["repairs"] else "")
         + (", new config version" if the_plan.config_changes else "")
+        + (
+            f"; {totals['duplicateKeys']} key(s) found more than once ({kept})"
+            if totals["duplicateKeys"]
+            else ""
+        )
     )
     if sizing is not None:
         shuffle_free = sum(1 for c in sizing.resized if c.shuffle_free)
@@ -153,6 +161,8 @@ def _apply(spark: Any, request: ApplyRequest) -> CommandResult:
             f"; {result.partitions_repaired} partition(s) repaired, {result.duplicates_resolved} key(s) "
             "held by two file groups kept one copy"
         )
+    elif result.duplicates_resolved:
+        message += f"; {result.duplicates_resolved} key(s) found more than once kept one copy"
     return Outcome.SUCCEEDED, message, {**result.to_dict(), **facts}
 
 

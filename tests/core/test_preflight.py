@@ -22,9 +22,7 @@ from hudi_bucket.core.timeline import Action, Instant, State, Timeline
 from hudi_bucket.errors import HudiBucketError, PreflightError
 from hudi_bucket.hudi.table import HudiTable
 
-SAFE = TableFacts(
-    is_merge_on_read=False, table_version=9, metadata_table_live=False, drop_partition_columns=False
-)
+SAFE = TableFacts(table_version=9, metadata_table_live=False, drop_partition_columns=False)
 COMMIT, REPLACE = Action.COMMIT, Action.REPLACE_COMMIT
 REQUESTED, INFLIGHT, COMPLETED = State.REQUESTED, State.INFLIGHT, State.COMPLETED
 
@@ -43,13 +41,6 @@ def test_a_safe_table_passes_with_nothing_to_do() -> None:
     assert result == PreflightResult(refusals=())
     assert result.ok
     result.raise_if_refused()
-
-
-def test_merge_on_read_is_refused_with_the_ways_out() -> None:
-    kind, text = only_refusal(check(replace(SAFE, is_merge_on_read=True)))
-    assert kind is Check.MERGE_ON_READ
-    assert "MERGE_ON_READ" in text
-    assert "Hudi engine" in text
 
 
 def test_dropped_partition_columns_are_refused() -> None:
@@ -136,7 +127,6 @@ def test_only_our_own_pending_instants_pass() -> None:
 
 def test_every_problem_is_reported_at_once_in_one_error() -> None:
     facts = TableFacts(
-        is_merge_on_read=True,
         table_version=9,
         metadata_table_live=True,
         drop_partition_columns=True,
@@ -156,10 +146,10 @@ def test_every_problem_is_reported_at_once_in_one_error() -> None:
 
 def test_the_result_is_json_safe_for_the_report() -> None:
     ours = Instant("20250101000000003", REPLACE, INFLIGHT)
-    facts = replace(SAFE, is_merge_on_read=True, metadata_table_live=True, pending=(ours,))
+    facts = replace(SAFE, base_file_format="ORC", metadata_table_live=True, pending=(ours,))
     report = json.loads(json.dumps(check(facts, ours=frozenset({ours.timestamp}), disable=True).to_dict()))
     assert report["ok"] is False
-    assert report["refusals"][0]["check"] == "merge-on-read"
+    assert report["refusals"][0]["check"] == "base-file-format"
     assert report["to_clean_up"] == ["20250101000000003 replacecommit (inflight)"]
     assert report["disable_metadata_table"] is True
 
@@ -175,7 +165,6 @@ def test_facts_are_read_from_a_loaded_table() -> None:
     )
     table = HudiTable("file:///t", TableConfig(properties), timeline, metadata_table_exists=True)
     assert table.facts() == TableFacts(
-        is_merge_on_read=True,
         table_version=8,
         metadata_table_live=True,
         drop_partition_columns=True,
@@ -251,17 +240,15 @@ def test_a_non_partitioned_table_conflicts_on_its_one_partition() -> None:
 
 # --- the engine -----------------------------------------------------------------------------------------
 
-MOR, WITH_MDT = replace(SAFE, is_merge_on_read=True), replace(SAFE, metadata_table_live=True)
+ORC, WITH_MDT = replace(SAFE, base_file_format="ORC"), replace(SAFE, metadata_table_live=True)
 
 
 @pytest.mark.parametrize(
     ("facts", "disable", "chosen"),
     [
-        (SAFE, False, Engine.NATIVE),
-        (MOR, False, Engine.HUDI),
+        (SAFE, False, Engine.NATIVE),  # MERGE_ON_READ too: Native reads its slices with Hudi's reader
         (WITH_MDT, False, Engine.HUDI),
         (WITH_MDT, True, Engine.NATIVE),  # the user let the metadata table go: Native keeps shuffle-free
-        (replace(MOR, metadata_table_live=True), True, Engine.HUDI),
     ],
 )
 def test_auto_picks_native_where_native_can_else_hudi(
@@ -273,13 +260,12 @@ def test_auto_picks_native_where_native_can_else_hudi(
 
 
 def test_a_repair_refused_by_the_hudi_engine_names_what_lets_native_run() -> None:
-    assert "no engine repairs a MERGE_ON_READ table" in native_repair_hint(Engine.AUTO, MOR)
-    assert "--disable-metadata-table" in native_repair_hint(Engine.AUTO, WITH_MDT)
-    assert "engine: Native" in native_repair_hint(Engine.HUDI, WITH_MDT)
+    assert "--disable-metadata-table" in native_repair_hint(Engine.AUTO)
+    assert "engine: Native" in native_repair_hint(Engine.HUDI)
 
 
 def test_the_hudi_engine_takes_every_shape_hudi_writes_but_not_an_old_table_version() -> None:
-    odd = replace(MOR, metadata_table_live=True, drop_partition_columns=True, base_file_format="ORC")
+    odd = replace(ORC, metadata_table_live=True, drop_partition_columns=True)
     hudi = preflight(odd, our_pending=frozenset(), disable_metadata_table=False, engine=Engine.HUDI)
     assert (hudi.ok, hudi.disable_metadata_table) == (True, False)
     old = replace(WITH_MDT, table_version=6)
@@ -292,8 +278,8 @@ def test_the_hudi_engine_takes_every_shape_hudi_writes_but_not_an_old_table_vers
 
 
 def test_a_chosen_engine_is_kept_and_native_still_refuses_what_it_cannot_do() -> None:
-    result = preflight(MOR, our_pending=frozenset(), disable_metadata_table=False, engine=Engine.NATIVE)
-    assert [f.check for f in result.refusals] == [Check.MERGE_ON_READ]
+    result = preflight(ORC, our_pending=frozenset(), disable_metadata_table=False, engine=Engine.NATIVE)
+    assert [f.check for f in result.refusals] == [Check.BASE_FILE_FORMAT]
 
 
 def test_the_hudi_engine_refuses_a_table_with_a_secondary_index_saying_how_to_rebuild_it() -> None:

@@ -17,6 +17,7 @@ from hudi_bucket.hudi.rollback import rollback
 from hudi_bucket.jobs import apply as apply_module
 from hudi_bucket.jobs.apply import apply, plan
 from hudi_bucket.jobs.context import TableContext
+from hudi_spark import data_rows, hudi_read
 
 pytestmark = pytest.mark.spark
 
@@ -109,13 +110,19 @@ def test_a_live_metadata_table_is_refused_unless_disabled(spark, fixture_table) 
     assert sorted((root / ".hoodie" / "timeline").iterdir()) == timeline_files
 
 
-def test_a_merge_on_read_table_is_refused(spark, fixture_table) -> None:
+def test_a_merge_on_read_table_of_the_corpus_is_converted_and_stays_merge_on_read(
+    spark, fixture_table
+) -> None:
     root = fixture_table("mor_v9_txns_simple_meta")
-    with pytest.raises(PreflightError, match="MERGE_ON_READ"):
-        apply(
-            TableContext.open(spark, str(root)), request("eu,4", 2, convert=True, disable_metadata_table=True)
-        )
-    assert (root / ".hoodie" / "metadata").exists()
+    before = data_rows(hudi_read(spark, root))
+    ctx = TableContext.open(spark, str(root))
+
+    converted = apply(ctx, request("eu,4", 2, convert=True, disable_metadata_table=True))
+
+    assert converted.instant is not None
+    assert data_rows(hudi_read(spark, root)) == before  # Hudi merged the log files before, and reads the same
+    assert ctx.reload().table.is_merge_on_read
+    assert verified(ctx.reload())
 
 
 @pytest.mark.parametrize("point", list(CRASH_POINTS))

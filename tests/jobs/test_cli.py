@@ -228,11 +228,6 @@ BAD_INPUTS = {
     "not-a-hudi-table": BadInput(
         None, ("--expressions", "^10$,4", *CONVERT), ("is not a Hudi table", "point --table")
     ),
-    "merge-on-read": BadInput(
-        "mor_v9_txns_simple_meta",
-        ("--expressions", "eu,4", *CONVERT, "--disable-metadata-table"),
-        ("MERGE_ON_READ", "Native engine", "Hudi engine"),
-    ),
     "foreign-pending-instant": BadInput(
         V8,
         ("--expressions", "^10$,4", *CONVERT),

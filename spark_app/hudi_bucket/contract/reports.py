@@ -268,7 +268,7 @@ class ApplyResult:
     shuffle_free: bool
     notes: tuple[str, ...]
     writer_options: Mapping[str, str]  # what every Hudi writer of the table must set from now on
-    duplicates_resolved: int = 0  # keys a repair found in two file groups and kept one copy of
+    duplicates_resolved: int = 0  # keys found more than once (a repair: in two file groups) kept one copy
 
     @property
     def partitions_repaired(self) -> int:

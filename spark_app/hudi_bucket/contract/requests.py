@@ -63,6 +63,7 @@ class RescaleOptions:
     engine: Engine = Engine.AUTO  # who rewrites: see core.engine
     sizing: SizingPolicy | None = None  # None: the rules as given, no sizing
     check_records: bool = False  # also read every record's key: repair partitions with misplaced records
+    keep_duplicates: bool = False  # a conversion carries every copy of a key over (default: one copy)
 
     OPTIONS: ClassVar[tuple[Option, ...]] = (
         Rules(),
@@ -83,7 +84,7 @@ class RescaleOptions:
             "--engine",
             "engine",
             "who rewrites: Native (this tool), Hudi (Hudi's procedure; its bundle on the classpath) or "
-            "Auto (Native unless the table is MERGE_ON_READ or has a live metadata table)",
+            "Auto (Native unless the table has a live metadata table)",
             parse=Engine,
             render=lambda engine: engine.value,
             choices=tuple(Engine),
@@ -94,6 +95,12 @@ class RescaleOptions:
             "check_records",
             "check every record's bucket as verify does (reads every key) and repair the partitions "
             "with misplaced records or a key in two file groups",
+        ),
+        Switch(
+            "--keep-duplicates",
+            "keep_duplicates",
+            "in a conversion, carry every copy of a key found more than once in a partition over "
+            "(default: keep the one Hudi's merge keeps)",
         ),
     )
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Collection, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from itertools import pairwise
 from typing import Any
@@ -90,6 +90,7 @@ class PartitionChange:
     bytes: int
     reason: ChangeReason
     shuffle_free: bool = False
+    duplicate_keys: int = 0  # keys found more than once in the partition (counted for a conversion)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -101,6 +102,7 @@ class PartitionChange:
             "bytes": self.bytes,
             "reason": self.reason.value,
             "shuffleFree": self.shuffle_free,
+            "duplicateKeys": self.duplicate_keys,
         }
 
     @classmethod
@@ -114,6 +116,7 @@ class PartitionChange:
             data["bytes"],
             ChangeReason(data["reason"]),
             data["shuffleFree"],
+            data.get("duplicateKeys", 0),  # absent from plans made before they were counted
         )
 
 
@@ -156,6 +159,11 @@ class Plan:
         current = None if self.current is None else _config_dict(self.current)
         return {"desired": _config_dict(self.desired), "current": current}
 
+    def with_duplicate_keys(self, counts: Mapping[str, int]) -> Plan:
+        """This plan, each change saying how many keys its partition holds more than once."""
+        changes = tuple(replace(c, duplicate_keys=counts.get(c.partition, 0)) for c in self.changes)
+        return replace(self, changes=changes)
+
     @property
     def repairs(self) -> tuple[PartitionChange, ...]:
         return tuple(c for c in self.changes if c.reason is ChangeReason.REPAIR)
@@ -168,6 +176,7 @@ class Plan:
             "repairs": len(self.repairs),
             "rows": sum(c.rows for c in self.changes),
             "bytes": sum(c.bytes for c in self.changes),
+            "duplicateKeys": sum(c.duplicate_keys for c in self.changes),
         }
 
     def to_dict(self) -> dict[str, Any]:

@@ -27,7 +27,6 @@ _HARMLESS_ACTIONS = frozenset({Action.CLEAN, Action.SAVEPOINT})
 
 
 class Check(StrEnum):
-    MERGE_ON_READ = "merge-on-read"
     BASE_FILE_FORMAT = "base-file-format"
     DROPPED_PARTITION_COLUMNS = "dropped-partition-columns"
     METADATA_TABLE = "metadata-table"
@@ -52,7 +51,6 @@ class Finding:
 class TableFacts:
     """What the checks need to know of a table, and nothing that needs storage to find out."""
 
-    is_merge_on_read: bool
     table_version: int
     metadata_table_live: bool
     drop_partition_columns: bool
@@ -109,7 +107,6 @@ def preflight(
         disabling = False
     else:
         shape = [
-            _merge_on_read(facts),
             _base_file_format(facts),
             _dropped_partition_columns(facts),
             None if disable_metadata_table else _metadata_table(facts),
@@ -157,16 +154,6 @@ def concurrent_writes(
         for instant in completed_after(before, now, our_instant)
         if instant.action not in _HARMLESS_ACTIONS
         and (instant.timestamp not in touched or not ours.isdisjoint(touched[instant.timestamp]))
-    )
-
-
-def _merge_on_read(facts: TableFacts) -> Finding | None:
-    if not facts.is_merge_on_read:
-        return None
-    return Finding(
-        Check.MERGE_ON_READ,
-        "the table is MERGE_ON_READ, which the Native engine does not rescale",
-        "use the Hudi engine (engine: Hudi or Auto, --engine)",
     )
 
 

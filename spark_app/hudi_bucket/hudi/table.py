@@ -61,7 +61,6 @@ class HudiTable:
     def facts(self) -> TableFacts:
         """What preflight checks, read off this table."""
         return TableFacts(
-            is_merge_on_read=self.is_merge_on_read,
             table_version=self.version,
             metadata_table_live=self.metadata_table_live,
             drop_partition_columns=self.config.drop_partition_columns,

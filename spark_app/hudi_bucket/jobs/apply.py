@@ -11,13 +11,15 @@ the rewrite between the same plan, approval and checks (jobs.hudi_engine).
 
 from __future__ import annotations
 
+import json
 import time
 
 from hudi_bucket.contract.reports import ApplyResult
 from hudi_bucket.contract.requests import ApplyOptions, RescaleOptions
 from hudi_bucket.core.commits import INSERT_OVERWRITE, CommitMetadata
+from hudi_bucket.core.completeness import check_recorded_schema
 from hudi_bucket.core.engine import Engine, native_repair_hint
-from hudi_bucket.core.filegroups import FileGroup
+from hudi_bucket.core.filegroups import FileGroup, all_plain
 from hudi_bucket.core.hashing_config import HashingConfig
 from hudi_bucket.core.planning import (
     ChangeReason,
@@ -40,11 +42,13 @@ from hudi_bucket.hudi import config_store
 from hudi_bucket.hudi.fs_view import load_file_groups, rows_by_base_file
 from hudi_bucket.hudi.table import disable_metadata_table, latest_table_schema, timeline_store
 from hudi_bucket.jobs.context import TableContext
+from hudi_bucket.jobs.duplicates import count_duplicate_keys
 from hudi_bucket.jobs.hudi_engine import PROCEDURE, refuse_what_hudi_cannot_plan, rescale_with_hudi
+from hudi_bucket.jobs.hudi_reads import hudi_read_failures, require_hudi_reader
 from hudi_bucket.jobs.instants import our_instant, refuse_if_taken_away
 from hudi_bucket.jobs.layout_check import ViolationKind, verify_table
 from hudi_bucket.jobs.preconditions import check_table, roll_back_our_leftovers
-from hudi_bucket.jobs.rescale import PartitionRewrite, rewrite_partitions
+from hudi_bucket.jobs.rescale import PartitionRewrite, read_records, rewrite_partitions
 
 # What only a record-level check finds; the file ids' own violations are the plan's (PartitionLayout).
 _RECORD_VIOLATIONS = frozenset({ViolationKind.MISPLACED_RECORDS})
@@ -60,10 +64,14 @@ def plan(ctx: TableContext, options: RescaleOptions) -> tuple[Plan, PreflightRes
     return the_plan, checks
 
 
-def sized_plan(ctx: TableContext, options: RescaleOptions) -> tuple[Plan, PreflightResult, Sizing | None]:
+def sized_plan(
+    ctx: TableContext, options: RescaleOptions, *, count_duplicates: bool = False
+) -> tuple[Plan, PreflightResult, Sizing | None]:
     """``plan``, and what sizing decided when the options ask for it: its rules follow the explicit ones
     in the plan's desired config. Measured from the same table state, sizing decides the same again,
-    so an apply of an approved plan finds the plan it was approved as."""
+    so an apply of an approved plan finds the plan it was approved as. With ``count_duplicates``, a
+    conversion reads every key of the partitions it rewrites and counts those found more than once
+    (``apply`` keeps one copy of each, unless told to keep them all)."""
     table, storage = ctx.table, ctx.storage
     # Only the Native engine lays out a table that is not bucket-indexed yet.
     engine = Engine.NATIVE if options.convert and options.engine is Engine.AUTO else options.engine
@@ -103,9 +111,35 @@ def sized_plan(ctx: TableContext, options: RescaleOptions) -> tuple[Plan, Prefli
         misplaced=_misplaced(ctx, current, options) if options.check_records else (),
     )
     if checks.engine is Engine.HUDI:
-        hint = native_repair_hint(engine, table.facts()) if in_force is not None else ""
+        hint = native_repair_hint(engine) if in_force is not None else ""
         refuse_what_hudi_cannot_plan(result, in_force, hint)
+    read_by_hudi = [c.partition for c in result.changes if not all_plain(file_groups[c.partition])]
+    if checks.engine is Engine.NATIVE and result.changes:
+        require_hudi_reader(ctx.spark, read_by_hudi, "bootstrapped or MERGE_ON_READ file slices")
+        _check_recorded_schema(ctx)
+    if count_duplicates and options.convert and result.changes:
+        _, records = read_records(ctx, {c.partition: file_groups[c.partition] for c in result.changes})
+        if records is not None:
+            with hudi_read_failures(ctx, read_by_hudi):
+                result = result.with_duplicate_keys(count_duplicate_keys(records))
     return result, checks, sizing
+
+
+def _check_recorded_schema(ctx: TableContext) -> None:
+    """The schema the rewrite reads and writes by holds the fields the records are keyed by."""
+    recorded = latest_table_schema(ctx.storage, ctx.table)
+    if recorded is None:
+        return
+    config = ctx.table.config
+    check_recorded_schema(
+        [f["name"] for f in json.loads(recorded)["fields"]],
+        {
+            "record key": config.record_key_fields,
+            "partition": config.partition_fields,
+            "ordering": config.ordering_fields,
+        },
+        bootstrapped=config.bootstrap_base_path is not None,
+    )
 
 
 def _misplaced(ctx: TableContext, current: BucketRules | None, options: RescaleOptions) -> frozenset[str]:
@@ -169,7 +203,9 @@ def apply(ctx: TableContext, options: ApplyOptions) -> ApplyResult:
         notes.append(f"rewritten by Hudi's {PROCEDURE} procedure (engine Hudi)")
     else:
         shuffle_free = not options.full_shuffle and all(c.shuffle_free for c in the_plan.changes)
-        instant, stats, shuffle_free, resolved = _rescale(ctx, the_plan, the_plan.desired, shuffle_free)
+        instant, stats, shuffle_free, resolved = _rescale(
+            ctx, the_plan, the_plan.desired, shuffle_free, keep_duplicates=options.keep_duplicates
+        )
         config_store.archive_old_versions(ctx.storage, _first_active_commit(ctx.reload().table.timeline))
     return ApplyResult(
         the_plan,
@@ -186,10 +222,11 @@ def apply(ctx: TableContext, options: ApplyOptions) -> ApplyResult:
 
 
 def _rescale(
-    ctx: TableContext, the_plan: Plan, desired: BucketRules, shuffle_free: bool
+    ctx: TableContext, the_plan: Plan, desired: BucketRules, shuffle_free: bool, *, keep_duplicates: bool
 ) -> tuple[str, tuple, bool, int]:
     """Returns the instant, its write stats, whether the rewrite went without a shuffle, and how many keys
-    held by two file groups kept one copy."""
+    found more than once kept one copy (held by two file groups; in a conversion, held twice at all,
+    unless ``keep_duplicates``)."""
     storage, table = ctx.storage, ctx.table
     store = timeline_store(storage, table)
     partitions = tuple(c.partition for c in the_plan.changes)
@@ -204,12 +241,13 @@ def _rescale(
                 c.new_buckets,
                 groups[c.partition],
                 c.old_buckets if c.shuffle_free else None,
-                _may_hold_a_key_twice(c, groups[c.partition]),
+                _resolves_duplicates(c, groups[c.partition], keep_duplicates),
             )
             for c in the_plan.changes
         ]
+        converting = any(c.reason is ChangeReason.CONVERT for c in the_plan.changes)
         stats, shuffle_free, resolved = rewrite_partitions(
-            ctx, rewrites, instant=instant, shuffle_free=shuffle_free
+            ctx, rewrites, instant=instant, shuffle_free=shuffle_free, every_copy=converting
         )
         refuse_if_taken_away(ctx, instant)
         _refuse_concurrent_writes(ctx, before, instant, partitions)
@@ -231,9 +269,13 @@ def _rescale(
     return instant, stats, shuffle_free, resolved
 
 
-def _may_hold_a_key_twice(change: PartitionChange, groups: tuple[FileGroup, ...]) -> bool:
-    """Whether two of the partition's file groups may hold one key: a repair, or a rescale of a broken
-    layout. A clean layout whose records were not all checked is trusted, as Hudi's writers trust it."""
+def _resolves_duplicates(change: PartitionChange, groups: tuple[FileGroup, ...], keep: bool) -> bool:
+    """Whether the rewrite keeps one copy of a key found more than once in the partition: in a conversion
+    (a table that was not primary-keyed by buckets), unless asked to ``keep`` every copy; in a repair, or
+    a rescale of a broken layout, where two file groups may hold one key. A clean layout whose records
+    were not all checked is trusted, as Hudi's writers trust it."""
+    if change.reason is ChangeReason.CONVERT:
+        return not keep
     if change.reason is ChangeReason.REPAIR:
         return True
     layout = PartitionLayout(change.partition, tuple(g.file_id for g in groups))

@@ -18,20 +18,18 @@ from hudi_bucket.core.metafields import FILE_NAME, PARTITION_PATH, RECORD_KEY
 from hudi_bucket.core.recordkeys import KeyStyle
 from hudi_bucket.hudi.table import HudiTable
 from hudi_bucket.jobs.bucketing import placement_stats
-from hudi_bucket.jobs.session import on_classpath
+from hudi_bucket.jobs.hudi_reads import hudi_reader_available
 from hudi_bucket.jobs.spark_paths import spark_root
 from hudi_bucket.storage.base import Storage
 
 if TYPE_CHECKING:
     from pyspark.sql import Row, SparkSession
 
-HUDI_DATASOURCE = "org.apache.hudi.DefaultSource"
-
 
 def readable(spark: SparkSession, table: HudiTable) -> bool:
     """Whether log records can be checked here: Hudi's datasource is on the classpath, and the table
     stores meta fields (with virtual keys a record does not say which file group it is in)."""
-    return table.config.populate_meta_fields and on_classpath(spark, HUDI_DATASOURCE)
+    return table.config.populate_meta_fields and hudi_reader_available(spark)
 
 
 def log_record_stats(

@@ -10,12 +10,17 @@ are a union: a union of ``coalesce(1)`` reads would not do, as Spark 4 runs sing
 children as one task. Identical reads share their generated code (no codegen id in class names). Files
 written with different schemas are read by several scans (``table_files``), so a rewrite among them
 shuffles.
+
+A partition holding file slices that are not plain base files (bootstrap skeletons, MERGE_ON_READ log
+files) is read by Hudi's own reader instead (``hudi_reads``), one read of the whole partition: one task
+under ``ONE_TASK_PER_READ``, so that its new buckets need no shuffle either.
 """
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import reduce
@@ -23,18 +28,22 @@ from typing import TypeVar
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F  # noqa: N812 (PySpark's own convention)
+from pyspark.sql.types import StructType
 
 from hudi_bucket.core.buckets import bucket_id_from_file_id
 from hudi_bucket.core.commits import WriteStat
-from hudi_bucket.core.filegroups import BaseFile, FileGroup
-from hudi_bucket.core.metafields import RECORD_KEY
-from hudi_bucket.errors import HudiBucketError
+from hudi_bucket.core.completeness import check_complete
+from hudi_bucket.core.filegroups import BaseFile, FileGroup, all_plain
+from hudi_bucket.core.metafields import META_COLUMNS, PARTITION_PATH, RECORD_KEY
+from hudi_bucket.hudi.table import latest_table_schema
 from hudi_bucket.jobs.bucket_files import Grouping, write_bucket_files
 from hudi_bucket.jobs.bucketing import key_taken_whole
 from hudi_bucket.jobs.context import TableContext
 from hudi_bucket.jobs.duplicates import RESOLVED, keep_winning_copies, ordering_of, refuse_custom_merge
+from hudi_bucket.jobs.hudi_reads import hudi_read_failures, read_partitions
 from hudi_bucket.jobs.session import scoped_conf
-from hudi_bucket.jobs.table_files import table_files
+from hudi_bucket.jobs.spark_paths import table_file_uris
+from hudi_bucket.jobs.table_files import TableFiles, table_files
 from hudi_bucket.storage.base import PARALLEL_REQUESTS
 
 # A read of some files becomes one task when nothing splits a file (maxPartitionBytes), files cost
@@ -54,6 +63,11 @@ class PartitionRewrite:
     groups: tuple[FileGroup, ...]  # the live file groups it replaces
     old_buckets: int | None = None  # set when the old layout is a clean bucket layout
     resolve_duplicates: bool = False  # a key may be in two of its file groups: keep one copy (a repair)
+
+    @property
+    def read_by_hudi(self) -> bool:
+        """Whether Hudi's file group reader reads this partition (see jobs.hudi_reads)."""
+        return not all_plain(self.groups)
 
     @property
     def base_files(self) -> tuple[BaseFile, ...]:
@@ -85,41 +99,68 @@ def read_in_groups(read: Callable[[Sequence[T]], DataFrame], groups: Sequence[Se
         return reduce(DataFrame.union, pool.map(read, groups))
 
 
-class RowCountMismatchError(HudiBucketError):
-    """The rewrite wrote a different number of rows than it read: it will not be committed."""
-
-    hint = "nothing was committed; report this as a bug with the job log"
+def read_records(
+    ctx: TableContext, groups: Mapping[str, Sequence[FileGroup]]
+) -> tuple[TableFiles, DataFrame | None]:
+    """Every live record of these partitions (their live file groups), in the meta columns and the
+    table's columns (``TableFiles.columns``): partitions of plain base files by one scan of them, the
+    others by Hudi's reader (``hudi_reads``). None when they hold no file to read."""
+    files = [f for gs in groups.values() if all_plain(gs) for g in gs if (f := g.latest_base_file)]
+    by_hudi = [p for p, gs in groups.items() if gs and not all_plain(gs)]
+    table = table_files(ctx, files)
+    reads = [table.read(files)] if files else []
+    return table, _with_hudi_reads(ctx, reads, by_hudi, table.columns)
 
 
 def rewrite_partitions(
-    ctx: TableContext, rewrites: Sequence[PartitionRewrite], *, instant: str, shuffle_free: bool
+    ctx: TableContext,
+    rewrites: Sequence[PartitionRewrite],
+    *,
+    instant: str,
+    shuffle_free: bool,
+    every_copy: bool = False,
 ) -> tuple[tuple[WriteStat, ...], bool, int]:
     """Write every row of the rewritten partitions into new bucket file groups for ``instant``. Returns
     the files written, whether the rewrite went without a shuffle (asked, and the files allow it), and
-    how many keys held by two file groups were resolved to one copy (``duplicates``)."""
-    files = [f for r in rewrites for f in r.base_files]
-    if not files:
+    how many keys of partitions that resolve duplicates kept one copy (held by two file groups; with
+    ``every_copy``, held more than once at all: see ``duplicates``). Before returning, the files
+    written must hold every column of the table's schema and, per partition, every record read
+    (``core.completeness``): else nothing is to be committed."""
+    table, everything = read_records(ctx, {r.partition: r.groups for r in rewrites})
+    if everything is None:
         return (), shuffle_free, 0
     spark, key_style = ctx.spark, ctx.key_style
-    table = table_files(ctx, files)
-    everything = table.read(files)
     resolving = [r.partition for r in rewrites if r.resolve_duplicates]
     if resolving:
-        everything = keep_winning_copies(everything, resolving, ordering_of(ctx.table.config))
-    # One pass over the key column: the row count to check the write against, whether the JVM can
-    # compute every bucket id, and how many keys lost a copy.
-    expected, keys_split, resolved = everything.select(
-        F.count(F.lit(1)),
-        F.count_if(~key_taken_whole(F.col(RECORD_KEY), key_style)),
-        F.count_if(F.col(RESOLVED)) if resolving else F.lit(0),
-    ).first()
+        ordering = ordering_of(ctx.table.config)
+        everything = keep_winning_copies(everything, resolving, ordering, every_copy=every_copy)
+    # One pass over the key column: the rows of each partition to check the write against, whether the
+    # JVM can compute every bucket id, and how many keys lost a copy.
+    by_hudi = [r.partition for r in rewrites if r.read_by_hudi and r.groups]
+    with hudi_read_failures(ctx, by_hudi):
+        counted = (
+            everything.groupBy(PARTITION_PATH)
+            .agg(
+                F.count(F.lit(1)),
+                F.count_if(~key_taken_whole(F.col(RECORD_KEY), key_style)),
+                F.count_if(F.col(RESOLVED)) if resolving else F.lit(0),
+            )
+            .collect()
+        )
+    read_rows = {row[0]: row[1] for row in counted}
+    keys_split, resolved = sum(row[2] for row in counted), sum(row[3] for row in counted)
     refuse_custom_merge(ctx.table.config, resolved)
     shuffle_free = shuffle_free and table.one_scan and not resolving
     if shuffle_free:
-        rows = read_in_groups(table.read, [group for r in rewrites for group in r.task_groups()])
+        # A partition Hudi reads is one read, so one task: its new buckets are whole in it.
+        plain = [r for r in rewrites if not r.read_by_hudi]
+        task_groups = [group for r in plain for group in r.task_groups()]
+        reads = [read_in_groups(table.read, task_groups)] if task_groups else []
+        rows = _with_hudi_reads(ctx, reads, by_hudi, table.columns)
         grouping, read_conf = Grouping.PRESERVE, ONE_TASK_PER_READ
     else:
         rows, grouping, read_conf = everything, Grouping.SHUFFLE, {}
+    assert rows is not None  # the same partitions as ``everything``
     with scoped_conf(spark, read_conf):
         stats = write_bucket_files(
             ctx,
@@ -130,7 +171,36 @@ def rewrite_partitions(
             grouping=grouping,
             every_key_whole=keys_split == 0,
         )
-    written = sum(s.num_writes for s in stats)
-    if written != expected:
-        raise RowCountMismatchError(f"read {expected} rows but wrote {written}")
+    _check_complete(ctx, stats, read_rows, table.columns.fieldNames())
     return stats, shuffle_free, resolved
+
+
+def _with_hudi_reads(
+    ctx: TableContext, reads: list[DataFrame], by_hudi: Sequence[str], columns: StructType
+) -> DataFrame | None:
+    """``reads`` (of plain base files) and the partitions Hudi's reader reads, as one frame (None: none)."""
+    frames = reads + ([read_partitions(ctx, by_hudi, columns)] if by_hudi else [])
+    return reduce(DataFrame.union, frames) if frames else None
+
+
+def _check_complete(
+    ctx: TableContext, stats: Sequence[WriteStat], read_rows: dict[str, int], read_columns: Sequence[str]
+) -> None:
+    """The files written hold the table's schema (one footer read: every file of the write has the
+    frame's schema) and each partition's records read (the counts the writing tasks read back)."""
+    written_rows: dict[str, int] = defaultdict(int)
+    for stat in stats:
+        written_rows[stat.partition_path] += stat.num_writes
+    recorded = latest_table_schema(ctx.storage, ctx.table)
+    schema = [f["name"] for f in json.loads(recorded)["fields"]] if recorded else list(read_columns)
+    written = (
+        ctx.spark.read.parquet(*table_file_uris(ctx.storage, [stats[0].path])).schema.fieldNames()
+        if stats
+        else [*META_COLUMNS, *schema]
+    )
+    check_complete(
+        schema_columns=[*META_COLUMNS, *schema],
+        written_columns=written,
+        read_rows=read_rows,
+        written_rows=written_rows,
+    )

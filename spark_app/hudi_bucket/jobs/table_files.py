@@ -49,13 +49,15 @@ class TableFiles:
     @property
     def one_scan(self) -> bool:
         """Whether any set of these files is read by one scan (they share one writer schema)."""
-        return len(self.physical) == 1
+        return len(self.physical) <= 1
 
     def read(self, files: Iterable[BaseFile]) -> DataFrame:
         """The rows of ``files``: Hudi's meta columns (record key and partition path always set, the file
         name naming the file read), then ``columns``. One scan per writer schema among them."""
         by_schema: dict[str, list[BaseFile]] = defaultdict(list)
         for f in files:
+            # A skeleton holds the meta columns only: read alone, its records' data would read as nulls.
+            assert not f.is_bootstrap_skeleton, f"{f.path} is a bootstrap skeleton: Hudi's reader reads it"
             by_schema[self.schema_of[f.path]].append(f)
         reads = [self._read_group(self.physical[s], group) for s, group in sorted(by_schema.items())]
         return reduce(DataFrame.union, reads)

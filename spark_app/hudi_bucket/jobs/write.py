@@ -6,7 +6,7 @@ also how an existing plain Parquet dataset is onboarded (bootstrap, RFC-12's ful
 refusal comes before anything is written, and before a new table is created: a table whose layout is
 not a bucket layout of its counts (any partition), a bucket count other than the table's, a dataset
 whose columns or column types differ from the table's (nullability aside; no cast is made), records
-without a key, an ordering field other than the table's.
+without a key, an ordering field other than the table's, a MERGE_ON_READ table.
 
 Records get Hudi's record key and partition path; each bucket a record lands in is rewritten as one new
 base file of its file group (copy-on-write), holding the group's old records too. An upsert merges by
@@ -33,6 +33,7 @@ from hudi_bucket.errors import (
     NotAHudiTableError,
     NotBucketIndexedError,
     TableMismatchError,
+    UnsupportedTableError,
 )
 from hudi_bucket.hudi import config_store
 from hudi_bucket.hudi.fs_view import load_file_groups
@@ -105,6 +106,13 @@ def write(spark: Any, uri: str, options: WriteOptions, *, rows: Any = None) -> W
         return _create_and_write(spark, uri, options, rows)
     ctx, _ = roll_back_our_leftovers(ctx)
     check_table(ctx)
+    if ctx.table.is_merge_on_read:
+        # A write rewrites each touched file group's base file whole: a MERGE_ON_READ group's log files
+        # (updates, deletes) would be left behind it.
+        raise UnsupportedTableError(
+            f"{uri} is a MERGE_ON_READ table; `write` writes copy-on-write tables only",
+            hint="write to it with Hudi's own writer (the options `apply` printed); `apply` rescales it",
+        )
     layout = _layout(ctx, options)
     bases = [g.latest_base_file for g in layout.groups.values() if g.latest_base_file]
     stored = table_files(ctx, bases) if bases else None
