@@ -314,6 +314,11 @@ BAD_MANIFESTS = [
         "has too many properties",
         id="too-many-spark-conf",
     ),
+    pytest.param(
+        with_spec(SMALL, "spark.image", "registry.example.com/Hudi-Bucket-Job:0.1.0"),
+        "spec.spark.image must be an image reference",
+        id="image-upper-case",
+    ),
     pytest.param(with_spec(SMALL, "spark.ttlSeconds", "1d"), "'1d' is not of type 'integer'", id="ttl-word"),
     pytest.param(
         with_spec(SMALL, "spark.ttlSeconds", -1), "-1 is less than the minimum of 0", id="ttl-negative"

@@ -12,6 +12,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from hudi_bucket_operator import images
 from hudi_bucket_operator.spec import InvalidSpecError, Resources, SparkSettings
 
 # sparkConf keys the operator owns: each would bypass the image allowlist, the namespace, the service
@@ -34,7 +35,7 @@ class ImageNotAllowedError(InvalidSpecError):
     """spec.spark.image is not on the operator's allowlist of job images."""
 
     hint = (
-        "leave spec.spark.image empty for the operator's default image, use one under an allowed prefix, "
+        "leave spec.spark.image empty for the operator's default image, use one the allowlist admits, "
         "or ask the operator's admins to extend allowedImages (Helm values)"
     )
 
@@ -43,9 +44,7 @@ class ImageNotAllowedError(InvalidSpecError):
 class JobDefaults:
     """The operator's settings for every job (Helm values); a spec overrides the fields it sets.
 
-    ``allowed_images`` are prefixes of images a spec may choose besides ``image``. A prefix matches at
-    a boundary: ``registry.example/hudi-job`` allows ``registry.example/hudi-job:1.2`` and
-    ``registry.example/hudi-job@sha256:...`` but not ``registry.example/hudi-job-other``.
+    ``allowed_images``: what a spec may choose besides ``image`` (see ``image_allowed``).
     """
 
     image: str
@@ -73,18 +72,17 @@ class JobDefaults:
             )
         if self.ttl_seconds < 0:
             raise ValueError(f"JobDefaults.ttl_seconds must be >= 0, not {self.ttl_seconds}")
+        if bad := [entry for entry in self.allowed_images if not images.valid_entry(entry)]:
+            raise ValueError(
+                f"JobDefaults: jobs.allowedImages {bad}: not an image reference or prefix (the operator's "
+                "Helm values)"
+            )
 
 
 def image_allowed(image: str, defaults: JobDefaults) -> bool:
-    """Whether a spec may run ``image``: the default image, or one under an allowed prefix."""
-    if image == defaults.image:
-        return True
-    for prefix in defaults.allowed_images:
-        if not prefix or not image.startswith(prefix):
-            continue
-        if len(image) == len(prefix) or prefix[-1] in "/:@" or image[len(prefix)] in "/:@":
-            return True
-    return False
+    """Whether a spec may run ``image``: the default image, or one an entry of the allowlist admits
+    (see ``images.admits`` for the rule)."""
+    return image == defaults.image or any(images.admits(entry, image) for entry in defaults.allowed_images)
 
 
 @dataclass(frozen=True)
@@ -102,9 +100,10 @@ def job_settings(spark: SparkSettings, defaults: JobDefaults) -> JobSettings:
     else InvalidSpecError naming every problem of spec.spark that keeps the job from running."""
     image = spark.image or defaults.image
     if not image_allowed(image, defaults):
+        malformed = "" if images.reference(image) else " (not a lower-case image reference)"
         raise ImageNotAllowedError(
-            f"spec.spark.image {image!r} is not allowed: this operator runs its default image "
-            f"{defaults.image!r} and images under the prefixes {list(defaults.allowed_images)}"
+            f"spec.spark.image {image!r} is not allowed{malformed}: this operator runs its default "
+            f"image {defaults.image!r} and the images its allowlist admits {list(defaults.allowed_images)}"
         )
     driver = spark.driver.over(defaults.driver)
     executor = spark.executor.over(defaults.executor)
