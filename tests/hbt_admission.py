@@ -314,6 +314,31 @@ BAD_MANIFESTS = [
         "has too many properties",
         id="too-many-spark-conf",
     ),
+    pytest.param(
+        with_spec(SMALL, "spark.sparkConf", {"spark.master": "local[*]"}),
+        "spec.spark.sparkConf must not set what the operator sets for every job",
+        id="spark-conf-owned-key",
+    ),
+    pytest.param(
+        with_spec(SMALL, "spark.sparkConf", {"spark.kubernetes.authenticate.driver.serviceAccountName": "admin"}),
+        "spec.spark.sparkConf must not set what the operator sets for every job",
+        id="spark-conf-owned-prefix",
+    ),
+    pytest.param(
+        with_spec(SMALL, "spark.sparkConf", {"spark.master=k8s://https://evil.example": "x"}),
+        "spec.spark.sparkConf's keys must be settings' names",
+        id="spark-conf-key-with-equals",
+    ),
+    pytest.param(
+        with_spec(SMALL, "spark.hadoopConf", {"fs.s3a.endpoint ": "x"}),
+        "spec.spark.hadoopConf's keys must be settings' names",
+        id="hadoop-conf-key-with-space",
+    ),
+    pytest.param(
+        with_spec(SMALL, "spark.image", "registry.example.com/Hudi-Bucket-Job:0.1.0"),
+        "spec.spark.image must be an image reference",
+        id="image-upper-case",
+    ),
     pytest.param(with_spec(SMALL, "spark.ttlSeconds", "1d"), "'1d' is not of type 'integer'", id="ttl-word"),
     pytest.param(
         with_spec(SMALL, "spark.ttlSeconds", -1), "-1 is less than the minimum of 0", id="ttl-negative"

@@ -24,7 +24,8 @@ from hudi_bucket_operator.spec import API_VERSION, KIND, Resources, SparkSetting
 SPARK_API_VERSION = "sparkoperator.k8s.io/v1beta2"
 SPARK_KIND = "SparkApplication"
 
-# Under the spec's sparkConf. The job sets the Parquet and time zone settings Hudi needs by itself.
+# Under the admins' and the spec's sparkConf. The job sets the Parquet and time zone settings Hudi needs by
+# itself.
 DEFAULT_SPARK_CONF: Mapping[str, str] = {
     # Pinned: a cluster's spark-defaults must not race duplicate task attempts in a table rewrite.
     "spark.speculation": "false",
@@ -55,7 +56,6 @@ def render_spark_application(
     settings = job_settings(spark, defaults)
 
     labels = naming.child_labels(name, uid, job.kind.value, generation)
-    service_account = spark.service_account or defaults.service_account
     pod_namespace = {"name": "POD_NAMESPACE", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}}
     owner = ReportOwner(API_VERSION, KIND, name, uid)
     request = replace(job.request, report=ConfigMapReport(namespace, job_name, owner).uri)
@@ -84,11 +84,11 @@ def render_spark_application(
             "sparkConf": {**DEFAULT_SPARK_CONF, **defaults.spark_conf, **spark.spark_conf},
             "hadoopConf": dict(spark.hadoop_conf),
             "driver": {
-                **_pod(settings.driver, service_account, labels, spark.env_from_secrets),
+                **_pod(settings.driver, settings.service_account, labels, spark.env_from_secrets),
                 "env": [pod_namespace],
             },
             "executor": {
-                **_pod(settings.executor, service_account, labels, spark.env_from_secrets),
+                **_pod(settings.executor, settings.service_account, labels, spark.env_from_secrets),
                 "instances": settings.executor.instances,
             },
         },

@@ -53,6 +53,9 @@ class OperatorConfig:
                 instances=int(env.get("HBO_EXECUTOR_INSTANCES", "1")),
             ),
             allowed_images=_words(env.get("HBO_ALLOWED_IMAGES", "")),
+            allowed_service_accounts=_words(env.get("HBO_ALLOWED_SERVICE_ACCOUNTS", "")),
+            allowed_spark_conf=_words(env.get("HBO_ALLOWED_SPARK_CONF", "")),
+            allowed_hadoop_conf=_words(env.get("HBO_ALLOWED_HADOOP_CONF", "")),
             image_pull_policy=env.get("HBO_IMAGE_PULL_POLICY", base.image_pull_policy),
             spark_conf=json.loads(env.get("HBO_SPARK_CONF", "{}")),  # a JSON object of string values
         )

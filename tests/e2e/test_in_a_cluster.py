@@ -64,7 +64,8 @@ def chart_values(**overrides: Any) -> dict[str, Any]:
         "resyncSeconds": 2,
         "metrics": {"port": free_port()},
         "health": {"port": free_port()},
-        "jobs": {"image": {"tag": "e2e"}},
+        # The S3 table's settings point S3A at the tests' S3 server, over plain HTTP: as admins allow it.
+        "jobs": {"image": {"tag": "e2e"}, "allowedHadoopConf": ["fs.s3a.endpoint", "fs.s3a.connection.ssl.enabled"]},
         **overrides,
     }
 

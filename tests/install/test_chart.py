@@ -138,6 +138,9 @@ def test_default_values_meet_the_schema() -> None:
         ({"jobs": {"driver": {"memory": "4Gi"}}}, "memory"),
         ({"jobs": {"executor": {"instances": 0}}}, "instances"),
         ({"jobs": {"allowedImages": ["a.example/x,b.example/y"]}}, "allowedImages"),
+        ({"jobs": {"allowedServiceAccounts": ["Cluster_Admin"]}}, "allowedServiceAccounts"),
+        ({"jobs": {"allowedSparkConf": ["spark.jars spark.files"]}}, "allowedSparkConf"),
+        ({"jobs": {"allowedHadoopConf": ["fs.s3a.endpoint,fs.s3a.proxy.host"]}}, "allowedHadoopConf"),
         ({"jobs": {"ttlSeconds": "1d"}}, "ttlSeconds"),
         ({"metrics": {"port": 0}}, "port"),
         ({"metrics": {"serviceMonitor": {"enabled": "yes"}}}, "enabled"),
@@ -251,6 +254,23 @@ def test_image_allowlist_limits_what_a_table_may_run() -> None:
     only_default = OperatorConfig.from_env(env_of({})).job_defaults
     assert only_default.allowed_images == ()
     assert not image_allowed("registry.example.com/hudi/job:2.1.0", only_default)
+
+
+def test_what_admins_allow_tables_reaches_the_operator() -> None:
+    assert OperatorConfig.from_env(env_of({})).job_defaults.allowed_service_accounts == ()
+    values = {
+        "jobs": {
+            "allowedServiceAccounts": ["lake-spark", "lake-spark-irsa"],
+            "allowedSparkConf": ["spark.speculation", "spark.kubernetes.driver.label."],
+            "allowedHadoopConf": ["fs.s3a.endpoint", "fs.s3a.connection.ssl.enabled"],
+        }
+    }
+    defaults = OperatorConfig.from_env(env_of(values)).job_defaults
+    assert defaults.allowed_service_accounts == ("lake-spark", "lake-spark-irsa")
+    assert defaults.allowed_spark_conf == ("spark.speculation", "spark.kubernetes.driver.label.")
+    assert defaults.allowed_hadoop_conf == ("fs.s3a.endpoint", "fs.s3a.connection.ssl.enabled")
+    defaults = OperatorConfig.from_env(env_of({})).job_defaults
+    assert (defaults.allowed_spark_conf, defaults.allowed_hadoop_conf) == ((), ())
 
 
 # --- metrics -----------------------------------------------------------------------------------------

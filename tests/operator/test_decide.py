@@ -259,7 +259,13 @@ POLICY = JobDefaults("registry.example/hudi-job:1.0", "3.5.8", allowed_images=("
     ("spark", "reason"),
     [
         ({"image": "docker.io/someone/else:latest"}, "ImageNotAllowed"),
-        ({"sparkConf": {"spark.master": "local[*]"}}, "InvalidSpec"),
+        ({"serviceAccount": "cluster-admin"}, "ServiceAccountNotAllowed"),
+        ({"sparkConf": {"spark.master": "local[*]"}}, "SettingNotAllowed"),
+        (
+            {"sparkConf": {"spark.kubernetes.driver.volumes.hostPath.n.mount.path": "/host"}},
+            "SettingNotAllowed",
+        ),
+        ({"hadoopConf": {"fs.s3a.endpoint": "http://elsewhere.example"}}, "SettingNotAllowed"),
         ({"driver": {"memory": "2Gi"}}, "InvalidSpec"),
     ],
 )
@@ -274,8 +280,23 @@ def test_a_job_the_operator_would_not_run_is_one_stalled_decision_with_one_event
     assert (again.submit, again.status, again.events) == (None, first.status, ())
 
 
+def test_a_table_stalled_on_a_setting_starts_its_job_once_the_admins_allow_it() -> None:
+    spec = {**SPEC, "spark": {"hadoopConf": {"fs.s3a.endpoint": "http://minio.lake:9000"}}}
+    stalled = decide(Observed(spec, 1, {}, {}, (), job_defaults=POLICY), NOW)
+    held = condition(stalled.status, "Stalled")
+    assert held is not None
+    assert "hadoopConf['fs.s3a.endpoint'] points S3A at another server" in held["message"]
+    widened = replace(POLICY, allowed_hadoop_conf=("fs.s3a.endpoint",))  # helm upgrade, operator restarted
+    assert decide(Observed(spec, 1, {}, stalled.status, (), job_defaults=widened), NOW).submit is not None
+
+
 def test_a_job_within_the_operators_bounds_is_started() -> None:
-    spark = {"image": "registry.example/hudi-job:1.1", "driver": {"memory": "4g"}}
+    spark = {
+        "image": "registry.example/hudi-job:1.1",
+        "driver": {"memory": "4g"},
+        "sparkConf": {"spark.sql.shuffle.partitions": "64"},
+        "hadoopConf": {"fs.s3a.connection.maximum": "64"},
+    }
     observed = Observed({**SPEC, "spark": spark}, 1, {}, {}, (), job_defaults=POLICY)
     assert decide(observed, NOW).submit is not None
 

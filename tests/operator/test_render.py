@@ -18,7 +18,12 @@ import k8s_schema
 from hudi_bucket.contract.reports import ConfigMapReport
 from hudi_bucket.contract.requests import JobKind, parse_argv
 from hudi_bucket_operator import naming
-from hudi_bucket_operator.job_policy import ImageNotAllowedError, JobDefaults, image_allowed
+from hudi_bucket_operator.job_policy import (
+    ImageNotAllowedError,
+    JobDefaults,
+    SettingNotAllowedError,
+    image_allowed,
+)
 from hudi_bucket_operator.reconcile import SubmitJob
 from hudi_bucket_operator.render import DEFAULT_SPARK_CONF, render_spark_application
 from hudi_bucket_operator.spec import (
@@ -40,6 +45,10 @@ DEFAULTS = JobDefaults(
     spark_version="4.0.1",
     service_account="hudi-bucket-jobs",
     allowed_images=("registry.example/hudi-bucket-job", "mirror.example/lake/"),
+    # What FULL_SPEC needs beyond the built-in allow-lists, as admins would allow it.
+    allowed_service_accounts=("orders-jobs",),
+    allowed_spark_conf=("spark.speculation",),
+    allowed_hadoop_conf=("fs.s3a.endpoint",),
 )
 MINIMAL_SPEC: dict[str, Any] = {
     "table": {"uri": "s3a://lake/warehouse/orders"},
@@ -390,8 +399,11 @@ def test_settings_about_credentials_are_not_credentials() -> None:
         "fs.azure.account.oauth.provider.type": "org.apache.hadoop.fs.azurebfs.oauth2.MsiTokenProvider",
         "fs.azure.account.oauth2.client.id": "0000-1111",
     }
-    body = render({**MINIMAL_SPEC, "spark": {"hadoopConf": conf}})["spec"]
-    assert body["hadoopConf"] == conf
+    spec = {**MINIMAL_SPEC, "spark": {"hadoopConf": conf}}
+    with pytest.raises(SettingNotAllowedError, match="chooses whose credentials the job uses"):
+        render(spec)  # which credentials a job uses is the admins' choice
+    allowed = replace(DEFAULTS, allowed_hadoop_conf=("fs.s3a.aws.credentials.provider", "fs.azure.account."))
+    assert render(spec, defaults=allowed)["spec"]["hadoopConf"] == conf
 
 
 @pytest.mark.parametrize(
@@ -408,8 +420,9 @@ def test_settings_about_credentials_are_not_credentials() -> None:
 )
 def test_spark_conf_cannot_override_what_the_operator_owns(key: str) -> None:
     spec = {**MINIMAL_SPEC, "spark": {"sparkConf": {key: "anything"}}}
+    everything = replace(DEFAULTS, allowed_spark_conf=("spark.",))  # not even an admin's widest prefix
     with pytest.raises(InvalidSpecError, match=re.escape(key)):
-        render(spec)
+        render(spec, defaults=everything)
 
 
 def test_every_resource_problem_is_named_at_once() -> None:

@@ -440,6 +440,11 @@ def test_a_wrongly_typed_value_is_refused_naming_its_field(path: str, value: Any
 # Refused by admission only, on purpose: unknown fields are the API server's to drop or refuse, and
 # these bounds exist to keep CEL's cost estimate low, not because the operator cannot handle more.
 _ADMISSION_ONLY = {"unknown-field", "pattern-too-long", "too-many-spark-conf"}
+# Refused by job_policy before any job is created, not by parse_spec (tests/operator/test_job_policy.py).
+_ADMISSION_ONLY |= {
+    "spark-conf-owned-key", "spark-conf-owned-prefix", "spark-conf-key-with-equals", "hadoop-conf-key-with-space",
+    "image-upper-case",
+}  # fmt: skip
 # What parse_spec says about each manifest admission refuses.
 _PARSE_SPEC_SAYS = {
     "missing-table": "spec.table is required",

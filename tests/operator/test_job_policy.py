@@ -1,0 +1,518 @@
+"""What a table may ask of its jobs, attacked: the Spark and Hadoop settings, the ServiceAccount and the
+image a table author could use to get pods the cluster's RBAC would not let them create.
+
+``KEYS_TRIED`` is the list of settings tried and what becomes of each: refused at admission by the CRD's
+CEL rule, refused by the operator before a job is created (naming the key and why), or allowed by a rule
+of the allow-list. The end-to-end module tests/e2e/test_spark_settings_policy.py tries the same on a real
+API server.
+"""
+
+from __future__ import annotations
+
+import pathlib
+import re
+import unicodedata
+import zipfile
+from dataclasses import replace
+from typing import Any
+
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hbt_admission import ADMISSION, CRD_PATH, EXAMPLES, SMALL, with_spec
+from hudi_bucket_operator import images
+from hudi_bucket_operator.job_policy import (
+    HADOOP_CONF_ALLOWED,
+    OWNED_SPARK_CONF,
+    SPARK_CONF_ALLOWED,
+    ImageNotAllowedError,
+    JobDefaults,
+    ServiceAccountNotAllowedError,
+    SettingNotAllowedError,
+    hadoop_conf_refusal,
+    image_allowed,
+    job_settings,
+    spark_conf_refusal,
+)
+from hudi_bucket_operator.settings import OperatorConfig
+from hudi_bucket_operator.spec import KIND, SparkSettings, parse_spec
+from paths import s3a_jars
+
+DEFAULTS = JobDefaults(image="registry.example/hudi-job:1.0", spark_version="3.5.8")
+# Refused at admission by the CRD's CEL rules (no admin may allow it), and by the operator saying so.
+AT_ADMISSION = "admission: is set by the operator"
+NOT_A_KEY = "admission: is no setting's name"
+
+
+def table(spark: dict[str, Any]) -> dict[str, Any]:
+    """The manifest of a small table with this spec.spark."""
+    return with_spec(SMALL, "spark", spark)
+
+
+def refusal(spark: dict[str, Any], defaults: JobDefaults = DEFAULTS) -> str:
+    """What the operator says when it refuses this spec.spark ("" when it runs the job)."""
+    try:
+        job_settings(parse_spec(table(spark)["spec"]).spark, defaults)
+    except SettingNotAllowedError as err:
+        return str(err)
+    return ""
+
+
+# --- the keys tried ---------------------------------------------------------------------------------------
+
+# (where, key, outcome): "admission: <why>" (refused by CEL at admission, and by the operator saying why);
+# "refused: <why, as the operator says it>"; "allowed: <the rule>".
+KEYS_TRIED = [
+    # The node's filesystem, Secrets, code, the JVM, the pods' environment and nodes (issue 27).
+    ("sparkConf", "spark.kubernetes.driver.volumes.hostPath.host.mount.path", "refused: mounts volumes"),
+    ("sparkConf", "spark.kubernetes.driver.volumes.hostPath.host.options.path", "refused: mounts volumes"),
+    ("sparkConf", "spark.kubernetes.executor.volumes.hostPath.host.mount.path", "refused: mounts volumes"),
+    ("sparkConf", "spark.kubernetes.driver.volumes.persistentVolumeClaim.data.options.claimName",
+     "refused: mounts volumes"),
+    ("sparkConf", "spark.kubernetes.driver.secrets.cluster-admin-token", "refused: mounts a Secret"),
+    ("sparkConf", "spark.kubernetes.executor.secrets.lake-s3", "refused: mounts a Secret"),
+    ("sparkConf", "spark.kubernetes.driver.secretKeyRef.AWS_SECRET_ACCESS_KEY", "refused: mounts a Secret"),
+    ("sparkConf", "spark.jars", "refused: loads code into the job"),
+    ("sparkConf", "spark.jars.packages", "refused: loads code into the job"),
+    ("sparkConf", "spark.jars.repositories", "refused: loads code into the job"),
+    ("sparkConf", "spark.files", "refused: loads code into the job"),
+    ("sparkConf", "spark.submit.pyFiles", "refused: loads code into the job"),
+    ("sparkConf", "spark.executor.extraClassPath", "refused: loads code into the job"),
+    ("sparkConf", "spark.plugins", "refused: loads code into the job"),
+    ("sparkConf", "spark.sql.extensions", "refused: loads code into the job"),
+    ("sparkConf", "spark.driver.extraJavaOptions", "refused: passes options to the job's JVMs"),
+    ("sparkConf", "spark.executor.extraJavaOptions", "refused: passes options to the job's JVMs"),
+    ("sparkConf", "spark.kubernetes.driverEnv.AWS_ROLE_ARN", "refused: sets environment variables"),
+    ("sparkConf", "spark.executorEnv.LD_PRELOAD", "refused: sets environment variables"),
+    ("sparkConf", "spark.kubernetes.node.selector.kubernetes.io/hostname", "refused: chooses the nodes"),
+    ("sparkConf", "spark.kubernetes.driver.node.selector.pool", "refused: chooses the nodes"),
+    ("sparkConf", "spark.kubernetes.driver.label.team", "refused: shapes the job's pods"),
+    ("sparkConf", "spark.kubernetes.driver.annotation.iam.amazonaws.com/role", "refused: shapes the job's pods"),
+    ("sparkConf", "spark.kubernetes.executor.podNamePrefix", "refused: shapes the job's pods"),
+    ("sparkConf", "spark.kubernetes.driver.pod.name", AT_ADMISSION),
+    # What the operator owned before (the deny-list), now refused at admission.
+    ("sparkConf", "spark.kubernetes.container.image", AT_ADMISSION),
+    ("sparkConf", "spark.kubernetes.driver.container.image", AT_ADMISSION),
+    ("sparkConf", "spark.kubernetes.executor.container.image", AT_ADMISSION),
+    ("sparkConf", "spark.kubernetes.namespace", AT_ADMISSION),
+    ("sparkConf", "spark.kubernetes.authenticate.driver.serviceAccountName", AT_ADMISSION),
+    ("sparkConf", "spark.kubernetes.authenticate.executor.serviceAccountName", AT_ADMISSION),
+    ("sparkConf", "spark.kubernetes.authenticate.submission.oauthToken", AT_ADMISSION),
+    ("sparkConf", "spark.kubernetes.driver.podTemplateFile", AT_ADMISSION),
+    ("sparkConf", "spark.kubernetes.executor.podTemplateFile", AT_ADMISSION),
+    ("sparkConf", "spark.master", AT_ADMISSION),
+    ("sparkConf", "spark.submit.deployMode", AT_ADMISSION),
+    # A key Spark would read another setting in: the Spark Operator passes `--conf key=value`.
+    ("sparkConf", "spark.master=k8s://https://evil.example", NOT_A_KEY),
+    ("sparkConf", "spark.sql.shuffle.partitions=1 --conf spark.jars", NOT_A_KEY),
+    ("sparkConf", "spark.jars ", NOT_A_KEY),
+    ("sparkConf", "spark.kubernetes.container.image\t", NOT_A_KEY),
+    ("sparkConf", "spark.sql.shuffle.partitions\u200b", NOT_A_KEY),
+    ("hadoopConf", "fs.s3a.endpoint=http://evil.example", NOT_A_KEY),
+    # Hadoop settings, inline or through sparkConf's spark.hadoop.*.
+    ("hadoopConf", "fs.s3a.endpoint", "refused: points S3A at another server"),
+    ("hadoopConf", "fs.s3a.connection.ssl.enabled", "refused: points S3A at another server"),
+    ("hadoopConf", "fs.s3a.proxy.host", "refused: points S3A at another server"),
+    ("hadoopConf", "fs.s3a.bucket.lake.endpoint", "refused: is a per-bucket S3A setting"),
+    ("hadoopConf", "fs.s3a.bucket.lake.connection.maximum", "refused: is a per-bucket S3A setting"),
+    ("hadoopConf", "fs.s3a.aws.credentials.provider", "refused: chooses whose credentials the job uses"),
+    ("hadoopConf", "fs.s3a.assumed.role.arn", "refused: chooses whose credentials the job uses"),
+    ("hadoopConf", "fs.s3a.access.key", "refused: holds a credential"),
+    ("hadoopConf", "fs.s3a.secret.key", "refused: holds a credential"),
+    ("hadoopConf", "fs.s3a.session.token", "refused: holds a credential"),
+    ("hadoopConf", "fs.azure.account.key.lake.dfs.core.windows.net", "refused: holds a credential"),
+    ("hadoopConf", "fs.s3a.impl", "refused: is not a tuning setting"),
+    ("hadoopConf", "fs.defaultFS", "refused: is not a tuning setting"),
+    ("hadoopConf", "fs.s3a.signing-algorithm", "refused: is not a tuning setting"),
+    ("hadoopConf", "hadoop.security.authentication", "refused: is not a tuning setting"),
+    ("sparkConf", "spark.hadoop.fs.s3a.endpoint", "refused: points S3A at another server"),
+    ("sparkConf", "spark.hadoop.fs.s3a.secret.key", "refused: holds a credential"),
+    ("sparkConf", "spark.hadoop.fs.s3a.impl", "refused: is not a tuning setting"),
+    ("sparkConf", "spark.ssl.keyPassword", "refused: holds a credential"),
+    # Spark settings that are no tuning a rescale needs.
+    ("sparkConf", "spark.eventLog.dir", "refused: is not a tuning setting"),
+    ("sparkConf", "spark.local.dir", "refused: is not a tuning setting"),
+    ("sparkConf", "spark.speculation", "refused: is not a tuning setting"),
+    ("sparkConf", "spark.dynamicAllocation.maxExecutors", "refused: is not a tuning setting"),
+    ("sparkConf", "spark.sql.adaptive.customCostEvaluatorClass", "refused: is not a tuning setting"),
+    ("sparkConf", "spark.sql.files.maxRecordsPerFile", "refused: is not a tuning setting"),
+    ("sparkConf", "spark.serializer", "refused: is not a tuning setting"),
+    # The tuning a rescale needs.
+    ("sparkConf", "spark.sql.shuffle.partitions", "allowed: how the rewrite's reads and shuffles are split"),
+    ("sparkConf", "spark.sql.files.maxPartitionBytes", "allowed: how the rewrite's reads and shuffles"),
+    ("sparkConf", "spark.sql.adaptive.enabled", "allowed: adaptive query execution"),
+    ("sparkConf", "spark.sql.adaptive.advisoryPartitionSizeInBytes", "allowed: adaptive query execution"),
+    ("sparkConf", "spark.sql.parquet.compression.codec", "allowed: Parquet and compression"),
+    ("sparkConf", "spark.io.compression.codec", "allowed: Parquet and compression"),
+    ("sparkConf", "spark.executor.memoryOverhead", "allowed: memory of the driver and executors"),
+    ("sparkConf", "spark.kubernetes.memoryOverheadFactor", "allowed: memory of the driver and executors"),
+    ("sparkConf", "spark.network.timeout", "allowed: timeouts and retries of a long rewrite"),
+    ("sparkConf", "spark.hudibucket.s3.nativeListing", "allowed: the jobs' own switch"),
+    ("sparkConf", "spark.hadoop.fs.s3a.connection.maximum", "allowed: S3A's connection pool"),
+    ("hadoopConf", "fs.s3a.connection.maximum", "allowed: S3A's connection pool and threads"),
+    ("hadoopConf", "fs.s3a.retry.throttle.limit", "allowed: S3A's timeouts and retries"),
+    ("hadoopConf", "fs.s3a.multipart.size", "allowed: S3A's uploads, reads and listings"),
+    ("hadoopConf", "fs.s3a.directory.marker.retention", "allowed: S3A's uploads, reads and listings"),
+    ("hadoopConf", "fs.s3a.endpoint.region", "allowed: how S3A addresses the store's own endpoint"),
+    ("hadoopConf", "fs.s3a.path.style.access", "allowed: how S3A addresses the store's own endpoint"),
+    ("hadoopConf", "parquet.block.size", "allowed: Parquet's row groups, pages and dictionaries"),
+]  # fmt: skip
+
+
+def _allowed_by(where: str, key: str) -> str:
+    """The built-in rule that allows ``key`` (a spark.hadoop.* key by the Hadoop list), or ""."""
+    if where == "sparkConf" and key.startswith("spark.hadoop."):
+        where, key = "hadoopConf", key.removeprefix("spark.hadoop.")
+    rules = SPARK_CONF_ALLOWED if where == "sparkConf" else HADOOP_CONF_ALLOWED
+    return next((rule.why for rule in rules if rule.covers(key)), "")
+
+
+@pytest.mark.parametrize(("where", "key", "outcome"), KEYS_TRIED, ids=[f"{w}:{k}" for w, k, _ in KEYS_TRIED])
+def test_each_key_tried_is_refused_where_it_says_or_allowed_by_its_rule(
+    where: str, key: str, outcome: str
+) -> None:
+    spark = {where: {key: "v4lue-7f3a"}}
+    admission = ADMISSION.errors(table(spark))
+    said = refusal(spark)
+    verdict, _, why = outcome.partition(": ")
+    if verdict == "admission":
+        assert admission != []
+        assert f"{where}[{key!r}] {why}" in said  # without CEL too
+        return
+    assert admission == []  # what admins may allow must pass admission, or they could not allow it
+    if verdict == "refused":
+        assert f"{where}[{key!r}] {why}" in said
+        assert "v4lue-7f3a" not in said  # a value may be a credential: messages name keys only
+    else:
+        assert said == ""
+        assert _allowed_by(where, key).startswith(why)
+
+
+def test_a_refusal_names_every_key_and_says_how_admins_widen_the_list() -> None:
+    conf = {"spark.jars": "https://evil.example/miner.jar", "spark.sql.shuffle.partitions": "8"}
+    hadoop = {"fs.s3a.endpoint": "http://evil.example", "fs.s3a.secret.key": "AKIA-not-really"}
+    said = refusal({"sparkConf": conf, "hadoopConf": hadoop})
+    assert said.startswith("spec.spark sets what a table may not: sparkConf['spark.jars'] loads code")
+    assert "hadoopConf['fs.s3a.endpoint'] points S3A" in said
+    assert "hadoopConf['fs.s3a.secret.key'] holds a credential" in said
+    assert "spark.sql.shuffle.partitions" not in said
+    assert "jobs.allowedSparkConf and jobs.allowedHadoopConf (Helm values)" in said
+    assert "evil.example" not in said
+    assert "AKIA" not in said
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda path: path.name)
+def test_the_examples_run_on_a_default_install(path: pathlib.Path) -> None:
+    defaults = OperatorConfig.from_env({}).job_defaults
+    tables = [doc for doc in yaml.safe_load_all(path.read_text()) if doc and doc["kind"] == KIND]
+    for doc in tables:
+        job_settings(parse_spec(doc["spec"]).spark, defaults)
+
+
+# --- admins widen the lists -------------------------------------------------------------------------------
+
+WIDENED = [
+    # (the admins' entries, where, key, allowed?)
+    ({"allowed_hadoop_conf": ("fs.s3a.endpoint",)}, "hadoopConf", "fs.s3a.endpoint", True),
+    ({"allowed_hadoop_conf": ("fs.s3a.endpoint",)}, "sparkConf", "spark.hadoop.fs.s3a.endpoint", True),
+    ({"allowed_hadoop_conf": ("fs.s3a.endpoint",)}, "hadoopConf", "fs.s3a.endpoint.fips", False),
+    ({"allowed_hadoop_conf": ("fs.s3a.endpoint",)}, "hadoopConf", "fs.s3a.bucket.lake.endpoint", False),
+    ({"allowed_hadoop_conf": ("fs.s3a.bucket.lake.",)}, "hadoopConf", "fs.s3a.bucket.lake.endpoint", True),
+    ({"allowed_hadoop_conf": ("fs.s3a.",)}, "hadoopConf", "fs.s3a.proxy.host", True),
+    ({"allowed_hadoop_conf": ("fs.s3a.",)}, "hadoopConf", "fs.s3a.secret.key", False),  # a credential
+    ({"allowed_hadoop_conf": ("fs.s3a.",)}, "sparkConf", "spark.hadoop.fs.s3a.session.token", False),
+    ({"allowed_spark_conf": ("spark.hadoop.fs.s3a.endpoint",)}, "sparkConf", "spark.hadoop.fs.s3a.endpoint", True),
+    ({"allowed_spark_conf": ("spark.kubernetes.driver.label.",)}, "sparkConf", "spark.kubernetes.driver.label.team",
+     True),
+    ({"allowed_spark_conf": ("spark.kubernetes.driver.label.",)}, "sparkConf", "spark.kubernetes.driver.labels",
+     False),  # a prefix ends in '.'
+    ({"allowed_spark_conf": ("spark.speculation",)}, "sparkConf", "spark.speculation", True),
+    ({"allowed_spark_conf": ("spark.speculation",)}, "sparkConf", "spark.speculation.multiplier", False),
+    ({"allowed_spark_conf": ("spark.",)}, "sparkConf", "spark.jars", True),  # what admins allow, they allow
+    ({"allowed_spark_conf": ("spark.",)}, "sparkConf", "spark.master", False),  # what the operator sets
+    ({"allowed_spark_conf": ("spark.",)}, "sparkConf", "spark.master=k8s://https://evil.example", False),
+    ({"allowed_spark_conf": ("spark.",)}, "sparkConf", "spark.kubernetes.authenticate.driver.oauthToken", False),
+    ({"allowed_spark_conf": ("spark.",)}, "sparkConf", "spark.ssl.keyPassword", False),  # a credential
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("entries", "where", "key", "allowed"), WIDENED)
+def test_admins_widen_the_lists_by_exact_keys_and_prefixes(
+    entries: dict[str, tuple[str, ...]], where: str, key: str, allowed: bool
+) -> None:
+    defaults = replace(DEFAULTS, **entries)
+    assert (refusal({where: {key: "x"}}, defaults) == "") is allowed
+    assert refusal({where: {key: "x"}}) != ""  # not without them
+
+
+def test_the_admins_own_settings_are_not_checked() -> None:
+    defaults = replace(
+        DEFAULTS, spark_conf={"spark.eventLog.enabled": "true", "spark.jars": "local:///x.jar"}
+    )
+    assert refusal({}, defaults) == ""
+
+
+@pytest.mark.parametrize("entry", ["", "fs.s3a. endpoint", "fs.s3a.endpoint,fs.s3a.proxy.host", "\tspark."])
+def test_an_allow_list_entry_is_a_key_or_a_prefix(entry: str) -> None:
+    for field in ("allowed_spark_conf", "allowed_hadoop_conf"):
+        with pytest.raises(ValueError, match=r"jobs\.allowed"):
+            replace(DEFAULTS, **{field: (entry,)})
+
+
+# --- the lists themselves ---------------------------------------------------------------------------------
+
+
+def test_the_built_in_lists_name_exact_keys_none_owned_nor_a_credential() -> None:
+    # A prefix would admit whatever Spark or Hadoop add under it later (a class name, a path).
+    for rule in (*SPARK_CONF_ALLOWED, *HADOOP_CONF_ALLOWED):
+        assert not rule.key.endswith("."), rule
+        assert rule.why
+    for rule in SPARK_CONF_ALLOWED:
+        assert spark_conf_refusal(rule.key, DEFAULTS) == ""
+    for rule in HADOOP_CONF_ALLOWED:
+        assert hadoop_conf_refusal(rule.key, DEFAULTS) == ""
+        assert spark_conf_refusal(f"spark.hadoop.{rule.key}", DEFAULTS) == ""
+
+
+def _class_files_text() -> bytes:
+    """The class files of the Spark, Parquet and S3A of the job image, where each key they read is a
+    string constant."""
+    import pyspark
+
+    prefixes = ("spark-core_", "spark-catalyst_", "spark-sql_", "spark-kubernetes_", "parquet-hadoop-")
+    jars = [
+        j
+        for j in (pathlib.Path(pyspark.__file__).parent / "jars").glob("*.jar")
+        if j.name.startswith(prefixes)
+    ]
+    jars += [j for j in s3a_jars() if j.name.startswith("hadoop-aws-")]
+    assert len(jars) == len(prefixes) + 1, jars
+    text = bytearray()
+    for jar in jars:
+        with zipfile.ZipFile(jar) as archive:
+            for name in archive.namelist():
+                if name.endswith(".class"):
+                    text += archive.read(name)
+    return bytes(text)
+
+
+def test_every_allowed_and_owned_key_is_one_spark_hadoop_or_parquet_reads() -> None:
+    """A misspelt key on the list would allow nothing, and refuse what the author meant."""
+    from hudi_bucket.storage.native_s3 import SWITCH
+
+    text = _class_files_text()
+    ours = {SWITCH}
+    unknown = [
+        rule.key
+        for rule in (*SPARK_CONF_ALLOWED, *HADOOP_CONF_ALLOWED, *OWNED_SPARK_CONF)
+        if rule.key not in ours and rule.key.encode() not in text
+    ]
+    assert unknown == []
+    assert any(rule.key == SWITCH for rule in SPARK_CONF_ALLOWED)
+
+
+def _crd_rule(field: str, holding: str = "") -> str:
+    """The CEL rule of spec.spark's ``field`` (the one ``holding`` that text)."""
+    crd = yaml.safe_load(CRD_PATH.read_text())
+    spark = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"][
+        "spark"
+    ]
+    (rule,) = [
+        v["rule"] for v in spark["properties"][field]["x-kubernetes-validations"] if holding in v["rule"]
+    ]
+    return str(rule)
+
+
+def test_the_crds_rule_refuses_exactly_the_owned_settings() -> None:
+    rule = _crd_rule("sparkConf", "exists")
+    listed = set(re.findall(r"'([^']+)'", rule.split("||")[0]))
+    prefixes = set(re.findall(r"startsWith\('([^']+)'\)", rule))
+    assert listed == {s.key for s in OWNED_SPARK_CONF if not s.key.endswith(".")}
+    assert prefixes == {s.key for s in OWNED_SPARK_CONF if s.key.endswith(".")}
+
+
+# --- ServiceAccounts --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("account", "allowed_accounts", "runs_as"),
+    [
+        ("", (), "hudi-bucket-jobs"),
+        ("hudi-bucket-jobs", (), "hudi-bucket-jobs"),
+        ("lake-spark", ("lake-spark",), "lake-spark"),
+        ("hudi-bucket-jobs", ("lake-spark",), "hudi-bucket-jobs"),
+    ],
+)
+def test_jobs_run_as_the_job_account_or_one_the_admins_list(
+    account: str, allowed_accounts: tuple[str, ...], runs_as: str
+) -> None:
+    defaults = replace(DEFAULTS, allowed_service_accounts=allowed_accounts)
+    assert job_settings(SparkSettings(service_account=account), defaults).service_account == runs_as
+
+
+@pytest.mark.parametrize("account", ["default", "cluster-admin", "spark-operator-spark", "lake-spark2"])
+def test_any_other_service_account_is_refused_saying_how_admins_allow_it(account: str) -> None:
+    defaults = replace(DEFAULTS, allowed_service_accounts=("lake-spark",))
+    with pytest.raises(ServiceAccountNotAllowedError) as caught:
+        job_settings(SparkSettings(service_account=account), defaults)
+    said = str(caught.value)
+    assert f"spec.spark.serviceAccount {account!r} is not allowed" in said
+    assert "'hudi-bucket-jobs' and ['lake-spark']" in said
+    assert "jobs.allowedServiceAccounts (Helm values)" in said
+
+
+def test_an_allowed_service_account_is_a_service_account_name() -> None:
+    with pytest.raises(ValueError, match="allowedServiceAccounts"):
+        replace(DEFAULTS, allowed_service_accounts=("Lake_Spark",))
+
+
+# --- the image allowlist ----------------------------------------------------------------------------------
+
+IMAGE_POLICY = replace(
+    DEFAULTS,
+    allowed_images=("registry.example/hudi-job", "mirror.example/lake/", "pinned.example/job:1.0"),
+)
+DIGEST = "sha256:" + "0123456789abcdef" * 4
+# (image, allowed?, why): each attack on the rule, and what the rule says of it (images.py's docstring).
+IMAGES_TRIED = [
+    ("registry.example/hudi-job:1.0", True, "the default image"),
+    ("registry.example/hudi-job:2.0", True, "a repository entry admits any tag"),
+    (f"registry.example/hudi-job@{DIGEST}", True, "and any digest"),
+    (f"registry.example/hudi-job:2.0@{DIGEST}", True, "and a tag pinned by a digest"),
+    ("registry.example/hudi-job", True, "and no tag"),
+    ("registry.example/hudi-job/spark:1", True, "and the repositories under it"),
+    ("mirror.example/lake/anything:1", True, "an entry ending in '/' admits what is under it"),
+    (f"mirror.example/lake/a/b@{DIGEST}", True, "however deep"),
+    ("pinned.example/job:1.0", True, "an entry with a tag admits exactly it"),
+    ("pinned.example/job:1.1", False, "another tag"),
+    ("pinned.example/job", False, "no tag"),
+    (f"pinned.example/job:1.0@{DIGEST}", False, "a digest could name any image of the repository"),
+    ("registry.example/hudi-job-evil:1", False, "a name the entry is a prefix of"),
+    ("registry.example/hudi-jobs:1", False, "a name the entry is a prefix of"),
+    ("registry.example/hudi-job.evil:1", False, "a name the entry is a prefix of"),
+    ("registry.example/hudi-job__x:1", False, "a name the entry is a prefix of"),
+    ("registry.example.evil.com/hudi-job:1", False, "a registry the entry's registry is a prefix of"),
+    ("registry.example:5000/hudi-job:1", False, "another port of the entry's registry"),
+    ("mirror.example/lakehouse/x:1", False, "a path the entry is a prefix of"),
+    ("mirror.example/lake", False, "the prefix itself is no image under it"),
+    ("registry.example/hudi-job/../evil:1", False, "'..' in a name"),
+    ("registry.example/hudi-job/..:1", False, "'..' as a name"),
+    ("mirror.example/lake/../../evil/x:1", False, "'..' climbing out of the prefix"),
+    ("mirror.example/lake//x:1", False, "an empty path component"),
+    ("registry.example/hudi-job/./x:1", False, "'.' as a name"),
+    ("REGISTRY.EXAMPLE/hudi-job:1", False, "upper case in the registry"),
+    ("Registry.example/hudi-job:1", False, "upper case in the registry"),
+    ("registry.example/Hudi-Job:1", False, "upper case in the path"),
+    (" registry.example/hudi-job:1", False, "whitespace"),
+    ("registry.example/hudi-job:1 ", False, "whitespace"),
+    ("registry.example/hudi-job:1\n", False, "whitespace"),
+    ("registry.example/hudi-job :1", False, "whitespace"),
+    ("registry.example/hudi-job:1\u00a0", False, "a no-break space"),
+    ("registry.example/hudi-job:1\u200b", False, "a zero-width space"),
+    ("registr\u0443.example/hudi-job:1", False, "a Cyrillic look-alike in the registry"),
+    ("registry.example/hudi-j\u043eb:1", False, "a Cyrillic look-alike in the path"),
+    ("registry.example/hudi\u2010job:1", False, "a Unicode hyphen"),
+    ("registry.example/hudi-job:\uff11", False, "a full-width digit in the tag"),
+    ("registry.example/hudi-job:1\u0301", False, "a combining accent"),
+    ("registry.example/hudi-job:-1", False, "a tag must start with a letter, digit or '_'"),
+    ("registry.example/hudi-job:1:2", False, "two tags"),
+    ("registry.example/hudi-job:" + "1" * 129, False, "a tag longer than 128"),
+    ("registry.example/hudi-job@sha256:abc", False, "a digest too short"),
+    ("registry.example/hudi-job@sha256:" + "A" * 64, False, "a digest in upper case"),
+    ("registry.example/hudi-job@md5:" + "0" * 32, False, "an unknown digest algorithm"),
+    ("docker.io/library/python:3", False, "not on the allowlist"),
+]
+
+
+@pytest.mark.parametrize(("image", "allowed", "why"), IMAGES_TRIED, ids=[repr(i) for i, _, _ in IMAGES_TRIED])
+def test_each_image_tried_is_allowed_by_the_rule_as_documented_or_refused(
+    image: str, allowed: bool, why: str
+) -> None:
+    assert image_allowed(image, IMAGE_POLICY) is allowed, why
+    if not allowed:
+        with pytest.raises(ImageNotAllowedError, match=re.escape(repr(image))):
+            job_settings(SparkSettings(image=image), IMAGE_POLICY)
+
+
+@pytest.mark.parametrize(("image", "allowed", "why"), IMAGES_TRIED, ids=[repr(i) for i, _, _ in IMAGES_TRIED])
+def test_admission_refuses_each_image_that_is_no_reference(image: str, allowed: bool, why: str) -> None:
+    refused = ADMISSION.errors(table({"image": image}))
+    assert bool(refused) is (images.reference(image) is None), (why, refused)
+
+
+def test_the_crds_image_rule_is_the_operators_grammar() -> None:
+    assert _crd_rule("image") == f"self == '' || self.matches('^{images.REFERENCE.pattern}$')".replace(
+        "\\", "\\\\"
+    )
+
+
+LOOK_ALIKES = (
+    "\u0430\u0435\u043e\u0440\u0441\u0443\u0445\u0456\u0458\uff41\uff4f\u2010\u2011\u2212\u00b7\u0131"
+)
+WHITESPACE = " \t\n\r\x0b\x0c\u00a0\u2000\u2028\u200b\u3000\ufeff"
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    image=st.sampled_from([image for image, allowed, _ in IMAGES_TRIED if allowed]),
+    where=st.integers(min_value=0),
+    inserted=st.sampled_from(LOOK_ALIKES + WHITESPACE),
+)
+def test_an_allowed_image_with_any_look_alike_or_whitespace_is_refused(
+    image: str, where: int, inserted: str
+) -> None:
+    at = where % (len(image) + 1)
+    for attack in (image[:at] + inserted + image[at:], image[:at] + inserted + image[at + 1 :]):
+        assert not image_allowed(attack, IMAGE_POLICY), attack
+
+
+@settings(max_examples=300, deadline=None)
+@given(image=st.sampled_from([image for image, allowed, _ in IMAGES_TRIED if allowed]), where=st.integers(0))
+def test_an_allowed_image_with_upper_case_in_its_name_is_refused(image: str, where: int) -> None:
+    parts = images.reference(image)
+    assert parts is not None
+    name = parts["name"]
+    letters = [i for i, c in enumerate(name) if c.isalpha()]
+    at = letters[where % len(letters)]
+    assert not image_allowed(image[:at] + image[at].upper() + image[at + 1 :], IMAGE_POLICY)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet=st.characters(codec="utf-8"), max_size=80))
+def test_whatever_the_text_an_admitted_image_is_a_lower_case_ascii_reference_under_an_entry(
+    text: str,
+) -> None:
+    for image in (text, f"registry.example/hudi-job{text}", f"mirror.example/lake/{text}"):
+        if not image_allowed(image, IMAGE_POLICY) or image == IMAGE_POLICY.image:
+            continue
+        assert image.isascii()
+        assert not any(c.isspace() for c in image)
+        assert unicodedata.normalize("NFKC", image) == image
+        parts = images.reference(image)
+        assert parts is not None
+        name = parts["name"]
+        assert name == name.lower()
+        assert ".." not in name
+        assert "//" not in name
+        assert (
+            name == "registry.example/hudi-job"
+            or name.startswith(("registry.example/hudi-job/", "mirror.example/lake/"))
+            or image == "pinned.example/job:1.0"
+        )
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        "Registry.example/job",
+        "registry.example/job ",
+        "registry.example/../job",
+        "mirror.example/lake//",
+        "/",
+    ],
+)
+def test_an_allowlist_entry_that_admits_no_reference_stops_the_operator(entry: str) -> None:
+    with pytest.raises(ValueError, match="allowedImages"):
+        replace(DEFAULTS, allowed_images=(entry,))
