@@ -384,6 +384,9 @@ def _after_plan(
     described = f"plan {plan.plan_id} rewrites {totals['partitions']} partition(s), {totals['rows']} row(s)"
     if totals["repairs"]:
         described += f" ({totals['repairs']} of them to repair their layout)"
+    if totals["duplicateKeys"]:
+        kept = "every copy kept" if spec.keep_duplicates else "one copy of each kept"
+        described += f"; {totals['duplicateKeys']} key(s) found more than once ({kept})"
     if not approved:
         message = f"{described}: set spec.apply.approvedPlan to {plan.plan_id} to apply it"
         awaiting = conditions.awaiting(status, now, message)

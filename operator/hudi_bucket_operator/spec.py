@@ -125,6 +125,7 @@ class TableSpec:
     key_style: KeyStyle | None = None
     current_buckets: int | None = None
     convert: bool = False
+    keep_duplicates: bool = False  # a conversion carries every copy of a key over (default: one copy)
     sizing: SizingPolicy | None = None
     replan_every: int | None = None  # seconds: plan a sized table again this often (None: on change only)
     policy: ApplyPolicy = ApplyPolicy.MANUAL
@@ -148,10 +149,11 @@ class TableSpec:
             return VerifyRequest(**table)
         disable = self.metadata_table is MetadataTablePolicy.DISABLE
         rescale = (self.rules, self.current_buckets, self.convert, disable, self.engine, self.sizing)
+        checks = {"check_records": check_records, "keep_duplicates": self.keep_duplicates}
         if kind is JobKind.PLAN:
-            return PlanRequest(**table, rescale=RescaleOptions(*rescale, check_records=check_records))
+            return PlanRequest(**table, rescale=RescaleOptions(*rescale, **checks))
         if kind is JobKind.APPLY and approved_plan:
-            options = ApplyOptions(*rescale, check_records=check_records, approved_plan=approved_plan)
+            options = ApplyOptions(*rescale, **checks, approved_plan=approved_plan)
             return ApplyRequest(**table, rescale=options)
         raise ValueError(
             f"a table runs verify jobs, plan jobs and apply jobs of an approved plan, not {kind} "
@@ -186,7 +188,7 @@ def parse_spec(spec: Mapping[str, Any]) -> TableSpec:
         uri = _uri(table.get("uri"), problems)
         hash_fields = _hash_fields(table.get("hashFields"), problems)
         key_style = _choice(_KEY_STYLES, table.get("keyStyle"), "spec.table.keyStyle", problems)
-    rules, current, convert, sizing, replan_every = None, None, False, None, None
+    rules, current, convert, keep_duplicates, sizing, replan_every = None, None, False, False, None, None
     if buckets is not None:
         rules = _rules(buckets, problems)
         sizing_spec = _section(buckets, "spec.buckets", "sizing", problems, optional=True)
@@ -196,6 +198,7 @@ def parse_spec(spec: Mapping[str, Any]) -> TableSpec:
             buckets.get("currentBuckets"), "spec.buckets.currentBuckets", 1, MAX_BUCKETS, problems
         )
         convert = _boolean(buckets.get("convert"), "spec.buckets.convert", problems)
+        keep_duplicates = _boolean(buckets.get("keepDuplicates"), "spec.buckets.keepDuplicates", problems)
         if convert and current is not None:
             problems.append(
                 "spec.buckets.convert and spec.buckets.currentBuckets cannot both be set: a table that is "
@@ -225,6 +228,7 @@ def parse_spec(spec: Mapping[str, Any]) -> TableSpec:
         key_style=key_style,
         current_buckets=current,
         convert=convert,
+        keep_duplicates=keep_duplicates,
         sizing=sizing,
         replan_every=replan_every,
         policy=policy or ApplyPolicy.MANUAL,

@@ -35,6 +35,9 @@ RULES = BucketRules.parse("11-11,16", 4)
 CHANGE = PartitionChange("day=2026-11-11", 4, 16, 4, 1000, 10, ChangeReason.RESCALE, shuffle_free=True)
 PLAN, NOOP = Plan(RULES, None, (CHANGE,), "20261123100000000"), Plan(RULES, RULES, ())
 PLAN_ID, OTHER_PLAN_ID = PLAN.plan_id, "sha256:" + "0" * 64
+DUPLICATES = Plan(
+    RULES, None, (PartitionChange("day=2026-11-11", None, 16, 4, 1000, 10, ChangeReason.CONVERT),), "1"
+).with_duplicate_keys({"day=2026-11-11": 12})
 IN_FORCE = TableBuckets.of(HashingConfig.from_rules(RULES, "20261123110000000"), {CHANGE.partition: 16})
 
 
@@ -126,6 +129,11 @@ CASES = {
     "an approved plan is applied": Case(
         jobs=(PLAN_DONE,), spec=MANUAL_APPROVED, phase="Applying", submit="apply", records=PLAN_DONE.name,
         event="Applying",
+    ),
+    "a conversion's plan says how many keys it found more than once, and that one copy of each is kept": Case(
+        jobs=(job(JobKind.PLAN, JobPhase.COMPLETED, planned(DUPLICATES)),), phase="AwaitingApproval",
+        records="orders-plan-1", says="12 key(s) found more than once (one copy of each kept)",
+        event="AwaitingApproval",
     ),
     "another plan's approval does not apply this one": Case(
         jobs=(PLAN_DONE,), spec={**SPEC, "apply": {"policy": "Manual", "approvedPlan": OTHER_PLAN_ID}},

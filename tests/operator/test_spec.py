@@ -186,8 +186,13 @@ def test_resources_take_what_they_leave_unset_from_the_defaults() -> None:
             {},
             RescaleOptions(BucketRules.parse("^region=emea$,8", 4), convert=True),
         ),
+        (
+            with_spec(with_spec(SMALL, "buckets.convert", True), "buckets.keepDuplicates", True),
+            {},
+            RescaleOptions(BucketRules.parse("^region=emea$,8", 4), convert=True, keep_duplicates=True),
+        ),
     ],
-    ids=["small", "skewed-days", "plan-then-approve", "convert"],
+    ids=["small", "skewed-days", "plan-then-approve", "convert", "convert-keeping-duplicates"],
 )
 def test_a_plan_request_carries_the_spec(
     manifest: dict[str, Any], table: dict, rescale: RescaleOptions
@@ -407,6 +412,7 @@ def test_a_rule_whose_count_is_no_integer_still_has_its_pattern_checked() -> Non
         ("spark.driver", {"cores": "two"}, "spec.spark.driver.cores must be an integer in 1..256, not 'two'"),
         ("spark.executor", {"instances": 2.5}, "spec.spark.executor.instances must be an integer in 1..1000"),
         ("buckets.convert", "false", "spec.buckets.convert must be true or false, not 'false'"),
+        ("buckets.keepDuplicates", 1, "spec.buckets.keepDuplicates must be true or false, not 1"),
         (
             "table.hashFields",
             "order_id",
