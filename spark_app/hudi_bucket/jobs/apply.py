@@ -231,6 +231,7 @@ def _rescale(
     store = timeline_store(storage, table)
     partitions = tuple(c.partition for c in the_plan.changes)
     before = table.timeline
+    schema = latest_table_schema(storage, table)  # what the rewrite must hold, and what it records
     with our_instant(ctx, Action.REPLACE_COMMIT, partitions) as requested:
         instant = requested.timestamp
         inflight = store.start(requested, CommitMetadata(INSERT_OVERWRITE, dict.fromkeys(partitions, ())))
@@ -247,7 +248,12 @@ def _rescale(
         ]
         converting = any(c.reason is ChangeReason.CONVERT for c in the_plan.changes)
         stats, shuffle_free, resolved = rewrite_partitions(
-            ctx, rewrites, instant=instant, shuffle_free=shuffle_free, every_copy=converting
+            ctx,
+            rewrites,
+            instant=instant,
+            shuffle_free=shuffle_free,
+            table_schema=schema,
+            every_copy=converting,
         )
         refuse_if_taken_away(ctx, instant)
         _refuse_concurrent_writes(ctx, before, instant, partitions)
@@ -263,7 +269,7 @@ def _rescale(
                 INSERT_OVERWRITE,
                 write_stats=by_partition,
                 replaced_file_ids={p: tuple(g.file_id for g in groups[p]) for p in partitions},
-                extra_metadata={"schema": latest_table_schema(storage, table) or ""},
+                extra_metadata={"schema": schema or ""},
             ),
         )
     return instant, stats, shuffle_free, resolved

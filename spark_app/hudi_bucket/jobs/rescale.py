@@ -35,7 +35,6 @@ from hudi_bucket.core.commits import WriteStat
 from hudi_bucket.core.completeness import check_complete
 from hudi_bucket.core.filegroups import BaseFile, FileGroup, all_plain
 from hudi_bucket.core.metafields import META_COLUMNS, PARTITION_PATH, RECORD_KEY
-from hudi_bucket.hudi.table import latest_table_schema
 from hudi_bucket.jobs.bucket_files import Grouping, write_bucket_files
 from hudi_bucket.jobs.bucketing import key_taken_whole
 from hudi_bucket.jobs.context import TableContext
@@ -62,7 +61,7 @@ class PartitionRewrite:
     new_buckets: int
     groups: tuple[FileGroup, ...]  # the live file groups it replaces
     old_buckets: int | None = None  # set when the old layout is a clean bucket layout
-    resolve_duplicates: bool = False  # a key may be in two of its file groups: keep one copy (a repair)
+    resolve_duplicates: bool = False  # keep one copy of a key found more than once (a repair, a conversion)
 
     @property
     def read_by_hudi(self) -> bool:
@@ -118,14 +117,15 @@ def rewrite_partitions(
     *,
     instant: str,
     shuffle_free: bool,
+    table_schema: str | None,
     every_copy: bool = False,
 ) -> tuple[tuple[WriteStat, ...], bool, int]:
     """Write every row of the rewritten partitions into new bucket file groups for ``instant``. Returns
     the files written, whether the rewrite went without a shuffle (asked, and the files allow it), and
     how many keys of partitions that resolve duplicates kept one copy (held by two file groups; with
     ``every_copy``, held more than once at all: see ``duplicates``). Before returning, the files
-    written must hold every column of the table's schema and, per partition, every record read
-    (``core.completeness``): else nothing is to be committed."""
+    written must hold every column of ``table_schema`` (Avro JSON, the latest commit's; None: the columns
+    read) and, per partition, every record read (``core.completeness``): else nothing is to be committed."""
     table, everything = read_records(ctx, {r.partition: r.groups for r in rewrites})
     if everything is None:
         return (), shuffle_free, 0
@@ -171,7 +171,8 @@ def rewrite_partitions(
             grouping=grouping,
             every_key_whole=keys_split == 0,
         )
-    _check_complete(ctx, stats, read_rows, table.columns.fieldNames())
+    schema = [f["name"] for f in json.loads(table_schema)["fields"]] if table_schema else table.columns.names
+    _check_complete(ctx, stats, read_rows, schema)
     return stats, shuffle_free, resolved
 
 
@@ -184,15 +185,13 @@ def _with_hudi_reads(
 
 
 def _check_complete(
-    ctx: TableContext, stats: Sequence[WriteStat], read_rows: dict[str, int], read_columns: Sequence[str]
+    ctx: TableContext, stats: Sequence[WriteStat], read_rows: dict[str, int], schema: Sequence[str]
 ) -> None:
-    """The files written hold the table's schema (one footer read: every file of the write has the
+    """The files written hold the table's ``schema`` (one footer read: every file of the write has the
     frame's schema) and each partition's records read (the counts the writing tasks read back)."""
     written_rows: dict[str, int] = defaultdict(int)
     for stat in stats:
         written_rows[stat.partition_path] += stat.num_writes
-    recorded = latest_table_schema(ctx.storage, ctx.table)
-    schema = [f["name"] for f in json.loads(recorded)["fields"]] if recorded else list(read_columns)
     written = (
         ctx.spark.read.parquet(*table_file_uris(ctx.storage, [stats[0].path])).schema.fieldNames()
         if stats
