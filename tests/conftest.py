@@ -1,4 +1,5 @@
-"""Shared test fixtures: the real Hudi tables from ../shared and one local SparkSession per run."""
+"""Shared test fixtures: real Hudi tables (from ../shared, and written by Hudi in the tests) and one local
+SparkSession per run."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from paths import hudi_bundle, jvm_jar, s3a_jars, unzip_table
+from written_tables import WrittenTables
 
 if TYPE_CHECKING:
     from object_store.server import S3Server
@@ -21,11 +23,29 @@ os.environ.setdefault("HBO_METRICS_PORT", "0")
 
 @pytest.fixture
 def fixture_table(tmp_path: Path) -> Callable[[str], Path]:
-    """Returns a function that unzips a fixture table into this test's temp folder."""
+    """Returns a function that unzips a table of ../shared into this test's temp folder."""
     counter = iter(range(1000))
 
     def make(name: str) -> Path:
         return unzip_table(name, tmp_path / f"{name}-{next(counter)}")
+
+    return make
+
+
+@pytest.fixture(scope="session")
+def written_tables(spark: Any) -> WrittenTables:
+    """The tables Apache Hudi writes in the tests (written_tables.TABLES), cached per Hudi bundle."""
+    return WrittenTables(spark, hudi_bundle())
+
+
+@pytest.fixture
+def written_table(written_tables: WrittenTables, tmp_path: Path) -> Callable[[str], Path]:
+    """Returns a function that copies a table Hudi wrote (written_tables.TABLES) into this test's temp
+    folder."""
+    counter = iter(range(1000))
+
+    def make(name: str) -> Path:
+        return written_tables.copy(name, tmp_path / f"{name}-{next(counter)}")
 
     return make
 

@@ -22,6 +22,7 @@ from hudi_bucket.core.properties import (
 )
 from hudi_bucket.errors import CorruptTableError
 from paths import ALL_TABLES
+from written_tables import TABLES
 
 # What the fixture README says of each table: version, type, partition fields, hive-style, record key.
 EXPECTED = {
@@ -149,6 +150,30 @@ def test_the_metadata_tables_own_file_reads_as_a_merge_on_read_hfile_table(
     assert config.table_type == "MERGE_ON_READ"
     assert config.base_file_format == "HFILE"
     assert config.record_key_fields == ("key",)
+
+
+@pytest.mark.parametrize("table", list(TABLES))
+def test_every_file_hudi_writes_reads_as_java_reads_it_and_renders_back_byte_for_byte(
+    jvm: Any, written_table: Callable[[str], Path], table: str
+) -> None:
+    root = written_table(table)
+    files = fixture_property_files(root)
+    assert len(files) == (2 if TABLES[table].metadata_table else 1)
+    for path in files:
+        data = path.read_bytes()
+        props = parse_properties(data, source=str(path))
+        assert props.render() == data
+        assert java_load(jvm, data) == dict(props)
+        assert table_checksum(props) == int(props[HudiTableConfig.CHECKSUM.key])
+    config, shape = TableConfig(parse_properties(files[0].read_bytes())), TABLES[table]
+    assert config.table_name == table
+    assert config.table_version == shape.version
+    assert config.timeline_layout_version == (1 if shape.version == 6 else 2)
+    assert config.table_type == ("MERGE_ON_READ" if shape.merge_on_read else "COPY_ON_WRITE")
+    assert config.partition_fields == shape.partition_fields
+    assert config.hive_style_partitioning is shape.hive_style
+    assert config.record_key_fields == shape.record_key
+    assert ("files" in config.metadata_partitions) is shape.metadata_table
 
 
 # --- parsing ------------------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from hudi_bucket.hudi.fs_view import list_partitions, load_file_groups
 from hudi_bucket.hudi.table import load_table
 from hudi_bucket.storage import LocalStorage
 from paths import ALL_TABLES
+from written_tables import PARTITIONS, TABLES, WITH_DATA
 
 # name -> (table version, layout, merge-on-read, metadata table live, partition fields)
 EXPECTED = {
@@ -49,14 +50,24 @@ def test_table_facts(fixture_table, name: str) -> None:
     assert table.timeline.pending() == ()
 
 
+@pytest.mark.parametrize("name", list(TABLES))
+def test_facts_of_the_tables_hudi_writes(written_table, name: str) -> None:
+    table = load_table(LocalStorage(written_table(name)))
+    shape = TABLES[name]
+    assert table.version == shape.version
+    assert table.layout is TimelineLayout(1 if shape.version == 6 else 2)
+    assert table.is_merge_on_read is shape.merge_on_read
+    assert table.metadata_table_live is table.metadata_table_exists is shape.metadata_table
+    assert table.config.partition_fields == shape.partition_fields
+    assert table.timeline.pending() == ()
+
+
 def hudi_rs_slices(root: Path) -> set[tuple[str, str, str]]:
     table = HudiTableBuilder.from_base_uri(str(root)).build()
     return {(s.partition_path, s.file_id, s.base_file_name) for s in table.get_file_slices()}
 
 
-@pytest.mark.parametrize("name", ALL_TABLES)
-def test_live_file_groups_equal_hudi_rs(fixture_table, name: str) -> None:
-    root = fixture_table(name)
+def assert_live_file_groups_equal_hudi_rs(root: Path) -> None:
     storage = LocalStorage(root)
     groups = load_file_groups(storage, load_table(storage))
     ours = {
@@ -65,6 +76,16 @@ def test_live_file_groups_equal_hudi_rs(fixture_table, name: str) -> None:
         for g in gs
     }
     assert ours == hudi_rs_slices(root)
+
+
+@pytest.mark.parametrize("name", ALL_TABLES)
+def test_live_file_groups_equal_hudi_rs(fixture_table, name: str) -> None:
+    assert_live_file_groups_equal_hudi_rs(fixture_table(name))
+
+
+@pytest.mark.parametrize("name", WITH_DATA)
+def test_live_file_groups_of_the_tables_hudi_writes_equal_hudi_rs(written_table, name: str) -> None:
+    assert_live_file_groups_equal_hudi_rs(written_table(name))
 
 
 def test_partitions_are_found_by_their_metafile(fixture_table) -> None:
@@ -78,10 +99,24 @@ def test_partitions_are_found_by_their_metafile(fixture_table) -> None:
     assert list_partitions(LocalStorage(fixture_table("cow_v6_empty"))) == ()
 
 
+def test_partitions_of_the_tables_hudi_writes_are_found_by_their_metafile(written_table) -> None:
+    nested = LocalStorage(written_table("cow_v6_complex_hivestyle"))
+    assert list_partitions(nested) == tuple(f"part={p}/sub={s}" for p in PARTITIONS for s in (0, 1))
+    assert list_partitions(LocalStorage(written_table("cow_v8_nonpartitioned"))) == ("",)
+    assert list_partitions(LocalStorage(written_table("cow_v6_empty"))) == ()
+
+
 def test_a_table_overwritten_whole_keeps_its_emptied_partitions(fixture_table) -> None:
     storage = LocalStorage(fixture_table("cow_v6_simplekeygen_nonhivestyle_overwritetable"))
     groups = load_file_groups(storage, load_table(storage))
     assert {p: len(g) for p, g in groups.items()} == {"10": 0, "20": 0, "30": 1}
+
+
+def test_a_table_hudi_overwrote_whole_keeps_its_emptied_partitions(written_table) -> None:
+    storage = LocalStorage(written_table("cow_v6_overwritten"))
+    groups = load_file_groups(storage, load_table(storage))
+    assert {p: len(g) for p, g in groups.items() if not g} == {"10": 0, "20": 0}
+    assert groups["30"]
 
 
 def test_a_folder_that_is_not_a_table_is_refused(tmp_path: Path) -> None:

@@ -33,6 +33,7 @@ from hudi_bucket.hudi.table import latest_table_schema, load_table
 from hudi_bucket.jobs.avro_schema import avro_name, to_avro_json, to_avro_schema
 from hudi_bucket.storage import LocalStorage
 from paths import ALL_TABLES
+from written_tables import EMPTY, EMPTY_SCHEMA, WITH_DATA
 
 EMPTY_TABLES = ("cow_v6_empty", "cow_v8_empty")
 TABLES_WITH_DATA = [name for name in ALL_TABLES if name not in EMPTY_TABLES]
@@ -94,6 +95,28 @@ def test_the_schema_spark_reads_is_the_one_hudi_recorded(spark, fixture_table, n
     # Byte for byte, too: key order and compact separators are those of Avro's Schema.toString.
     assert create_json == table.config.create_schema
     assert commit_json == latest_table_schema(storage, table)
+
+
+@pytest.mark.parametrize("name", WITH_DATA)
+def test_the_schema_spark_reads_is_the_one_hudi_records_in_the_tables_it_writes(spark, written_table, name: str) -> None:
+    storage = LocalStorage(written_table(name))
+    table = load_table(storage)
+    struct = spark.read.parquet(*live_base_files(storage)).schema
+
+    assert to_avro_json(struct, table.name, for_commit=True) == latest_table_schema(storage, table)
+    if table.config.create_schema is not None:  # Hudi's SQL records it; its Spark writer may not
+        assert to_avro_json(struct, table.name, for_commit=False) == table.config.create_schema
+
+
+@pytest.mark.parametrize("name", EMPTY)
+def test_the_create_schema_hudi_records_for_an_empty_table_it_creates(spark, written_table, name: str) -> None:
+    storage = LocalStorage(written_table(name))
+    table = load_table(storage)
+    assert live_base_files(storage) == []
+    struct = spark.createDataFrame([], EMPTY_SCHEMA).schema
+    # Hudi 1.2's SQL records its create schema in the shape of a commit's (null first, with defaults), where
+    # earlier releases recorded the shape ours has (test_an_empty_tables_create_schema).
+    assert to_avro_json(struct, table.name, for_commit=True) == table.config.create_schema
 
 
 @pytest.mark.parametrize("name", EMPTY_TABLES)

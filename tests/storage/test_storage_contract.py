@@ -14,6 +14,7 @@ from hudi_bucket.errors import StorageError
 from hudi_bucket.storage import FileInfo, LocalStorage, Storage, native_s3, storage_for, walk
 from hudi_bucket.storage.hadoop import HadoopStorage
 from paths import ALL_TABLES
+from written_tables import TABLES
 
 ON_DISK = ["local", pytest.param("hadoop", marks=pytest.mark.spark)]
 EVERY_BACKEND = [
@@ -291,16 +292,25 @@ def test_hadoop_storage_uri_is_the_qualified_root(spark: Any, tmp_path: Path) ->
     assert HadoopStorage(f"{tmp_path.as_uri()}/", spark).uri == f"file:{tmp_path}"
 
 
-@pytest.mark.spark
-@pytest.mark.parametrize("table", ALL_TABLES)
-def test_a_real_table_lists_identically_through_both_backends(
-    spark: Any, fixture_table: Callable[[str], Path], table: str
-) -> None:
-    root = fixture_table(table)
+def assert_lists_identically_through_both_backends(spark: Any, root: Path) -> None:
     local = [(info.path, info.size) for info in walk(LocalStorage(root))]
     hadoop = [(info.path, info.size) for info in walk(HadoopStorage(root.as_uri(), spark))]
     assert hadoop == local
     assert any(path.endswith("hoodie.properties") for path, _ in local)
+
+
+@pytest.mark.parametrize("table", ALL_TABLES)
+def test_a_real_table_lists_identically_through_both_backends(
+    spark: Any, fixture_table: Callable[[str], Path], table: str
+) -> None:
+    assert_lists_identically_through_both_backends(spark, fixture_table(table))
+
+
+@pytest.mark.parametrize("table", list(TABLES))
+def test_a_table_hudi_writes_lists_identically_through_both_backends(
+    spark: Any, written_table: Callable[[str], Path], table: str
+) -> None:
+    assert_lists_identically_through_both_backends(spark, written_table(table))
 
 
 def test_a_write_leaves_nothing_beside_its_target(storage: Storage) -> None:
