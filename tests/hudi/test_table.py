@@ -125,8 +125,8 @@ def test_a_folder_that_is_not_a_table_is_refused(tmp_path: Path) -> None:
         load_table(LocalStorage(tmp_path))
 
 
-def test_a_corrupt_properties_file_names_the_file(fixture_table) -> None:
-    root = fixture_table("cow_v8_nonpartitioned")
+def test_a_corrupt_properties_file_names_the_file(written_table) -> None:
+    root = written_table("cow_v8_nonpartitioned")
     properties = root / ".hoodie" / "hoodie.properties"
     properties.write_text("hoodie.table.name=t\nhoodie.table.version=\\u12G4\n")
     with pytest.raises(CorruptTableError, match=r"hoodie\.properties"):
@@ -134,8 +134,8 @@ def test_a_corrupt_properties_file_names_the_file(fixture_table) -> None:
     assert properties.read_text() == "hoodie.table.name=t\nhoodie.table.version=\\u12G4\n"
 
 
-def test_an_unknown_table_version_is_refused(fixture_table) -> None:
-    root = fixture_table("cow_v8_nonpartitioned")
+def test_an_unknown_table_version_is_refused(written_table) -> None:
+    root = written_table("cow_v8_nonpartitioned")
     properties = root / ".hoodie" / "hoodie.properties"
     properties.write_text(properties.read_text().replace("hoodie.table.version=8", "hoodie.table.version=5"))
     with pytest.raises(UnsupportedTableError, match="table version 5"):

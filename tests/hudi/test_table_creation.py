@@ -302,8 +302,8 @@ def test_hudi_rs_reads_exactly_the_rows_of_our_first_commit(
     assert set(read.column("_hoodie_commit_time").to_pylist()) == {instant}
 
 
-def test_creating_over_an_existing_table_is_refused_and_touches_nothing(fixture_table) -> None:
-    root = fixture_table("cow_v8_nonpartitioned")
+def test_creating_over_an_existing_table_is_refused_and_touches_nothing(written_table) -> None:
+    root = written_table("cow_v8_nonpartitioned")
     before = {p: p.read_bytes() for p in root.rglob("*") if p.is_file()}
     with pytest.raises(StorageError, match="already holds a Hudi table"):
         create_table(LocalStorage(root), properties(8, ()))

@@ -16,8 +16,8 @@ from hudi_bucket.hudi.table_properties import (
 from hudi_bucket.storage import LocalStorage
 
 
-def test_an_update_keeps_order_and_a_valid_checksum(fixture_table) -> None:
-    storage = LocalStorage(fixture_table("cow_v8_simplekeygen_nonhivestyle"))
+def test_an_update_keeps_order_and_a_valid_checksum(written_table) -> None:
+    storage = LocalStorage(written_table("cow_v8"))
     before = read_table_properties(storage)
     write_table_properties(storage, before.set("hoodie.table.name", "renamed"))
     after = parse_properties(storage.read(PROPERTIES_FILE))
@@ -27,27 +27,27 @@ def test_an_update_keeps_order_and_a_valid_checksum(fixture_table) -> None:
     assert not storage.exists(BACKUP_FILE)
 
 
-def test_a_partial_write_falls_back_to_the_backup(fixture_table) -> None:
-    storage = LocalStorage(fixture_table("cow_v8_simplekeygen_nonhivestyle"))
+def test_a_partial_write_falls_back_to_the_backup(written_table) -> None:
+    storage = LocalStorage(written_table("cow_v8"))
     original = storage.read(PROPERTIES_FILE)
     # A crash after the backup was written and while the file was being rewritten:
     storage.write(BACKUP_FILE, original)
     storage.write(PROPERTIES_FILE, original[: len(original) // 3], overwrite=True)
-    assert load_table(storage).name == "v8_simplekeygen_nonhivestyle"
+    assert load_table(storage).name == "cow_v8"
     storage.delete(PROPERTIES_FILE)
-    assert load_table(storage).name == "v8_simplekeygen_nonhivestyle"
+    assert load_table(storage).name == "cow_v8"
 
 
-def test_a_wrong_checksum_without_backup_is_corrupt(fixture_table) -> None:
-    storage = LocalStorage(fixture_table("cow_v8_simplekeygen_nonhivestyle"))
+def test_a_wrong_checksum_without_backup_is_corrupt(written_table) -> None:
+    storage = LocalStorage(written_table("cow_v8"))
     text = storage.read(PROPERTIES_FILE).replace(b"hoodie.table.checksum=", b"hoodie.table.checksum=9")
     storage.write(PROPERTIES_FILE, text, overwrite=True)
     with pytest.raises(CorruptTableError, match="checksum"):
         load_table(storage)
 
 
-def test_disabling_the_metadata_table_is_what_hudi_does(fixture_table) -> None:
-    root = fixture_table("cow_v9_txns_simple_meta")
+def test_disabling_the_metadata_table_is_what_hudi_does(written_table) -> None:
+    root = written_table("cow_v9_meta")
     storage = LocalStorage(root)
     table = disable_metadata_table(storage, load_table(storage))
     assert not table.metadata_table_live

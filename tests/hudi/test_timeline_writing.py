@@ -70,17 +70,16 @@ def overwrite_partition(root: Path, partition: str) -> tuple[HudiTable, str]:
 @pytest.mark.parametrize(
     ("name", "partition"),
     [
-        ("cow_v6_simplekeygen_nonhivestyle", "10"),
-        ("cow_v6_complexkeygen_hivestyle", "byteField=10/shortField=300"),
-        ("cow_v8_simplekeygen_nonhivestyle", "10"),
+        ("cow_v6", "10"),
+        ("cow_v6_complex_hivestyle", "part=10/sub=1"),
+        ("cow_v8", "10"),
         ("cow_v8_nonpartitioned", ""),
-        ("cow_v9_txns_simple_meta", "region=eu"),
-        ("cow_v9_txns_simple_overwrite", "us"),
-        ("cow_v9_txns_nonpart_meta", ""),
+        ("cow_v9", "20"),
+        ("cow_v9_meta", "part=30"),
     ],
 )
-def test_hudi_rs_reads_our_replacecommit(fixture_table, name: str, partition: str) -> None:
-    root = fixture_table(name)
+def test_hudi_rs_reads_our_replacecommit(written_table, name: str, partition: str) -> None:
+    root = written_table(name)
     storage = LocalStorage(root)
     if load_table(storage).metadata_table_live:
         # Readers list files from a live metadata table, which a replacecommit alone leaves stale.
@@ -98,8 +97,8 @@ def test_hudi_rs_reads_our_replacecommit(fixture_table, name: str, partition: st
     assert records(root) == before
 
 
-def test_a_pending_replacecommit_is_invisible_and_can_be_removed(fixture_table) -> None:
-    root = fixture_table("cow_v8_simplekeygen_nonhivestyle")
+def test_a_pending_replacecommit_is_invisible_and_can_be_removed(written_table) -> None:
+    root = written_table("cow_v8")
     storage = LocalStorage(root)
     table = load_table(storage)
     store = timeline_store(storage, table)
@@ -124,8 +123,8 @@ def test_a_pending_replacecommit_is_invisible_and_can_be_removed(fixture_table) 
     assert load_table(storage).timeline == table.timeline
 
 
-def test_layout_2_completions_carry_a_completion_time_after_the_instant(fixture_table) -> None:
-    table, _ = overwrite_partition(fixture_table("cow_v8_simplekeygen_nonhivestyle"), "20")
+def test_layout_2_completions_carry_a_completion_time_after_the_instant(written_table) -> None:
+    table, _ = overwrite_partition(written_table("cow_v8"), "20")
     done = table.timeline.latest_completed
     assert done.completion_time is not None
     assert done.completion_time > done.timestamp

@@ -29,15 +29,16 @@ def request(expressions: str, default: int, **options: object) -> ApplyOptions:
 @pytest.mark.parametrize(
     ("name", "expressions", "disable_mdt"),
     [
-        ("cow_v6_simplekeygen_nonhivestyle", "^10$,4", False),
-        ("cow_v6_complexkeygen_hivestyle", "byteField=10,3", False),
-        ("cow_v8_simplekeygen_nonhivestyle", "^(10|20)$,5", False),
+        ("cow_v6", "^10$,4", False),
+        ("cow_v6_complex_hivestyle", "part=10,3", False),
+        ("cow_v8", "^(10|20)$,5", False),
         ("cow_v8_nonpartitioned", "x,7", False),
-        ("cow_v9_txns_simple_meta", "region=(eu|us),4", True),
+        ("cow_v9", "^30$,3", False),
+        ("cow_v9_meta", "part=(10|20),4", True),
     ],
 )
-def test_convert_then_rescale_keeps_every_row(spark, fixture_table, name, expressions, disable_mdt) -> None:
-    root = fixture_table(name)
+def test_convert_then_rescale_keeps_every_row(spark, written_table, name, expressions, disable_mdt) -> None:
+    root = written_table(name)
     before = records(root, drop=REWRITTEN)
     ctx = TableContext.open(spark, str(root))
 
@@ -62,14 +63,14 @@ def test_convert_then_rescale_keeps_every_row(spark, fixture_table, name, expres
     assert verified(ctx)
 
 
-def test_a_table_that_is_not_bucket_indexed_needs_convert(spark, fixture_table) -> None:
-    ctx = TableContext.open(spark, str(fixture_table("cow_v8_simplekeygen_nonhivestyle")))
+def test_a_table_that_is_not_bucket_indexed_needs_convert(spark, written_table) -> None:
+    ctx = TableContext.open(spark, str(written_table("cow_v8")))
     with pytest.raises(NotBucketIndexedError, match="--convert"):
         plan(ctx, request("10,4", 2))
 
 
-def test_converged_tables_are_left_alone(spark, fixture_table) -> None:
-    root = fixture_table("cow_v8_simplekeygen_nonhivestyle")
+def test_converged_tables_are_left_alone(spark, written_table) -> None:
+    root = written_table("cow_v8")
     ctx = TableContext.open(spark, str(root))
     apply(ctx, request("^10$,4", 2, convert=True))
     timeline = ctx.reload().table.timeline
@@ -79,8 +80,8 @@ def test_converged_tables_are_left_alone(spark, fixture_table) -> None:
     assert ctx.reload().table.timeline == timeline
 
 
-def test_a_rule_for_future_partitions_is_still_committed(spark, fixture_table) -> None:
-    root = fixture_table("cow_v8_simplekeygen_nonhivestyle")
+def test_a_rule_for_future_partitions_is_still_committed(spark, written_table) -> None:
+    root = written_table("cow_v8")
     ctx = TableContext.open(spark, str(root))
     apply(ctx, request("^10$,4", 2, convert=True))
     before = records(root, drop=REWRITTEN)
@@ -93,8 +94,8 @@ def test_a_rule_for_future_partitions_is_still_committed(spark, fixture_table) -
     assert records(root, drop=REWRITTEN) == before
 
 
-def test_an_approved_plan_must_be_the_plan_that_runs(spark, fixture_table) -> None:
-    root = fixture_table("cow_v8_simplekeygen_nonhivestyle")
+def test_an_approved_plan_must_be_the_plan_that_runs(spark, written_table) -> None:
+    root = written_table("cow_v8")
     ctx = TableContext.open(spark, str(root))
     the_plan, _ = plan(ctx, request("^10$,4", 2, convert=True))
     with pytest.raises(PlanError, match="was approved"):
@@ -102,11 +103,11 @@ def test_an_approved_plan_must_be_the_plan_that_runs(spark, fixture_table) -> No
     assert apply(ctx, request("^10$,4", 2, convert=True, approved_plan=the_plan.plan_id)).instant
 
 
-def test_a_live_metadata_table_is_refused_unless_disabled(spark, fixture_table) -> None:
-    root = fixture_table("cow_v9_txns_simple_meta")
+def test_a_live_metadata_table_is_refused_unless_disabled(spark, written_table) -> None:
+    root = written_table("cow_v9_meta")
     timeline_files = sorted((root / ".hoodie" / "timeline").iterdir())
     with pytest.raises(PreflightError, match="metadata table"):
-        apply(TableContext.open(spark, str(root)), request("eu,4", 2, convert=True))
+        apply(TableContext.open(spark, str(root)), request("part=10,4", 2, convert=True))
     assert sorted((root / ".hoodie" / "timeline").iterdir()) == timeline_files
 
 
@@ -127,9 +128,9 @@ def test_a_merge_on_read_table_of_the_corpus_is_converted_and_stays_merge_on_rea
 
 @pytest.mark.parametrize("point", list(CRASH_POINTS))
 def test_a_crash_leaves_readers_on_the_old_layout_and_the_next_apply_converges(
-    spark, fixture_table, monkeypatch, point
+    spark, written_table, monkeypatch, point
 ) -> None:
-    root = fixture_table("cow_v6_simplekeygen_nonhivestyle")
+    root = written_table("cow_v6")
     before = records(root, drop=REWRITTEN)
     ctx = TableContext.open(spark, str(root))
     with monkeypatch.context() as crashing:
@@ -148,8 +149,8 @@ def test_a_crash_leaves_readers_on_the_old_layout_and_the_next_apply_converges(
     assert verified(ctx)
 
 
-def test_a_writer_committing_during_the_rescale_rolls_it_back(spark, fixture_table, monkeypatch) -> None:
-    root = fixture_table("cow_v8_simplekeygen_nonhivestyle")
+def test_a_writer_committing_during_the_rescale_rolls_it_back(spark, written_table, monkeypatch) -> None:
+    root = written_table("cow_v8")
     before = records(root, drop=REWRITTEN)
     ctx = TableContext.open(spark, str(root))
     real_rewrite = apply_module.rewrite_partitions
@@ -172,8 +173,8 @@ def test_a_writer_committing_during_the_rescale_rolls_it_back(spark, fixture_tab
     assert records(root, drop=REWRITTEN) == before
 
 
-def test_rollback_of_a_completed_rescale_restores_the_old_layout(spark, fixture_table) -> None:
-    root = fixture_table("cow_v8_simplekeygen_nonhivestyle")
+def test_rollback_of_a_completed_rescale_restores_the_old_layout(spark, written_table) -> None:
+    root = written_table("cow_v8")
     ctx = TableContext.open(spark, str(root))
     before_files = sorted(p.name for p in root.rglob("*.parquet"))
     before = records(root, drop=REWRITTEN)

@@ -24,7 +24,7 @@ from hudi_bucket.storage.local import LocalStorage
 
 pytestmark = pytest.mark.spark
 
-FIXTURE = "cow_v6_simplekeygen_nonhivestyle"
+TABLE = "cow_v6"  # Hudi wrote it (written_tables): partitions 10, 20 and 30
 
 
 def request(expressions: str, default: int, **options: Any) -> ApplyOptions:
@@ -56,9 +56,9 @@ def staged(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_bucket_files_are_written_at_their_final_names_with_nothing_staged_or_moved(
-    spark: Any, fixture_table: Any, moves: list[tuple[str, str]]
+    spark: Any, written_table: Any, moves: list[tuple[str, str]]
 ) -> None:
-    root = fixture_table(FIXTURE)
+    root = written_table(TABLE)
     before = records(root, drop=REWRITTEN)
     ctx = TableContext.open(spark, str(root))
     assert direct_write.available(spark)
@@ -81,9 +81,9 @@ def test_bucket_files_are_written_at_their_final_names_with_nothing_staged_or_mo
 
 
 def test_without_the_commit_protocol_files_are_staged_and_moved_into_place(
-    spark: Any, fixture_table: Any, moves: list[tuple[str, str]], staged: None
+    spark: Any, written_table: Any, moves: list[tuple[str, str]], staged: None
 ) -> None:
-    root = fixture_table(FIXTURE)
+    root = written_table(TABLE)
     before = records(root, drop=REWRITTEN)
     ctx = TableContext.open(spark, str(root))
 

@@ -22,7 +22,7 @@ from hudi_bucket.contract.requests import JobKind
 pytestmark = pytest.mark.spark
 
 MakeTable = Callable[[str], Path]
-V8 = "cow_v8_simplekeygen_nonhivestyle"  # partitions 10, 20, 30; not bucket-indexed, no metadata table
+V8 = "cow_v8"  # Hudi wrote it (written_tables): partitions 10, 20, 30; not bucket-indexed, no metadata table
 RULES = ["--expressions", "^10$,4", "--default", "2"]
 
 
@@ -50,9 +50,9 @@ def listing(root: Path) -> dict[str, str | None]:
     ids=["show", "plan"],
 )
 def test_show_and_plan_print_a_succeeded_report(
-    capsys: pytest.CaptureFixture[str], fixture_table: MakeTable, argv: list[str]
+    capsys: pytest.CaptureFixture[str], written_table: MakeTable, argv: list[str]
 ) -> None:
-    root = fixture_table(V8)
+    root = written_table(V8)
     before = listing(root)
 
     result = run(capsys, argv[0], "--table", str(root), *argv[1:])
@@ -65,9 +65,9 @@ def test_show_and_plan_print_a_succeeded_report(
 
 
 def test_show_prints_each_partitions_sizes_and_what_sizing_would_propose(
-    capsys: pytest.CaptureFixture[str], fixture_table: MakeTable
+    capsys: pytest.CaptureFixture[str], written_table: MakeTable
 ) -> None:
-    root = fixture_table(V8)
+    root = written_table(V8)
 
     shown = run(capsys, "show", "--table", str(root), "--format=json", "--target-file-size=1Ki")
     text = run(capsys, "show", "--table", str(root), "--target-file-size=1Ki", "--max-buckets=3")
@@ -100,40 +100,41 @@ def test_show_prints_each_partitions_sizes_and_what_sizing_would_propose(
 
 
 def test_a_sized_plan_reports_its_rules_and_what_sizing_did(
-    capsys: pytest.CaptureFixture[str], fixture_table: MakeTable
+    capsys: pytest.CaptureFixture[str], written_table: MakeTable
 ) -> None:
-    root = fixture_table(V8)
+    root = written_table(V8)
 
     result = run(capsys, "plan", "--table", str(root), *RULES, "--convert", "--target-file-size=100Ki")
 
     assert (result.code, result.err) == (EXIT_OK, "")
     planned = PlanResult.from_dict(result.report["result"])
     assert planned.sizing_summary is not None
-    # Partition 10 is the explicit rule's; 20 and 30 (about 430 KiB each) get ceil(bytes / 100 KiB).
+    # Partition 10 is the explicit rule's; 20 and 30 (two files of about 430 KiB each, most of it Hudi's
+    # bloom filter) get ceil(bytes / 100 KiB).
     assert (planned.sizing_summary.sized_partitions, planned.sizing_summary.rules) == (2, 1)
-    assert planned.plan.desired.render() == "^10$,4;^(?:20|30)$,5"
-    assert {c.partition: c.new_buckets for c in planned.plan.changes} == {"10": 4, "20": 5, "30": 5}
+    assert planned.plan.desired.render() == "^10$,4;^(?:20|30)$,9"
+    assert {c.partition: c.new_buckets for c in planned.plan.changes} == {"10": 4, "20": 9, "30": 9}
 
 
 def test_sizing_alone_needs_no_explicit_rules_but_a_plan_without_either_is_refused(
-    capsys: pytest.CaptureFixture[str], fixture_table: MakeTable
+    capsys: pytest.CaptureFixture[str], written_table: MakeTable
 ) -> None:
-    root = fixture_table(V8)
+    root = written_table(V8)
     no_rules = ["--expressions=", "--default=2", "--convert"]
 
     sized = run(capsys, "plan", "--table", str(root), *no_rules, "--target-file-size=100Ki")
     unsized = run(capsys, "plan", "--table", str(root), *no_rules)
 
     assert (sized.code, sized.err) == (EXIT_OK, "")
-    assert PlanResult.from_dict(sized.report["result"]).plan.desired.render() == "^(?:10|20|30)$,5"
+    assert PlanResult.from_dict(sized.report["result"]).plan.desired.render() == "^(?:10|20|30)$,9"
     assert unsized.code == EXIT_FAILED
     assert "no rules" in unsized.err
 
 
 def test_report_option_writes_the_report_of_a_success(
-    capsys: pytest.CaptureFixture[str], fixture_table: MakeTable, tmp_path: Path
+    capsys: pytest.CaptureFixture[str], written_table: MakeTable, tmp_path: Path
 ) -> None:
-    root, report = fixture_table(V8), tmp_path / "out" / "report.json"
+    root, report = written_table(V8), tmp_path / "out" / "report.json"
     report.parent.mkdir()
 
     result = run(capsys, "plan", "--table", str(root), *RULES, "--convert", "--report", str(report))
@@ -145,9 +146,9 @@ def test_report_option_writes_the_report_of_a_success(
 
 
 def test_report_option_writes_the_report_of_a_failure(
-    capsys: pytest.CaptureFixture[str], fixture_table: MakeTable, tmp_path: Path
+    capsys: pytest.CaptureFixture[str], written_table: MakeTable, tmp_path: Path
 ) -> None:
-    root, report = fixture_table(V8), tmp_path / "report.json"
+    root, report = written_table(V8), tmp_path / "report.json"
 
     result = run(capsys, "apply", "--table", str(root), *RULES, "--report", str(report))
 
@@ -197,7 +198,7 @@ def add_foreign_pending_commit(root: Path) -> None:
 
 @dataclass(frozen=True)
 class BadInput:
-    table: str | None  # a fixture, or None for an empty folder
+    table: str | None  # a table of written_tables, or None for an empty folder
     args: tuple[str, ...]
     says: tuple[str, ...]  # the problem, and what to do about it
     prepare: Callable[[Path], None] | None = None
@@ -235,8 +236,8 @@ BAD_INPUTS = {
         add_foreign_pending_commit,
     ),
     "live-metadata-table": BadInput(
-        "cow_v9_txns_simple_meta",
-        ("--expressions", "eu,4", *CONVERT),
+        "cow_v9_meta",
+        ("--expressions", "part=10,4", *CONVERT),
         ("metadata table is live", "--disable-metadata-table"),
     ),
     "not-bucket-indexed-without-convert": BadInput(
@@ -249,7 +250,7 @@ BAD_INPUTS = {
 @pytest.mark.parametrize("case", list(BAD_INPUTS.values()), ids=list(BAD_INPUTS))
 def test_bad_input_exits_1_with_one_line_saying_what_to_do_and_changes_nothing(
     capsys: pytest.CaptureFixture[str],
-    fixture_table: MakeTable,
+    written_table: MakeTable,
     tmp_path: Path,
     command: str,
     case: BadInput,
@@ -259,7 +260,7 @@ def test_bad_input_exits_1_with_one_line_saying_what_to_do_and_changes_nothing(
         (root / "data").mkdir(parents=True)
         (root / "data" / "part-0.parquet").write_bytes(b"PAR1")
     else:
-        root = fixture_table(case.table)
+        root = written_table(case.table)
     if case.prepare:
         case.prepare(root)
     before = listing(root)
@@ -276,10 +277,10 @@ def test_bad_input_exits_1_with_one_line_saying_what_to_do_and_changes_nothing(
 
 @pytest.fixture
 def converted(
-    capsys: pytest.CaptureFixture[str], fixture_table: MakeTable, tmp_path: Path
+    capsys: pytest.CaptureFixture[str], written_table: MakeTable, tmp_path: Path
 ) -> tuple[Path, str]:
-    """The v8 fixture laid out in buckets by a converting apply; returns the root and the apply's instant."""
-    root, report = fixture_table(V8), tmp_path / "convert.json"
+    """The v8 table laid out in buckets by a converting apply; returns the root and the apply's instant."""
+    root, report = written_table(V8), tmp_path / "convert.json"
     result = run(capsys, "apply", "--table", str(root), *RULES, "--convert", "--report", str(report))
     assert result.code == EXIT_OK, result.err
     return root, json.loads(report.read_text())["result"]["instant"]
@@ -330,9 +331,9 @@ def test_verify_exits_0_on_a_bucket_layout_and_1_once_a_bucket_has_two_file_grou
 
 
 def test_rollback_of_a_completed_rescale_exits_0_and_restores_the_rows(
-    capsys: pytest.CaptureFixture[str], fixture_table: MakeTable, tmp_path: Path
+    capsys: pytest.CaptureFixture[str], written_table: MakeTable, tmp_path: Path
 ) -> None:
-    root, report = fixture_table(V8), tmp_path / "apply.json"
+    root, report = written_table(V8), tmp_path / "apply.json"
     rows_before = records(root, drop=REWRITTEN)
     files_before = sorted(p.name for p in root.rglob("*.parquet"))
     applied = run(capsys, "apply", "--table", str(root), *RULES, "--convert", "--report", str(report))
@@ -349,9 +350,9 @@ def test_rollback_of_a_completed_rescale_exits_0_and_restores_the_rows(
 
 
 def test_rollback_of_a_live_jobs_instant_exits_1_and_touches_nothing(
-    capsys: pytest.CaptureFixture[str], fixture_table: MakeTable
+    capsys: pytest.CaptureFixture[str], written_table: MakeTable
 ) -> None:
-    root = fixture_table(V8)
+    root = written_table(V8)
     timeline = root / ".hoodie" / "timeline"
     instant = "20990101000000000"
     (timeline / f"{instant}.commit.requested").write_bytes(b"")

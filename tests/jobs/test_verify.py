@@ -19,13 +19,15 @@ from hudi_bucket.hudi.fs_view import list_partitions
 from hudi_bucket.hudi.table import load_table
 from hudi_bucket.jobs.layout_check import VerifyResult, Violation, ViolationKind, verify_table
 from hudi_bucket.storage import LocalStorage
+from written_tables import ROWS
 
 pytestmark = pytest.mark.spark
 
 MakeTable = Callable[[str], Path]
-# Partitions of cow_v9_txns_simple_meta (12 rows, 5 file groups) and the bucket counts we lay them out with.
-TXNS = "cow_v9_txns_simple_meta"
-TXNS_BUCKETS = {"region=apac": 2, "region=eu": 3, "region=us": 4}
+# A table with a metadata table (written_tables: 15 rows, 6 file groups), and the bucket counts we lay its
+# partitions out with.
+TXNS = "cow_v9_meta"
+TXNS_BUCKETS = {"part=10": 2, "part=20": 3, "part=30": 4}
 
 
 def verify(spark: Any, root: Path, buckets: Any, **options: Any) -> VerifyResult:
@@ -50,8 +52,8 @@ def kinds_by_file(result: VerifyResult) -> dict[tuple[str, str], set[ViolationKi
 
 
 @pytest.fixture
-def txns_in_buckets(fixture_table: MakeTable) -> Path:
-    root = fixture_table(TXNS)
+def txns_in_buckets(written_table: MakeTable) -> Path:
+    root = written_table(TXNS)
     bucket_tables.lay_out_in_buckets(root, TXNS_BUCKETS)
     return root
 
@@ -60,16 +62,17 @@ def txns_in_buckets(fixture_table: MakeTable) -> Path:
     "name",
     [
         TXNS,
-        "cow_v9_txns_nonpart_meta",
-        "cow_v8_complexkeygen_hivestyle",
-        "cow_v6_simplekeygen_nonhivestyle",
-        "cow_v6_simplekeygen_nonhivestyle_overwritetable",
+        "cow_v9",
+        "cow_v8_nonpartitioned",
+        "cow_v6_complex_hivestyle",
+        "cow_v6",
+        "cow_v6_overwritten",
     ],
 )
 def test_a_table_laid_out_in_buckets_verifies_ok_and_reads_the_same(
-    spark: Any, fixture_table: MakeTable, name: str
+    spark: Any, written_table: MakeTable, name: str
 ) -> None:
-    root = fixture_table(name)
+    root = written_table(name)
     before = records(root)
     partitions = list_partitions(LocalStorage(root))
     buckets = {p: 2 + i for i, p in enumerate(partitions)}
@@ -87,10 +90,10 @@ def test_a_table_laid_out_in_buckets_verifies_ok_and_reads_the_same(
 
 
 def test_a_table_whose_path_spark_must_escape_is_read_whole(
-    spark: Any, fixture_table: MakeTable, tmp_path: Path
+    spark: Any, written_table: MakeTable, tmp_path: Path
 ) -> None:
     buckets = {"10": 3, "20": 3, "30": 3}
-    root = fixture_table("cow_v8_simplekeygen_nonhivestyle")
+    root = written_table("cow_v8")
     bucket_tables.lay_out_in_buckets(root, buckets)
     moved = tmp_path / "a b%20+é#1" / "table"
     moved.parent.mkdir()
@@ -99,7 +102,7 @@ def test_a_table_whose_path_spark_must_escape_is_read_whole(
     result = verify(spark, moved, buckets)
 
     assert result.ok, result.to_dict()
-    assert result.checked_rows == 4
+    assert result.checked_rows == ROWS
 
 
 def test_rules_may_be_a_function_of_the_partition_path(spark: Any, txns_in_buckets: Path) -> None:
@@ -107,62 +110,62 @@ def test_rules_may_be_a_function_of_the_partition_path(spark: Any, txns_in_bucke
 
 
 def test_a_record_in_a_wrong_bucket_is_reported_with_its_file(spark: Any, txns_in_buckets: Path) -> None:
-    stranger_holder = bucket_tables.break_by_moving_a_record(txns_in_buckets, "region=us")
+    stranger_holder = bucket_tables.break_by_moving_a_record(txns_in_buckets, "part=30")
 
     result = verify(spark, txns_in_buckets, TXNS_BUCKETS)
 
     [violation] = result.violations
-    assert (violation.partition, violation.file_id) == ("region=us", stranger_holder)
+    assert (violation.partition, violation.file_id) == ("part=30", stranger_holder)
     assert violation.kind is ViolationKind.MISPLACED_RECORDS
     assert violation.count == 1
     assert "-> bucket" in violation.detail
-    assert result.checked_rows == 12
+    assert result.checked_rows == ROWS
 
 
 def test_two_live_file_groups_of_one_bucket_are_both_reported(spark: Any, txns_in_buckets: Path) -> None:
-    first, second = bucket_tables.break_by_splitting_a_bucket(txns_in_buckets, "region=eu")
+    first, second = bucket_tables.break_by_splitting_a_bucket(txns_in_buckets, "part=20")
 
     result = verify(spark, txns_in_buckets, TXNS_BUCKETS)
 
     assert kinds_by_file(result) == {
-        ("region=eu", first): {ViolationKind.DUPLICATE_BUCKET},
-        ("region=eu", second): {ViolationKind.DUPLICATE_BUCKET},
+        ("part=20", first): {ViolationKind.DUPLICATE_BUCKET},
+        ("part=20", second): {ViolationKind.DUPLICATE_BUCKET},
     }
     assert second in next(v.detail for v in result.violations if v.file_id == first)
 
 
 def test_a_bucket_id_beyond_the_partitions_count_is_reported(spark: Any, txns_in_buckets: Path) -> None:
-    renumbered = bucket_tables.break_by_renumbering_a_bucket(txns_in_buckets, "region=apac", 2)
+    renumbered = bucket_tables.break_by_renumbering_a_bucket(txns_in_buckets, "part=10", 2)
 
     result = verify(spark, txns_in_buckets, TXNS_BUCKETS)
 
     # Its records hash below the count, so all of them are misplaced too.
     assert kinds_by_file(result) == {
-        ("region=apac", renumbered): {ViolationKind.BUCKET_OUT_OF_RANGE, ViolationKind.MISPLACED_RECORDS}
+        ("part=10", renumbered): {ViolationKind.BUCKET_OUT_OF_RANGE, ViolationKind.MISPLACED_RECORDS}
     }
 
 
 def test_a_record_without_a_key_is_reported_not_failed(spark: Any, txns_in_buckets: Path) -> None:
-    erased = bucket_tables.break_by_erasing_a_record_key(txns_in_buckets, "region=eu")
+    erased = bucket_tables.break_by_erasing_a_record_key(txns_in_buckets, "part=20")
 
     result = verify(spark, txns_in_buckets, TXNS_BUCKETS)
 
     [violation] = result.violations
-    assert (violation.partition, violation.file_id, violation.count) == ("region=eu", erased, 1)
+    assert (violation.partition, violation.file_id, violation.count) == ("part=20", erased, 1)
     assert violation.kind is ViolationKind.MISSING_RECORD_KEY
 
 
 def test_only_the_partitions_asked_for_are_checked(spark: Any, txns_in_buckets: Path) -> None:
-    bucket_tables.break_by_moving_a_record(txns_in_buckets, "region=us")
+    bucket_tables.break_by_moving_a_record(txns_in_buckets, "part=30")
 
-    result = verify(spark, txns_in_buckets, TXNS_BUCKETS, partitions=["region=eu", "region=apac"])
+    result = verify(spark, txns_in_buckets, TXNS_BUCKETS, partitions=["part=20", "part=10"])
 
     assert result.ok
     assert result.checked_partitions == 2
 
 
-def test_a_non_bucket_table_reports_every_file_id(spark: Any, fixture_table: MakeTable) -> None:
-    root = fixture_table(TXNS)
+def test_a_non_bucket_table_reports_every_file_id(spark: Any, written_table: MakeTable) -> None:
+    root = written_table(TXNS)
     groups = bucket_tables.live_groups(root)
 
     result = verify(spark, root, TXNS_BUCKETS)
@@ -173,15 +176,15 @@ def test_a_non_bucket_table_reports_every_file_id(spark: Any, fixture_table: Mak
 
 
 @pytest.mark.parametrize("name", ["cow_v8_empty", "cow_v6_empty"])
-def test_a_table_without_files_verifies_ok(spark: Any, fixture_table: MakeTable, name: str) -> None:
-    result = verify(spark, fixture_table(name), {})
+def test_a_table_without_files_verifies_ok(spark: Any, written_table: MakeTable, name: str) -> None:
+    result = verify(spark, written_table(name), {})
     assert result == VerifyResult(0, 0, 0)
     assert result.ok
 
 
 def test_a_partition_without_a_bucket_count_is_refused(spark: Any, txns_in_buckets: Path) -> None:
-    with pytest.raises(InvalidBucketCountError, match="region=us"):
-        verify(spark, txns_in_buckets, {"region=eu": 3, "region=apac": 2})
+    with pytest.raises(InvalidBucketCountError, match="part=30"):
+        verify(spark, txns_in_buckets, {"part=20": 3, "part=10": 2})
 
 
 def test_the_report_is_bounded_and_counts_every_kind() -> None:

@@ -412,16 +412,16 @@ def test_a_complex_key_with_every_field_null_is_refused(spark: Any, tmp_path: Pa
     ids=["existing-partition", "new-partition"],
 )
 def test_writing_to_a_table_that_is_not_bucket_indexed_is_refused(
-    spark: Any, fixture_table: MakeTable, into_new_partition: bool
+    spark: Any, written_table: MakeTable, into_new_partition: bool
 ) -> None:
     from pyspark.sql import functions as F  # noqa: N812
 
-    root = fixture_table("cow_v8_simplekeygen_nonhivestyle")
+    root = written_table("cow_v8")
     before, old = listing(root), records(root)
     rows = spark.read.parquet(str(next((root / "10").glob("*.parquet")))).drop(*META_COLUMNS)
     if into_new_partition:
-        rows = rows.withColumn("byteField", F.lit(99).cast("byte"))
-    request = WriteOptions(source="", record_key=("id",), partition_fields=("byteField",))
+        rows = rows.withColumn("part", F.lit(99))
+    request = WriteOptions(source="", record_key=("id",), partition_fields=("part",))
 
     with pytest.raises(NotBucketIndexedError, match="not a bucket file group"):
         write(spark, str(root), request, rows=rows)
@@ -484,17 +484,17 @@ def test_a_bucket_count_the_records_contradict_is_refused(spark: Any, tmp_path: 
 
 
 def test_a_table_without_files_takes_its_column_types_from_its_schema(
-    spark: Any, fixture_table: MakeTable
+    spark: Any, written_table: MakeTable
 ) -> None:
-    root = fixture_table("cow_v8_empty")  # made by Hudi: create schema id int, name string, isActive boolean
+    root = written_table("cow_v8_empty")  # made by Hudi's SQL: create schema id int, name string, ts long
     request = WriteOptions(source="", record_key=("id",), default_buckets=2)
-    rows = [{"id": 1, "name": "a", "isActive": True}, {"id": 2, "name": None, "isActive": False}]
+    rows = [{"id": 1, "name": "a", "ts": 5}, {"id": 2, "name": None, "ts": 6}]
     before = listing(root)
     with pytest.raises(SourceSchemaError, match="id is long, not int"):
-        write(spark, str(root), request, rows=frame(spark, rows, "id long, name string, isActive boolean"))
+        write(spark, str(root), request, rows=frame(spark, rows, "id long, name string, ts long"))
     assert listing(root) == before
 
-    write(spark, str(root), request, rows=frame(spark, rows, "id int, name string, isActive boolean"))
+    write(spark, str(root), request, rows=frame(spark, rows, "id int, name string, ts long"))
 
     assert records(root) == ordered(rows)
 

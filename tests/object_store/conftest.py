@@ -3,14 +3,11 @@ under prefixes of their own."""
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from object_store.server import S3Server
-
-from paths import unzip_table
 
 S3_DIR = Path(__file__).parent
 
@@ -35,15 +32,3 @@ def upload_table(s3: S3Server) -> UploadTable:
 
     return upload
 
-
-@pytest.fixture
-def s3_fixture_table(s3_prefix: str, upload_table: UploadTable, tmp_path: Path) -> Callable[[str], str]:
-    """A fixture table from ../shared, uploaded: returns its ``s3a://`` URI."""
-
-    def make(name: str) -> str:
-        local = unzip_table(name, tmp_path / name)
-        uri = upload_table(local, s3_prefix)
-        shutil.rmtree(tmp_path / name)
-        return uri
-
-    return make

@@ -3,6 +3,7 @@ copy; and a bucket whose rows reach two tasks is refused there too, leaving the 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,6 @@ from hudi_bucket.jobs.bucket_files import BucketWriteError
 from hudi_bucket.jobs.context import TableContext
 from hudi_bucket.jobs.write import write
 from hudi_bucket.storage.hadoop import HadoopStorage
-from paths import unzip_table
 
 
 def keys(s3: S3Server, prefix: str) -> list[str]:
@@ -30,10 +30,10 @@ def keys(s3: S3Server, prefix: str) -> list[str]:
 
 
 def test_an_apply_on_s3_writes_each_bucket_file_at_its_final_key_and_copies_nothing(
-    spark: Any, s3: S3Server, s3_prefix: str, upload_table: UploadTable, tmp_path: Path,
+    spark: Any, s3: S3Server, s3_prefix: str, upload_table: UploadTable, written_table: Callable[[str], Path],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:  # fmt: skip
-    table = upload_table(unzip_table("cow_v6_simplekeygen_nonhivestyle", tmp_path / "fixture"), s3_prefix)
+    table = upload_table(written_table("cow_v6"), s3_prefix)
     before, before_in_hudi = hudi_rs_rows(s3, table), hudi_spark_rows(spark, table)
     renames: list[tuple[str, str]] = []
     real_rename = HadoopStorage.rename

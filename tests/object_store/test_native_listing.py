@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,7 +19,6 @@ from hudi_bucket.storage import FileInfo
 from hudi_bucket.storage.base import list_many
 from hudi_bucket.storage.hadoop import HadoopStorage
 from hudi_bucket.storage.native_s3 import SWITCH, NativeS3Lister
-from paths import unzip_table
 
 # Names S3 keys may hold and listings must give back as they are.
 ODD_NAMES = ["2025 11 11", "São Paulo", "100%", "東京", "dt=10:00", "a%20b", "x;y=z"]
@@ -68,11 +68,11 @@ def test_the_native_client_lists_exactly_what_s3a_lists(
     s3: S3Server,
     s3_prefix: str,
     upload_table: UploadTable,
-    tmp_path: Any,
+    written_table: Callable[[str], Path],
     through_s3a: Callable[[str], HadoopStorage],
     hadoop_log: pytest.LogCaptureFixture,
 ) -> None:
-    uri = upload_table(unzip_table("cow_v9_txns_simple_meta", tmp_path / "t"), s3_prefix)
+    uri = upload_table(written_table("cow_v9_meta"), s3_prefix)
     fs = s3.filesystem()
     for name in ODD_NAMES:
         with fs.open_output_stream(f"{s3.bucket}/{s3_prefix}/odd/{name}/{name}.parquet") as out:

@@ -3,6 +3,8 @@ crash in the middle of an apply (moves on S3 are copies, made in parallel), and 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,7 +20,6 @@ from hudi_bucket.contract.requests import ApplyOptions
 from hudi_bucket.core.rules import BucketRules
 from hudi_bucket.jobs.apply import apply
 from hudi_bucket.jobs.context import TableContext
-from paths import unzip_table
 
 # Spaces, a percent sign (an escape to URIs), non-ASCII letters and a colon (a scheme separator to
 # Hadoop's Path): all legal in S3 keys. Hudi writes values raw by default, and escapes them Hive's way
@@ -76,10 +77,10 @@ def test_a_colon_in_a_raw_partition_value_is_refused_before_anything_is_written(
 
 
 def test_a_crash_mid_apply_on_s3_leaves_the_table_readable_and_the_next_apply_converges(
-    spark: Any, s3: S3Server, s3_prefix: str, upload_table: UploadTable, tmp_path: Any,
+    spark: Any, s3: S3Server, s3_prefix: str, upload_table: UploadTable, written_table: Callable[[str], Path],
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
 ) -> None:  # fmt: skip
-    table = upload_table(unzip_table("cow_v6_simplekeygen_nonhivestyle", tmp_path / "fixture"), s3_prefix)
+    table = upload_table(written_table("cow_v6"), s3_prefix)
     before, before_in_hudi = hudi_rs_rows(s3, table), hudi_spark_rows(spark, table)
     request = ApplyOptions(BucketRules.parse("^10$,4", 2), convert=True)
     ctx = TableContext.open(spark, table)
@@ -102,7 +103,8 @@ def test_a_crash_mid_apply_on_s3_leaves_the_table_readable_and_the_next_apply_co
 
 
 def test_throttling_is_retried_and_the_apply_completes(
-    spark: Any, s3: S3Server, s3_prefix: str, tmp_path: Any, capsys: pytest.CaptureFixture[str]
+    spark: Any, s3: S3Server, s3_prefix: str, written_table: Callable[[str], Path],
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     """Every twentieth request answered 503 SlowDown, as S3 answers a prefix over its request rate: S3A
     retries them (its throttle retries, with backoff), and the jobs see no failure."""
@@ -114,7 +116,7 @@ def test_throttling_is_retried_and_the_apply_completes(
         # reopens a read stream once, counting on them) and S3A's own, from a short first interval.
         conf.set(f"fs.s3a.bucket.{bucket}.endpoint", proxy.endpoint)
         conf.set(f"fs.s3a.bucket.{bucket}.retry.throttle.interval", "20ms")
-        local = unzip_table("cow_v8_simplekeygen_nonhivestyle", tmp_path / "fixture")
+        local = written_table("cow_v8")
         pafs.copy_files(str(local), f"{bucket}/{s3_prefix}", destination_filesystem=s3.filesystem())
         table = f"s3a://{bucket}/{s3_prefix}"
         before = hudi_rs_rows(s3, table)
