@@ -1,5 +1,5 @@
 """Shared test fixtures: real Hudi tables (from ../shared, and written by Hudi in the tests) and one local
-SparkSession per run."""
+SparkSession per run; without ../shared, the tests that need it are skipped saying so."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from paths import hudi_bundle, jvm_jar, s3a_jars, unzip_table
+from paths import SHARED_FOUND, SHARED_MISSING, hudi_bundle, jvm_jar, s3a_jars, unzip_table
 from written_tables import WrittenTables
 
 if TYPE_CHECKING:
@@ -19,6 +19,24 @@ if TYPE_CHECKING:
 # Operator tests resync fast (read when the handlers module is imported).
 os.environ.setdefault("HBO_RESYNC_SECONDS", "0.3")
 os.environ.setdefault("HBO_METRICS_PORT", "0")
+
+# A test that uses one of these fixtures, directly or through another fixture, needs ../shared.
+SHARED_FIXTURES = frozenset({"fixture_table"})
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m selects by marker
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if set(item.fixturenames) & SHARED_FIXTURES:  # type: ignore[attr-defined]
+            item.add_marker(pytest.mark.shared)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Without ../shared a test that needs it is skipped before any of its fixtures is set up, always from
+    here with one reason: pytest's summary then says it in one line, with the count."""
+    if not SHARED_FOUND and item.get_closest_marker("shared"):
+        pytest.skip(SHARED_MISSING)
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ from kubernetes import client
 import helm_chart
 import pods
 from control_plane import ControlPlane
-from paths import K8S_FIXTURES, REPO
+from paths import REPO, SPARK_APPLICATION_CRD
 
 API_GROUP, API_VERSION, PLURAL = "hudi.bucketops.io", "v1alpha1", "hudibuckettables"
 SPARK_APPLICATIONS = ("sparkoperator.k8s.io", "v1beta2", "sparkapplications")
@@ -56,9 +56,7 @@ class Cluster:
         return helm_chart.helm(*args, "--kubeconfig", str(self.control_plane.kubeconfig_path))
 
     def install_crds(self) -> None:
-        self.kubectl(
-            "apply", "--server-side", "-f", str(K8S_FIXTURES / "sparkoperator.k8s.io_sparkapplications.yaml")
-        )
+        self.kubectl("apply", "--server-side", "-f", str(SPARK_APPLICATION_CRD))
         self.kubectl("apply", "--server-side", "-f", str(REPO / "crds"))
 
     def install_chart(

@@ -43,7 +43,10 @@ from hudi_tables import records as hudi_records
 from rbac_rules import Permission, granted
 from spark_operator import SparkOperatorStandIn
 
-pytestmark = pytest.mark.spark  # the tables are written, and verified, with the session's Spark
+pytestmark = [
+    pytest.mark.spark,  # the tables are written, and verified, with the session's Spark
+    pytest.mark.shared,  # the Spark Operator's real CRD, installed in the cluster
+]
 
 LAKE = "lake"  # the namespace the namespaced install watches
 RELEASE = "hudi-bucket-operator"

@@ -33,6 +33,7 @@ EXPECTED = {
 }
 
 
+@pytest.mark.shared
 def test_every_fixture_is_described() -> None:
     assert sorted(EXPECTED) == ALL_TABLES
 
