@@ -1,5 +1,7 @@
 """Shared test fixtures: real Hudi tables (from ../shared, and written by Hudi in the tests) and one local
-SparkSession per run; without ../shared, the tests that need it are skipped saying so."""
+SparkSession per run. What a test needs is marked from the fixtures it uses: ``--unit`` keeps the tests
+that need no JVM, S3 server or control plane, and without ../shared the tests that need it are skipped,
+saying so."""
 
 from __future__ import annotations
 
@@ -20,15 +22,52 @@ if TYPE_CHECKING:
 os.environ.setdefault("HBO_RESYNC_SECONDS", "0.3")
 os.environ.setdefault("HBO_METRICS_PORT", "0")
 
-# A test that uses one of these fixtures, directly or through another fixture, needs ../shared.
+# What a test needs follows from the fixtures it uses, directly or through other fixtures: a JVM (the
+# fixtures of the JVM, S3 and the tables Hudi writes all build on ``spark``), ../shared, or a server built
+# from source (the S3 server, the control plane).
+JVM_FIXTURES = frozenset({"spark"})
 SHARED_FIXTURES = frozenset({"fixture_table"})
+NOT_UNIT_FIXTURES = JVM_FIXTURES | {"s3_server", "control_plane"}
+NOT_UNIT_MARKERS = ("spark", "e2e")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--unit",
+        action="store_true",
+        help="run only the tests that need no JVM, S3 server or control plane (`./dev test --unit`)",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if config.getoption("unit"):
+        config.pluginmanager.register(UnitSelection(), "unit-selection")
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m selects by marker
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        if set(item.fixturenames) & SHARED_FIXTURES:  # type: ignore[attr-defined]
+        used = set(item.fixturenames)  # type: ignore[attr-defined]
+        if used & JVM_FIXTURES:
+            item.add_marker(pytest.mark.spark)
+        if used & SHARED_FIXTURES:
             item.add_marker(pytest.mark.shared)
+
+
+class UnitSelection:
+    """``--unit``: deselects every test that needs more than Python, once all conftests marked theirs."""
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
+        heavy = [item for item in items if needs_more_than_python(item)]
+        if heavy:
+            config.hook.pytest_deselected(items=heavy)
+            items[:] = [item for item in items if not needs_more_than_python(item)]
+
+
+def needs_more_than_python(item: pytest.Item) -> bool:
+    used = set(item.fixturenames)  # type: ignore[attr-defined]
+    return bool(used & NOT_UNIT_FIXTURES) or any(item.get_closest_marker(m) for m in NOT_UNIT_MARKERS)
 
 
 @pytest.hookimpl(tryfirst=True)
