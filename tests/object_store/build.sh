@@ -4,8 +4,9 @@
 # into a cache folder outside the repo, once per version:
 #   ${HBO_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/hudi-bucket-operator}/versitygw-<version>/bin/versitygw
 # The last line on stdout is always that bin folder; progress goes to stderr. When the binary is there
-# already it prints only that line. Same shape as tests/e2e/control_plane/build.sh. The first build
-# took 127 s on 2 cores (it downloads about 340 MB of modules and fills about 430 MB of Go build cache).
+# already it prints only that line; with --check it prints what the machine lacks to build it (one line,
+# exit 1), or nothing. Same shape as tests/e2e/control_plane/build.sh. The first build took 127 s on 2
+# cores (it downloads about 340 MB of modules and fills about 430 MB of Go build cache).
 set -euo pipefail
 
 VERSITYGW_VERSION=v1.8.0  # github.com/versity/versitygw; its go.mod has no replace lines, so `go install` works
@@ -16,6 +17,27 @@ TARGET="$CACHE/versitygw-$VERSITYGW_VERSION"
 STAMP="versitygw=$VERSITYGW_VERSION"
 
 built() { [ "$(cat "$TARGET/versions" 2>/dev/null)" = "$STAMP" ]; }
+
+# The machine's own Go, never one fetched behind our back (versitygw needs Go 1.25 or newer).
+export GOTOOLCHAIN=local GOWORK=off CGO_ENABLED=0 GOFLAGS=-mod=mod
+GO_MIN_MINOR=25
+go_problem() {
+  local found minor
+  command -v go >/dev/null || {
+    echo "go not found: the object-store tests build versitygw $VERSITYGW_VERSION from source with Go 1.$GO_MIN_MINOR or newer (https://go.dev/dl/)"
+    return
+  }
+  found=$(go env GOVERSION)
+  minor=$(echo "$found" | sed -n 's/^go1\.\([0-9]*\).*/\1/p')
+  [ "${minor:-0}" -ge "$GO_MIN_MINOR" ] ||
+    echo "$found found: versitygw $VERSITYGW_VERSION needs Go 1.$GO_MIN_MINOR or newer (https://go.dev/dl/)"
+}
+
+if [ "${1:-}" = --check ]; then
+  problem=$(built || go_problem)
+  [ -z "$problem" ] || { echo "$problem"; exit 1; }
+  exit 0
+fi
 if built; then echo "$TARGET/bin"; exit 0; fi
 
 mkdir -p "$CACHE"
@@ -26,8 +48,8 @@ if command -v flock >/dev/null; then
   if built; then echo "$TARGET/bin"; exit 0; fi
 fi
 
-# The machine's own Go, never one fetched behind our back (versitygw needs Go 1.25 or newer).
-export GOTOOLCHAIN=local GOWORK=off CGO_ENABLED=0 GOFLAGS=-mod=mod
+problem=$(go_problem)
+if [ -n "$problem" ]; then echo "build.sh: $problem" >&2; exit 1; fi
 work=$(mktemp -d "$CACHE/.build-versitygw-$VERSITYGW_VERSION.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 log="$work/build.log"

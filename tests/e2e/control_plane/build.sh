@@ -4,8 +4,9 @@
 # repo, once per version:
 #   ${HBO_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/hudi-bucket-operator}/kube-<version>/bin/
 # The last line on stdout is always that bin folder; progress goes to stderr. When the binaries are
-# there already it prints only that line. The first build takes about 6 minutes on 2 idle cores
-# (12 CPU-minutes; it downloads about 0.8 GB of modules and fills about 3 GB of Go build cache).
+# there already it prints only that line; with --check it prints what the machine lacks to build them
+# (one line, exit 1), or nothing. The first build takes about 6 minutes on 2 idle cores (12 CPU-minutes;
+# it downloads about 0.8 GB of modules and fills about 3 GB of Go build cache).
 set -euo pipefail
 
 KUBE_VERSION=v1.36.3  # k8s.io/kubernetes; its staging modules are published as v0.<minor>.<patch>
@@ -21,6 +22,27 @@ TARGET="$CACHE/kube-$KUBE_VERSION"
 STAMP="kubernetes=$KUBE_VERSION etcd=$ETCD_VERSION go=$GO_MINOR"
 
 built() { [ "$(cat "$TARGET/versions" 2>/dev/null)" = "$STAMP" ]; }
+
+# The machine's own Go, never one fetched behind our back; it must be the minor Kubernetes names.
+export GOTOOLCHAIN=local GOWORK=off CGO_ENABLED=0
+go_problem() {
+  local found
+  command -v go >/dev/null || {
+    echo "go not found: the e2e tests build Kubernetes $KUBE_VERSION from source with Go $GO_MINOR.x (https://go.dev/dl/)"
+    return
+  }
+  found=$(go env GOVERSION)
+  case "$found" in
+    "go$GO_MINOR" | "go$GO_MINOR".*) ;;
+    *) echo "$found found: Kubernetes $KUBE_VERSION must be built with Go $GO_MINOR.x, its .go-version (https://go.dev/dl/)" ;;
+  esac
+}
+
+if [ "${1:-}" = --check ]; then
+  problem=$(built || go_problem)
+  [ -z "$problem" ] || { echo "$problem"; exit 1; }
+  exit 0
+fi
 if built; then echo "$TARGET/bin"; exit 0; fi
 
 mkdir -p "$CACHE"
@@ -31,14 +53,9 @@ if command -v flock >/dev/null; then
   if built; then echo "$TARGET/bin"; exit 0; fi
 fi
 
-# The machine's own Go, never one fetched behind our back; it must be the minor Kubernetes names.
-export GOTOOLCHAIN=local GOWORK=off CGO_ENABLED=0
+problem=$(go_problem)
+if [ -n "$problem" ]; then echo "build.sh: $problem" >&2; exit 1; fi
 go_version=$(go env GOVERSION)
-case "$go_version" in
-  "go$GO_MINOR" | "go$GO_MINOR".*) ;;
-  *) echo "build.sh: Kubernetes $KUBE_VERSION must be built with Go $GO_MINOR.x (its .go-version); found $go_version" >&2
-     exit 1 ;;
-esac
 
 work=$(mktemp -d "$CACHE/.build-kube-$KUBE_VERSION.XXXXXX")
 trap 'rm -rf "$work"' EXIT
