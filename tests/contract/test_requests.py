@@ -57,6 +57,7 @@ EVERY_OPTION: dict[JobKind, JobRequest] = {
             engine=Engine.NATIVE,
             sizing=SIZING,
             check_records=True,
+            keep_duplicates=True,
         ),
     ),
     JobKind.APPLY: ApplyRequest(
@@ -69,6 +70,7 @@ EVERY_OPTION: dict[JobKind, JobRequest] = {
             engine=Engine.HUDI,
             sizing=SIZING,
             check_records=True,
+            keep_duplicates=True,
             approved_plan=PLAN_ID,
             full_shuffle=True,
         ),
