@@ -482,13 +482,29 @@ def test_the_printer_columns_are_blank_before_the_first_reconcile() -> None:
             assert parse_jsonpath("$" + column["jsonPath"]).find(SMALL) == []
 
 
-@pytest.mark.parametrize("schedule", ["90m", "6h", "7d", "0 3 * * *", "*/15 8-18 * * 1-5", "0 0 1,15 * *"])
+@pytest.mark.parametrize(
+    "schedule",
+    [
+        "90m",
+        "6h",
+        "7d",
+        "0 3 * * *",
+        "*/15 8-18 * * 1-5",
+        "0 0 1,15 * *",
+        "0 3 * * MON-FRI",
+        "0 3 ? jan,feb sun",
+        "@daily",
+        "@hourly",
+        "0 0 L * *",
+        "0 0 * * 5#2",
+    ],
+)
 def test_a_verify_schedule_is_an_interval_or_five_cron_fields(schedule: str) -> None:
     assert ADMISSION.errors(with_spec(SMALL, "verify.schedule", schedule)) == []
     Schedule.parse(schedule)  # and the operator reads it
 
 
-@pytest.mark.parametrize("schedule", ["6 hours", "daily", "0s", "0 3 * *", "0 3 * * * *", "@daily", ""])
+@pytest.mark.parametrize("schedule", ["6 hours", "daily", "0s", "0 3 * *", "0 3 * * * *", "@ daily", ""])
 def test_a_verify_schedule_of_another_shape_is_refused_by_the_api_server(schedule: str) -> None:
     errors = ADMISSION.errors(with_spec(SMALL, "verify.schedule", schedule))
     assert any("verify.schedule" in error for error in errors), errors
