@@ -17,6 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from hudi_bucket.commands.verify import verify
 from hudi_bucket.core.buckets import bucket_id_from_file_id, new_bucket_file_id, record_key_bucket_id
 from hudi_bucket.core.commits import INSERT_OVERWRITE, CommitMetadata, WriteStat
 from hudi_bucket.core.filegroups import FileGroup, partition_file_path
@@ -25,8 +26,7 @@ from hudi_bucket.core.recordkeys import KeyStyle
 from hudi_bucket.core.timeline import Action
 from hudi_bucket.hudi.fs_view import load_file_groups
 from hudi_bucket.hudi.table import disable_metadata_table, latest_table_schema, load_table, timeline_store
-from hudi_bucket.jobs.context import TableContext
-from hudi_bucket.jobs.verify import verify
+from hudi_bucket.spark.context import TableContext
 from hudi_bucket.storage import LocalStorage
 
 NewFiles = Mapping[str, list[tuple[str, pa.Table]]]

@@ -119,7 +119,7 @@ def spark() -> Iterator[object]:
     from pyspark.sql import SparkSession
 
     from hudi_bucket.contract.requests import HUDI_BUNDLE_ENV, JVM_JAR_ENV
-    from hudi_bucket.jobs.session import configure, hudi_conf, job_jars, use_this_python_for_workers
+    from hudi_bucket.spark.session import configure, hudi_conf, job_jars, use_this_python_for_workers
 
     use_this_python_for_workers()
     environ = {HUDI_BUNDLE_ENV: str(hudi_bundle()), JVM_JAR_ENV: str(jvm_jar())}
@@ -133,7 +133,7 @@ def spark() -> Iterator[object]:
         .config("spark.driver.memory", "2g")
         .config("spark.sql.session.timeZone", "UTC")
         # Apache Hudi and our JVM classes in the same session, as a job's session has them (see
-        # jobs.session): the interop tests' writer and reader, the Hudi engine, and bucket files written
+        # spark.session): the interop tests' writer and reader, the Hudi engine, and bucket files written
         # at their final names. Hudi's SQL rules act only on Hudi relations. And S3A for the object-store
         # tests (tests/object_store): jars load lazily, so a run that never opens an s3a:// path pays
         # nothing for them.

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from hudi_bucket.hudi.timeline_io import TimelineStore
-from hudi_bucket.jobs import instants
+from hudi_bucket.writing import instants
 
 
 class Crash(BaseException):
@@ -47,7 +47,7 @@ def _mid_data(monkeypatch: pytest.MonkeyPatch) -> None:
     """Spark writes one bucket file at its final name, then the process dies (the others never come)."""
     from pyspark.sql import functions as F  # noqa: N812
 
-    from hudi_bucket.jobs import direct_write
+    from hudi_bucket.writing import direct_write
 
     real_write = direct_write.write
 

@@ -320,7 +320,9 @@ BAD_MANIFESTS = [
         id="spark-conf-owned-key",
     ),
     pytest.param(
-        with_spec(SMALL, "spark.sparkConf", {"spark.kubernetes.authenticate.driver.serviceAccountName": "admin"}),
+        with_spec(
+            SMALL, "spark.sparkConf", {"spark.kubernetes.authenticate.driver.serviceAccountName": "admin"}
+        ),
         "spec.spark.sparkConf must not set what the operator sets for every job",
         id="spark-conf-owned-prefix",
     ),

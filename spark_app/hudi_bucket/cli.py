@@ -1,7 +1,7 @@
 """`hudi-bucket-job <command> --table URI [options]`: what every SparkApplication (and the local mode) runs.
 
 The command line is the contract's (``contract.requests``: one typed request per job kind); each command
-here opens the table and calls one typed function in ``hudi_bucket.jobs``. Exit codes are decided in one
+here opens the table and calls one typed function in ``hudi_bucket.commands``. Exit codes are decided in one
 place (``main``): 0 done, 1 refused or failed (one line on stderr says why and what to do), 2 bad usage.
 With ``--report URI`` the JSON report is written whatever the outcome.
 """
@@ -68,7 +68,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"hudi-bucket-job {kind}: {report.message}", file=sys.stderr)
         return EXIT_FAILED
     if isinstance(request, ShowRequest) and request.format is ShowFormat.TEXT:
-        from hudi_bucket.jobs.show import render_text
+        from hudi_bucket.commands.show import render_text
 
         print(render_text(dict(report.result)))
     else:
@@ -77,13 +77,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _session(request: JobRequest) -> Any:
-    from hudi_bucket.jobs.session import build_session
+    from hudi_bucket.spark.session import build_session
 
     return build_session(f"hudi-bucket-job {request.kind}", request.master or None)
 
 
 def _context(spark: Any, request: JobRequest) -> Any:
-    from hudi_bucket.jobs.context import TableContext
+    from hudi_bucket.spark.context import TableContext
 
     return TableContext.open(
         spark, request.table, hash_fields=request.hash_fields, key_style=request.key_style
@@ -106,14 +106,14 @@ CommandResult = tuple[Outcome, str, dict[str, Any]]
 
 
 def _show(spark: Any, request: ShowRequest) -> CommandResult:
-    from hudi_bucket.jobs.show import show
+    from hudi_bucket.commands.show import show
 
     result = show(_context(spark, request), request.sizing)
     return Outcome.SUCCEEDED, f"{len(result['partitions'])} partition(s)", result
 
 
 def _plan(spark: Any, request: PlanRequest) -> CommandResult:
-    from hudi_bucket.jobs.apply import sized_plan
+    from hudi_bucket.commands.apply import sized_plan
 
     ctx = _context(spark, request)
     the_plan, checks, sizing = sized_plan(ctx, request.rescale, count_duplicates=True)
@@ -145,7 +145,7 @@ def _plan(spark: Any, request: PlanRequest) -> CommandResult:
 
 
 def _apply(spark: Any, request: ApplyRequest) -> CommandResult:
-    from hudi_bucket.jobs.apply import apply
+    from hudi_bucket.commands.apply import apply
 
     ctx = _context(spark, request)
     result = apply(ctx, request.rescale)
@@ -174,14 +174,14 @@ def _table_buckets(ctx: Any) -> dict[str, Any]:
 
 
 def _rollback(spark: Any, request: RollbackRequest) -> CommandResult:
-    from hudi_bucket.jobs.rollback import rollback
+    from hudi_bucket.commands.rollback import rollback
 
     result = rollback(_context(spark, request), request.instant)
     return Outcome.SUCCEEDED, f"rolled back {request.instant}", result.to_dict()
 
 
 def _verify(spark: Any, request: VerifyRequest) -> CommandResult:
-    from hudi_bucket.jobs.verify import verify
+    from hudi_bucket.commands.verify import verify
 
     result = verify(_context(spark, request))
     unread = result.unread_log_files
@@ -199,7 +199,7 @@ def _verify(spark: Any, request: VerifyRequest) -> CommandResult:
 
 
 def _write(spark: Any, request: WriteRequest) -> CommandResult:
-    from hudi_bucket.jobs.write import write
+    from hudi_bucket.commands.write import write
 
     result = write(spark, request.table, request.write)
     message = f"committed {result.instant}: {result.rows_written} row(s) in {result.files_written} file(s)"

@@ -16,9 +16,9 @@ from collections.abc import Callable
 import numpy as np
 import pyarrow as pa
 
+from hudi_bucket.bucketing.bucket_batch import bucket_ids_for_record_keys
 from hudi_bucket.core.buckets import record_key_bucket_id
 from hudi_bucket.core.recordkeys import KeyStyle
-from hudi_bucket.jobs.bucket_batch import bucket_ids_for_record_keys
 
 KEYS = 1_000_000
 NUM_BUCKETS = 64

@@ -45,19 +45,19 @@ import pyspark
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F  # noqa: N812
 
+from hudi_bucket.bucketing.bucket_ids import bucket_id_column, num_buckets_column
+from hudi_bucket.commands import apply as apply_module
+from hudi_bucket.commands.apply import ApplyResult, apply
+from hudi_bucket.commands.write import write
 from hudi_bucket.contract.requests import ApplyOptions, WriteOptions
 from hudi_bucket.core.rules import BucketRules
 from hudi_bucket.hudi.fs_view import load_file_groups
-from hudi_bucket.jobs import apply as apply_module
-from hudi_bucket.jobs import direct_write
-from hudi_bucket.jobs import rescale as rescale_module
-from hudi_bucket.jobs.apply import ApplyResult, apply
-from hudi_bucket.jobs.bucket_files import RECORD_KEY
-from hudi_bucket.jobs.bucketing import bucket_id_column, num_buckets_column
-from hudi_bucket.jobs.context import TableContext
-from hudi_bucket.jobs.rescale import ONE_TASK_PER_READ, read_in_groups
-from hudi_bucket.jobs.session import build_session, scoped_conf
-from hudi_bucket.jobs.write import write
+from hudi_bucket.spark.context import TableContext
+from hudi_bucket.spark.session import build_session, scoped_conf
+from hudi_bucket.writing import direct_write
+from hudi_bucket.writing import rescale as rescale_module
+from hudi_bucket.writing.bucket_files import RECORD_KEY
+from hudi_bucket.writing.rescale import ONE_TASK_PER_READ, read_in_groups
 
 DEFAULT_ROWS = 3_000_000
 WARM_UP_ROWS = 20_000

@@ -11,7 +11,7 @@ request, more for a copy) multiplies the request counts printed here, it does no
 a. ``apply`` doubling every partition's buckets (shuffle-free) and then a non-multiple change (a full
    shuffle), each from a fresh copy of one table: on local disk (``file://`` through LocalStorage) and on
    S3 (``s3a://`` through Hadoop's S3A), with bucket files written at their final names (our commit
-   protocol, ``jobs.direct_write``) and, for comparison, staged and moved into place (``jobs.staged_write``,
+   protocol, ``writing.direct_write``) and, for comparison, staged and moved into place (``writing.staged_write``,
    what a Spark without our jar does). Each figure is the best of its rounds; the S3/local ratio is
    printed, with the seconds Spark spent writing, moving files into place, and finding each file's size
    and rows (the staged write reads the footers in a Spark job of its own; the direct write's tasks
@@ -45,19 +45,19 @@ from pyarrow import fs as pafs  # noqa: E402
 from pyspark.sql import DataFrame, SparkSession  # noqa: E402
 from pyspark.sql import functions as F  # noqa: E402, N812
 
+from hudi_bucket.commands.apply import apply, plan  # noqa: E402
+from hudi_bucket.commands.write import write  # noqa: E402
 from hudi_bucket.contract.requests import ApplyOptions, RescaleOptions, WriteOptions  # noqa: E402
 from hudi_bucket.core.rules import BucketRules  # noqa: E402
 from hudi_bucket.hudi import fs_view as fs_view_module  # noqa: E402
-from hudi_bucket.jobs import direct_write, staged_write  # noqa: E402
-from hudi_bucket.jobs import rescale as rescale_module  # noqa: E402
-from hudi_bucket.jobs.apply import apply, plan  # noqa: E402
-from hudi_bucket.jobs.context import TableContext  # noqa: E402
-from hudi_bucket.jobs.session import configure, use_this_python_for_workers  # noqa: E402
-from hudi_bucket.jobs.write import write  # noqa: E402
+from hudi_bucket.spark.context import TableContext  # noqa: E402
+from hudi_bucket.spark.session import configure, use_this_python_for_workers  # noqa: E402
 from hudi_bucket.storage.base import PARALLEL_REQUESTS  # noqa: E402
 from hudi_bucket.storage.hadoop import HadoopStorage  # noqa: E402
 from hudi_bucket.storage.local import LocalStorage  # noqa: E402
 from hudi_bucket.storage.native_s3 import SWITCH  # noqa: E402
+from hudi_bucket.writing import direct_write, staged_write  # noqa: E402
+from hudi_bucket.writing import rescale as rescale_module  # noqa: E402
 from paths import jvm_jar, s3a_jars  # noqa: E402
 
 DAYS = [f"2025-11-{d:02d}" for d in range(8, 14)]

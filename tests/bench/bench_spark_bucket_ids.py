@@ -20,9 +20,9 @@ from typing import Any
 
 from pyspark.sql import functions as F  # noqa: N812
 
+from hudi_bucket.bucketing.bucket_ids import bucket_id_column
 from hudi_bucket.core.recordkeys import KeyStyle
-from hudi_bucket.jobs.bucketing import bucket_id_column
-from hudi_bucket.jobs.session import build_session
+from hudi_bucket.spark.session import build_session
 
 KEYS = 3_000_000
 NUM_BUCKETS = 64

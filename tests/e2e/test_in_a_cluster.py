@@ -35,8 +35,8 @@ from harness import (
     until,
 )
 from hudi_bucket import cli
+from hudi_bucket.commands.write import write
 from hudi_bucket.contract.requests import WriteOptions
-from hudi_bucket.jobs.write import write
 from hudi_spark import data_rows, hudi_read, hudi_write
 from hudi_tables import MERGE_ON_READ, one_record_per_key, write_hudi_bucket_table
 from hudi_tables import records as hudi_records
@@ -68,7 +68,10 @@ def chart_values(**overrides: Any) -> dict[str, Any]:
         "metrics": {"port": free_port()},
         "health": {"port": free_port()},
         # The S3 table's settings point S3A at the tests' S3 server, over plain HTTP: as admins allow it.
-        "jobs": {"image": {"tag": "e2e"}, "allowedHadoopConf": ["fs.s3a.endpoint", "fs.s3a.connection.ssl.enabled"]},
+        "jobs": {
+            "image": {"tag": "e2e"},
+            "allowedHadoopConf": ["fs.s3a.endpoint", "fs.s3a.connection.ssl.enabled"],
+        },
         **overrides,
     }
 

@@ -31,7 +31,7 @@ from hudi_bucket.hudi.table_creation import (
     write_partition_metadata,
 )
 from hudi_bucket.hudi.table_properties import BACKUP_FILE, PROPERTIES_FILE, read_table_properties
-from hudi_bucket.jobs.avro_schema import to_avro_json
+from hudi_bucket.spark.avro_schema import to_avro_json
 from hudi_bucket.storage import LocalStorage, walk
 
 SCHEMA = StructType(

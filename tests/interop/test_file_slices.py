@@ -29,17 +29,17 @@ from file_slice_tables import (
     merge_on_read,
     rows,
 )
+from hudi_bucket.commands.apply import apply
+from hudi_bucket.commands.rollback import rollback
+from hudi_bucket.commands.write import write
 from hudi_bucket.contract.requests import HUDI_BUNDLE_ENV, ApplyOptions, WriteOptions
 from hudi_bucket.core.completeness import IncompleteRewriteError, RecordedSchemaError
 from hudi_bucket.core.rules import BucketRules
 from hudi_bucket.errors import UnsupportedTableError
 from hudi_bucket.hudi.table import load_table
-from hudi_bucket.jobs import rescale
-from hudi_bucket.jobs.apply import apply
-from hudi_bucket.jobs.context import TableContext
-from hudi_bucket.jobs.rollback import rollback
-from hudi_bucket.jobs.write import write
+from hudi_bucket.spark.context import TableContext
 from hudi_bucket.storage import LocalStorage
+from hudi_bucket.writing import rescale
 from hudi_spark import hudi_read, hudi_write
 
 pytestmark = pytest.mark.spark

@@ -18,10 +18,10 @@ from cli_runs import run
 from hudi_rs import latest_file_slices
 
 from bucket_tables import live_groups
+from hudi_bucket.commands.verify import verify, verify_table
 from hudi_bucket.contract.requests import HUDI_BUNDLE_ENV
 from hudi_bucket.core.buckets import record_key_bucket_id
-from hudi_bucket.jobs.context import TableContext
-from hudi_bucket.jobs.verify import verify, verify_table
+from hudi_bucket.spark.context import TableContext
 from hudi_spark import bucket_options, hudi_write
 from hudi_tables import MERGE_ON_READ, day_of, records, write_hudi_bucket_table
 

@@ -10,14 +10,14 @@ from typing import Any
 import pytest
 
 import bucket_tables
+from hudi_bucket.checks.duplicates import CustomMergeError
+from hudi_bucket.commands.apply import apply, plan
+from hudi_bucket.commands.verify import verify
 from hudi_bucket.contract.requests import ApplyOptions, RescaleOptions
 from hudi_bucket.core.planning import ChangeReason
 from hudi_bucket.core.rules import BucketRules
 from hudi_bucket.errors import LayoutViolationError, PlanError
-from hudi_bucket.jobs.apply import apply, plan
-from hudi_bucket.jobs.context import TableContext
-from hudi_bucket.jobs.duplicates import CustomMergeError
-from hudi_bucket.jobs.verify import verify
+from hudi_bucket.spark.context import TableContext
 from hudi_bucket.storage import LocalStorage
 from hudi_spark import hudi_rs_rows
 from hudi_tables import HUDI_RULES, HudiBucketTables, one_record_per_key, write_hudi_bucket_table
@@ -91,7 +91,7 @@ def test_apply_repairs_every_violation_verify_finds_in_one_replacecommit(
 def test_an_approval_of_the_plan_without_the_record_check_does_not_apply_a_repair(
     spark: Any, hudi_tables: HudiBucketTables, tmp_path: Path
 ) -> None:
-    from hudi_bucket.jobs.apply import PlanNotApprovedError
+    from hudi_bucket.commands.apply import PlanNotApprovedError
 
     root = tmp_path / "orders"
     hudi_tables.copy(root, 9)

@@ -30,7 +30,7 @@ from pyspark.sql.types import (
 from hudi_bucket.errors import UnsupportedTableError
 from hudi_bucket.hudi.fs_view import load_file_groups
 from hudi_bucket.hudi.table import latest_table_schema, load_table
-from hudi_bucket.jobs.avro_schema import avro_name, to_avro_json, to_avro_schema
+from hudi_bucket.spark.avro_schema import avro_name, to_avro_json, to_avro_schema
 from hudi_bucket.storage import LocalStorage
 from paths import ALL_TABLES
 from written_tables import EMPTY, EMPTY_SCHEMA, WITH_DATA
@@ -98,7 +98,9 @@ def test_the_schema_spark_reads_is_the_one_hudi_recorded(spark, fixture_table, n
 
 
 @pytest.mark.parametrize("name", WITH_DATA)
-def test_the_schema_spark_reads_is_the_one_hudi_records_in_the_tables_it_writes(spark, written_table, name: str) -> None:
+def test_the_schema_spark_reads_is_the_one_hudi_records_in_the_tables_it_writes(
+    spark, written_table, name: str
+) -> None:
     storage = LocalStorage(written_table(name))
     table = load_table(storage)
     struct = spark.read.parquet(*live_base_files(storage)).schema
@@ -109,7 +111,9 @@ def test_the_schema_spark_reads_is_the_one_hudi_records_in_the_tables_it_writes(
 
 
 @pytest.mark.parametrize("name", EMPTY)
-def test_the_create_schema_hudi_records_for_an_empty_table_it_creates(spark, written_table, name: str) -> None:
+def test_the_create_schema_hudi_records_for_an_empty_table_it_creates(
+    spark, written_table, name: str
+) -> None:
     storage = LocalStorage(written_table(name))
     table = load_table(storage)
     assert live_base_files(storage) == []

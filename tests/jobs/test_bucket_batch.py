@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from hudi_bucket.bucketing.bucket_batch import bucket_ids_for_record_keys, bucket_ids_for_values
 from hudi_bucket.core.buckets import FORMAT_MAX_BUCKETS, bucket_id, record_key_bucket_id
 from hudi_bucket.core.recordkeys import KeyStyle
 from hudi_bucket.errors import CorruptTableError, HudiBucketError, InvalidBucketCountError
-from hudi_bucket.jobs.bucket_batch import bucket_ids_for_record_keys, bucket_ids_for_values
 
 # Arrow strings are UTF-8, so no lone surrogates; everything else, with the key separators and
 # characters outside the BMP (two UTF-16 units each) drawn often.

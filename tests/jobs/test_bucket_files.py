@@ -12,15 +12,15 @@ import pytest
 from hudi_rs import REWRITTEN, records
 
 from bucket_tables import verified
+from hudi_bucket.commands.apply import apply
+from hudi_bucket.commands.write import write
 from hudi_bucket.contract.requests import ApplyOptions, WriteOptions
 from hudi_bucket.core.rules import BucketRules
-from hudi_bucket.jobs import direct_write
-from hudi_bucket.jobs import rescale as rescale_module
-from hudi_bucket.jobs.apply import apply
-from hudi_bucket.jobs.bucket_files import BucketWriteError
-from hudi_bucket.jobs.context import TableContext
-from hudi_bucket.jobs.write import write
+from hudi_bucket.spark.context import TableContext
 from hudi_bucket.storage.local import LocalStorage
+from hudi_bucket.writing import direct_write
+from hudi_bucket.writing import rescale as rescale_module
+from hudi_bucket.writing.bucket_files import BucketWriteError
 
 pytestmark = pytest.mark.spark
 

@@ -10,10 +10,10 @@ import pytest
 from pyspark.errors import PythonException
 from pyspark.sql import functions as F  # noqa: N812
 
+from hudi_bucket.bucketing.bucket_ids import bucket_id_column, key_taken_whole, num_buckets_column
 from hudi_bucket.core.buckets import bucket_id, record_key_bucket_id
 from hudi_bucket.core.recordkeys import KeyStyle, is_single_value_key
 from hudi_bucket.errors import HudiBucketError, InvalidBucketCountError
-from hudi_bucket.jobs.bucketing import bucket_id_column, key_taken_whole, num_buckets_column
 
 pytestmark = pytest.mark.spark
 

@@ -3,7 +3,7 @@ metadata indexes (a Hudi writer deletes an index its configuration does not enab
 
 from __future__ import annotations
 
-from hudi_bucket.jobs.hudi_engine import index_options
+from hudi_bucket.writing.hudi_engine import index_options
 
 
 def test_every_index_the_table_has_is_kept_and_nothing_else_is_turned_on() -> None:

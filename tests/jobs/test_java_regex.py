@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from hudi_bucket.core.rules import BucketRules, PythonRegexMatcher, Rule, portability_problem
 from hudi_bucket.core.sizing import exact_pattern
 from hudi_bucket.errors import InvalidRuleError
-from hudi_bucket.jobs.java_regex import JavaRegexMatcher
+from hudi_bucket.spark.java_regex import JavaRegexMatcher
 
 pytestmark = pytest.mark.spark
 

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from pyspark.sql import functions as F  # noqa: N812
 
-from hudi_bucket.jobs.rescale import ONE_TASK_PER_READ, read_in_groups
-from hudi_bucket.jobs.session import scoped_conf
+from hudi_bucket.spark.session import scoped_conf
+from hudi_bucket.writing.rescale import ONE_TASK_PER_READ, read_in_groups
 
 pytestmark = pytest.mark.spark
 

@@ -10,6 +10,7 @@ import pytest
 from hudi_rs import records
 
 import bucket_tables
+from hudi_bucket.checks.layout_check import VerifyResult, Violation, ViolationKind, verify_table
 from hudi_bucket.contract.reports import JobReport, LayoutCheck, Outcome
 from hudi_bucket.contract.requests import JobKind
 from hudi_bucket.core.buckets import is_bucket_file_id
@@ -17,7 +18,6 @@ from hudi_bucket.core.recordkeys import KeyStyle
 from hudi_bucket.errors import InvalidBucketCountError
 from hudi_bucket.hudi.fs_view import list_partitions
 from hudi_bucket.hudi.table import load_table
-from hudi_bucket.jobs.layout_check import VerifyResult, Violation, ViolationKind, verify_table
 from hudi_bucket.storage import LocalStorage
 from written_tables import ROWS
 

@@ -31,4 +31,3 @@ def upload_table(s3: S3Server) -> UploadTable:
         return s3.uri(prefix)
 
     return upload
-

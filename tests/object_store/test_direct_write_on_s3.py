@@ -14,14 +14,14 @@ from object_store.server import S3Server
 from pyarrow import fs as pafs
 
 from bucket_tables import verified
+from hudi_bucket.commands.apply import apply
+from hudi_bucket.commands.write import write
 from hudi_bucket.contract.requests import ApplyOptions, WriteOptions
 from hudi_bucket.core.rules import BucketRules
-from hudi_bucket.jobs import rescale as rescale_module
-from hudi_bucket.jobs.apply import apply
-from hudi_bucket.jobs.bucket_files import BucketWriteError
-from hudi_bucket.jobs.context import TableContext
-from hudi_bucket.jobs.write import write
+from hudi_bucket.spark.context import TableContext
 from hudi_bucket.storage.hadoop import HadoopStorage
+from hudi_bucket.writing import rescale as rescale_module
+from hudi_bucket.writing.bucket_files import BucketWriteError
 
 
 def keys(s3: S3Server, prefix: str) -> list[str]:

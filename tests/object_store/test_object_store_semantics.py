@@ -16,10 +16,10 @@ from object_store.throttling import SlowDownProxy
 from pyarrow import fs as pafs
 
 from crashes import Crash, crash
+from hudi_bucket.commands.apply import apply
 from hudi_bucket.contract.requests import ApplyOptions
 from hudi_bucket.core.rules import BucketRules
-from hudi_bucket.jobs.apply import apply
-from hudi_bucket.jobs.context import TableContext
+from hudi_bucket.spark.context import TableContext
 
 # Spaces, a percent sign (an escape to URIs), non-ASCII letters and a colon (a scheme separator to
 # Hadoop's Path): all legal in S3 keys. Hudi writes values raw by default, and escapes them Hive's way
@@ -103,7 +103,10 @@ def test_a_crash_mid_apply_on_s3_leaves_the_table_readable_and_the_next_apply_co
 
 
 def test_throttling_is_retried_and_the_apply_completes(
-    spark: Any, s3: S3Server, s3_prefix: str, written_table: Callable[[str], Path],
+    spark: Any,
+    s3: S3Server,
+    s3_prefix: str,
+    written_table: Callable[[str], Path],
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     """Every twentieth request answered 503 SlowDown, as S3 answers a prefix over its request rate: S3A

@@ -11,8 +11,8 @@ import pytest
 from hudi_rs import records
 
 from bucket_tables import live_groups
+from hudi_bucket.commands.write import write
 from hudi_bucket.contract.requests import HUDI_BUNDLE_ENV, WriteOptions
-from hudi_bucket.jobs.write import write
 from hudi_bucket_operator.local import apply_locally
 from paths import hudi_bundle
 

@@ -35,7 +35,7 @@ PROG = "hudi-bucket-job"
 # hudi-bundle` prints the path): the Hudi engine runs on it, and verify reads log files through it.
 HUDI_BUNDLE_ENV = "HBO_HUDI_BUNDLE"
 # And the jobs' own JVM classes here (the job image sets it; locally `./dev jvm-jar` prints the path):
-# with them, bucket files are written at their final names (jobs.direct_write), without them staged and
+# with them, bucket files are written at their final names (writing.direct_write), without them staged and
 # moved into place.
 JVM_JAR_ENV = "HBO_JVM_JAR"
 
@@ -137,7 +137,7 @@ class WriteOptions:
     hive_style: bool = False
     url_encode_partitions: bool = False  # of a created table: Hudi's partitionpath.urlencode
     expressions: str = ""  # rules of a created table
-    default_buckets: int | None = None  # None: the table's own (a created table's: see jobs.write)
+    default_buckets: int | None = None  # None: the table's own (a created table's: see commands.write)
 
     OPTIONS: ClassVar[tuple[Option, ...]] = (
         Value("--source", "source", "dataset URI", required=True),

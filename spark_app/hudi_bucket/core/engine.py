@@ -2,7 +2,7 @@
 
 ``Native`` is this tool's rewrite: shuffle-free where it can be, table versions 6, 8 and 9, copy-on-write
 and MERGE_ON_READ (file slices that are not plain base files are read by Hudi's own file group reader,
-see jobs.hudi_reads), but no table with a live metadata table, which it does not keep in sync. ``Hudi``
+see reading.hudi_reads), but no table with a live metadata table, which it does not keep in sync. ``Hudi``
 runs Hudi's ``partition_bucket_index_manager`` procedure (Hudi 1.1+) in the job's Spark session: it keeps
 the metadata table and its indexes in sync. ``Auto`` picks Native where Native can, else Hudi. Plan,
 approval, preflight and the report stay ours whichever engine rewrites.

@@ -20,8 +20,8 @@ from typing import Any
 from py4j.protocol import Py4JJavaError
 from pyspark.errors import PySparkException
 
-from hudi_bucket.jobs.session import java_class, on_classpath, scoped_conf
-from hudi_bucket.jobs.spark_paths import spark_root
+from hudi_bucket.spark.session import java_class, on_classpath, scoped_conf
+from hudi_bucket.spark.spark_paths import spark_root
 from hudi_bucket.storage.base import Storage
 
 PROTOCOL_CLASS = "io.hudibucket.spark.DirectFileCommitProtocol"

@@ -30,20 +30,20 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F  # noqa: N812 (PySpark's own convention)
 from pyspark.sql.types import StructType
 
+from hudi_bucket.bucketing.bucket_ids import key_taken_whole
+from hudi_bucket.checks.duplicates import RESOLVED, keep_winning_copies, ordering_of, refuse_custom_merge
 from hudi_bucket.core.buckets import bucket_id_from_file_id
 from hudi_bucket.core.commits import WriteStat
 from hudi_bucket.core.completeness import check_complete
 from hudi_bucket.core.filegroups import BaseFile, FileGroup, all_plain
 from hudi_bucket.core.metafields import META_COLUMNS, PARTITION_PATH, RECORD_KEY
-from hudi_bucket.jobs.bucket_files import Grouping, write_bucket_files
-from hudi_bucket.jobs.bucketing import key_taken_whole
-from hudi_bucket.jobs.context import TableContext
-from hudi_bucket.jobs.duplicates import RESOLVED, keep_winning_copies, ordering_of, refuse_custom_merge
-from hudi_bucket.jobs.hudi_reads import hudi_read_failures, read_partitions
-from hudi_bucket.jobs.session import scoped_conf
-from hudi_bucket.jobs.spark_paths import table_file_uris
-from hudi_bucket.jobs.table_files import TableFiles, table_files
+from hudi_bucket.reading.hudi_reads import hudi_read_failures, read_partitions
+from hudi_bucket.reading.table_files import TableFiles, table_files
+from hudi_bucket.spark.context import TableContext
+from hudi_bucket.spark.session import scoped_conf
+from hudi_bucket.spark.spark_paths import table_file_uris
 from hudi_bucket.storage.base import PARALLEL_REQUESTS
+from hudi_bucket.writing.bucket_files import Grouping, write_bucket_files
 
 # A read of some files becomes one task when nothing splits a file (maxPartitionBytes), files cost
 # nothing extra to pack together (openCostInBytes) and Spark is not asked for parallelism (minPartitionNum).
@@ -65,7 +65,7 @@ class PartitionRewrite:
 
     @property
     def read_by_hudi(self) -> bool:
-        """Whether Hudi's file group reader reads this partition (see jobs.hudi_reads)."""
+        """Whether Hudi's file group reader reads this partition (see reading.hudi_reads)."""
         return not all_plain(self.groups)
 
     @property

@@ -20,6 +20,7 @@ from urllib.parse import unquote, urlparse
 
 from pyspark.sql import functions as F  # noqa: N812 (PySpark's own convention)
 
+from hudi_bucket.bucketing.bucket_ids import placement_stats
 from hudi_bucket.core.buckets import bucket_id_from_file_id, check_num_buckets, is_bucket_file_id
 from hudi_bucket.core.filegroups import FileGroup
 from hudi_bucket.core.metafields import RECORD_KEY
@@ -27,10 +28,9 @@ from hudi_bucket.core.recordkeys import KeyStyle
 from hudi_bucket.errors import InvalidBucketCountError, StorageError
 from hudi_bucket.hudi.fs_view import load_file_groups
 from hudi_bucket.hudi.table import HudiTable
-from hudi_bucket.jobs import log_records
-from hudi_bucket.jobs.bucketing import placement_stats
-from hudi_bucket.jobs.source import record_key_column
-from hudi_bucket.jobs.spark_paths import path_part, spark_root, table_file_uris
+from hudi_bucket.reading import log_records
+from hudi_bucket.reading.source import record_key_column
+from hudi_bucket.spark.spark_paths import path_part, spark_root, table_file_uris
 from hudi_bucket.storage.base import Storage
 
 if TYPE_CHECKING:

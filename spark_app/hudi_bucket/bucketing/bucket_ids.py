@@ -26,9 +26,9 @@ from pyspark.sql import Column, DataFrame, Row
 from pyspark.sql import functions as F  # noqa: N812 (PySpark's own convention)
 from pyspark.sql.types import IntegerType
 
+from hudi_bucket.bucketing.bucket_batch import bucket_ids_for_record_keys
 from hudi_bucket.core.buckets import check_num_buckets
 from hudi_bucket.core.recordkeys import KeyStyle
-from hudi_bucket.jobs.bucket_batch import bucket_ids_for_record_keys
 
 ColumnOrName = Column | str
 _JAVA_INT_MAX = 0x7FFFFFFF

@@ -8,7 +8,7 @@ from typing import Any
 from hudi_bucket.core.heartbeat import Liveness
 from hudi_bucket.core.recordkeys import KeyStyle
 from hudi_bucket.hudi.table import HudiTable, load_table
-from hudi_bucket.jobs.java_regex import JavaRegexMatcher
+from hudi_bucket.spark.java_regex import JavaRegexMatcher
 from hudi_bucket.storage import Storage, storage_for
 
 

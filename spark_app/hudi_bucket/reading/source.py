@@ -16,8 +16,8 @@ from hudi_bucket.core.recordkeys import EMPTY_PLACEHOLDER, NULL_PLACEHOLDER
 from hudi_bucket.errors import HudiBucketError, TableMismatchError, UnsupportedTableError
 from hudi_bucket.hudi.table import latest_table_schema
 from hudi_bucket.hudi.table_creation import CUSTOM, merge_mode
-from hudi_bucket.jobs.avro_schema import to_avro_schema
-from hudi_bucket.jobs.context import TableContext
+from hudi_bucket.spark.avro_schema import to_avro_schema
+from hudi_bucket.spark.context import TableContext
 
 DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"  # Hudi's path for a null or empty partition value
 KEY_COLUMNS = [PARTITION_PATH, RECORD_KEY]

@@ -1,5 +1,5 @@
 """The records of MERGE_ON_READ log files, read through Apache Hudi's own datasource (its bundle on the
-session, see jobs.session), for ``verify`` to check that each one hashes to its file group's bucket.
+session, see spark.session), for ``verify`` to check that each one hashes to its file group's bucket.
 
 Hudi's snapshot read merges each latest file slice's base file with its log files. A record that comes
 out of a log file carries its file group's id alone in ``_hoodie_file_name`` (Hudi's log writer stores it
@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING
 
 from pyspark.sql import functions as F  # noqa: N812 (PySpark's own convention)
 
+from hudi_bucket.bucketing.bucket_ids import placement_stats
 from hudi_bucket.core.metafields import FILE_NAME, PARTITION_PATH, RECORD_KEY
 from hudi_bucket.core.recordkeys import KeyStyle
 from hudi_bucket.hudi.table import HudiTable
-from hudi_bucket.jobs.bucketing import placement_stats
-from hudi_bucket.jobs.hudi_reads import hudi_reader_available
-from hudi_bucket.jobs.spark_paths import spark_root
+from hudi_bucket.reading.hudi_reads import hudi_reader_available
+from hudi_bucket.spark.spark_paths import spark_root
 from hudi_bucket.storage.base import Storage
 
 if TYPE_CHECKING:

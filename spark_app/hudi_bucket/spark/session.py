@@ -61,8 +61,8 @@ def use_this_python_for_workers() -> None:
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
 
-# Apache Hudi's SQL in the session, for the Hudi engine (jobs.hudi_engine) and for reading log files
-# (jobs.log_records): the settings Hudi's Spark guide requires, given when ``HUDI_BUNDLE_ENV`` names Hudi's
+# Apache Hudi's SQL in the session, for the Hudi engine (writing.hudi_engine) and for reading log files
+# (reading.log_records): the settings Hudi's Spark guide requires, given when ``HUDI_BUNDLE_ENV`` names Hudi's
 # Spark bundle. Without it the Native engine runs, the Hudi engine says why not, and verify counts the
 # log files it could not read.
 HUDI_SQL_CONF = {

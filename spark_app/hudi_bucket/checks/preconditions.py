@@ -8,7 +8,7 @@ from hudi_bucket.errors import TableBusyError
 from hudi_bucket.hudi.heartbeat import last_beats, now_ms
 from hudi_bucket.hudi.rollback import rollback
 from hudi_bucket.hudi.table import timeline_store
-from hudi_bucket.jobs.context import TableContext
+from hudi_bucket.spark.context import TableContext
 
 
 class AnotherJobRunningError(TableBusyError):

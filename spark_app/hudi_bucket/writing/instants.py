@@ -13,7 +13,7 @@ from hudi_bucket.errors import TableBusyError
 from hudi_bucket.hudi.heartbeat import beating
 from hudi_bucket.hudi.rollback import discard, rollback
 from hudi_bucket.hudi.table import timeline_store
-from hudi_bucket.jobs.context import TableContext
+from hudi_bucket.spark.context import TableContext
 
 
 class RolledBackByAnotherWriterError(TableBusyError):

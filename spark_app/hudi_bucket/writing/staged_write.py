@@ -19,8 +19,8 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from hudi_bucket.jobs.session import scoped_conf
-from hudi_bucket.jobs.spark_paths import literal, spark_root
+from hudi_bucket.spark.session import scoped_conf
+from hudi_bucket.spark.spark_paths import literal, spark_root
 from hudi_bucket.storage.base import PARALLEL_REQUESTS, Storage, walk
 
 PARTITION_INDEX, BUCKET = "__hbo_partition", "__hbo_bucket"

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from hudi_bucket.checks.layout_check import VerifyResult, verify_table
 from hudi_bucket.errors import LayoutViolationError, NotBucketIndexedError
 from hudi_bucket.hudi import config_store
-from hudi_bucket.jobs.context import TableContext
-from hudi_bucket.jobs.layout_check import VerifyResult, verify_table
+from hudi_bucket.spark.context import TableContext
 
 
 def verify(ctx: TableContext) -> VerifyResult:

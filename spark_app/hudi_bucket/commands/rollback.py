@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from hudi_bucket.checks.preconditions import refuse_live
 from hudi_bucket.hudi import rollback as hudi_rollback
-from hudi_bucket.jobs.context import TableContext
-from hudi_bucket.jobs.preconditions import refuse_live
+from hudi_bucket.spark.context import TableContext
 
 
 def rollback(ctx: TableContext, instant: str) -> hudi_rollback.RollbackResult:

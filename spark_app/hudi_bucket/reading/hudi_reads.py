@@ -6,7 +6,7 @@ files hold their records across files that only Hudi's file group reader puts to
 them: skeleton row i beside row i of the source file its bootstrap index names, partition values from
 the path where the source files lack them; log records merged into the base file's by the table's merge
 mode, deletes applied. Hudi's bundle is on the job's session (the job image carries it, see
-jobs.session). Such a partition is read whole, one read of its folder (Hudi reads just that partition),
+spark.session). Such a partition is read whole, one read of its folder (Hudi reads just that partition),
 into the meta columns and the table columns ``TableFiles`` reads plain base files into. A record out of a
 log file names its file group alone in ``_hoodie_file_name``.
 """
@@ -28,10 +28,10 @@ from hudi_bucket.core.completeness import BOOTSTRAP_SCHEMA_HINT
 from hudi_bucket.core.filegroups import partition_file_path
 from hudi_bucket.core.metafields import META_COLUMNS, PARTITION_PATH, RECORD_KEY
 from hudi_bucket.errors import HudiBucketError, UnsupportedTableError
-from hudi_bucket.jobs.context import TableContext
-from hudi_bucket.jobs.session import on_classpath
-from hudi_bucket.jobs.source import record_key_column
-from hudi_bucket.jobs.spark_paths import spark_root
+from hudi_bucket.reading.source import record_key_column
+from hudi_bucket.spark.context import TableContext
+from hudi_bucket.spark.session import on_classpath
+from hudi_bucket.spark.spark_paths import spark_root
 
 HUDI_DATASOURCE = "org.apache.hudi.DefaultSource"
 

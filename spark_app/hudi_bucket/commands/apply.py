@@ -6,7 +6,7 @@ meanwhile -> the new hashing_config saved as T while T is still pending -> T com
 file groups as replaced. Any failure before completion rolls T back (config, data, instant), so readers
 never see a half-done rescale and the next run starts clean. Our own leftovers from a crash are rolled
 back first. That is the Native engine; with the Hudi engine (see core.engine), Hudi's own procedure does
-the rewrite between the same plan, approval and checks (jobs.hudi_engine).
+the rewrite between the same plan, approval and checks (writing.hudi_engine).
 """
 
 from __future__ import annotations
@@ -14,6 +14,9 @@ from __future__ import annotations
 import json
 import time
 
+from hudi_bucket.checks.duplicates import count_duplicate_keys
+from hudi_bucket.checks.layout_check import ViolationKind, verify_table
+from hudi_bucket.checks.preconditions import check_table, roll_back_our_leftovers
 from hudi_bucket.contract.reports import ApplyResult
 from hudi_bucket.contract.requests import ApplyOptions, RescaleOptions
 from hudi_bucket.core.commits import INSERT_OVERWRITE, CommitMetadata
@@ -41,14 +44,11 @@ from hudi_bucket.errors import ConcurrentWriterError, PlanError
 from hudi_bucket.hudi import config_store
 from hudi_bucket.hudi.fs_view import load_file_groups, rows_by_base_file
 from hudi_bucket.hudi.table import disable_metadata_table, latest_table_schema, timeline_store
-from hudi_bucket.jobs.context import TableContext
-from hudi_bucket.jobs.duplicates import count_duplicate_keys
-from hudi_bucket.jobs.hudi_engine import PROCEDURE, refuse_what_hudi_cannot_plan, rescale_with_hudi
-from hudi_bucket.jobs.hudi_reads import hudi_read_failures, require_hudi_reader
-from hudi_bucket.jobs.instants import our_instant, refuse_if_taken_away
-from hudi_bucket.jobs.layout_check import ViolationKind, verify_table
-from hudi_bucket.jobs.preconditions import check_table, roll_back_our_leftovers
-from hudi_bucket.jobs.rescale import PartitionRewrite, read_records, rewrite_partitions
+from hudi_bucket.reading.hudi_reads import hudi_read_failures, require_hudi_reader
+from hudi_bucket.spark.context import TableContext
+from hudi_bucket.writing.hudi_engine import PROCEDURE, refuse_what_hudi_cannot_plan, rescale_with_hudi
+from hudi_bucket.writing.instants import our_instant, refuse_if_taken_away
+from hudi_bucket.writing.rescale import PartitionRewrite, read_records, rewrite_partitions
 
 # What only a record-level check finds; the file ids' own violations are the plan's (PartitionLayout).
 _RECORD_VIOLATIONS = frozenset({ViolationKind.MISPLACED_RECORDS})

@@ -1,5 +1,5 @@
 """The Hudi engine: a planned rescale carried out by Hudi's own ``partition_bucket_index_manager``
-procedure, in the job's Spark session (Hudi's Spark bundle on its classpath, see jobs.session).
+procedure, in the job's Spark session (Hudi's Spark bundle on its classpath, see spark.session).
 
 Hudi's procedure writes the new hashing_config and one replacecommit of bulk-inserted file groups, and
 keeps the metadata table (files, column stats, record and secondary indexes) in sync; it reads
@@ -19,8 +19,8 @@ from hudi_bucket.core.rules import BucketRules
 from hudi_bucket.core.timeline import Action, Timeline
 from hudi_bucket.errors import ConcurrentWriterError, HudiBucketError, PlanError
 from hudi_bucket.hudi.table import timeline_store
-from hudi_bucket.jobs.context import TableContext
-from hudi_bucket.jobs.session import on_classpath
+from hudi_bucket.spark.context import TableContext
+from hudi_bucket.spark.session import on_classpath
 
 PROCEDURE = "partition_bucket_index_manager"
 _EXTENSION = "org.apache.spark.sql.hudi.HoodieSparkSessionExtension"

@@ -24,7 +24,7 @@ from hudi_bucket.core.sizing import (
 from hudi_bucket.hudi import config_store
 from hudi_bucket.hudi.fs_view import load_file_groups, rows_by_base_file
 from hudi_bucket.hudi.table import HudiTable
-from hudi_bucket.jobs.context import TableContext
+from hudi_bucket.spark.context import TableContext
 from hudi_bucket.storage.base import Storage
 
 

@@ -20,6 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from hudi_bucket.bucketing.bucket_ids import bucket_id_column, key_taken_whole, num_buckets_column
+from hudi_bucket.checks.preconditions import check_table, roll_back_our_leftovers
 from hudi_bucket.contract.requests import WriteOptions
 from hudi_bucket.core.buckets import BUCKET_ID_DIGITS, bucket_id_from_file_id, is_bucket_file_id
 from hudi_bucket.core.commits import INSERT, UPSERT, CommitMetadata
@@ -46,22 +48,20 @@ from hudi_bucket.hudi.table_creation import (
     recorded_num_buckets,
     write_partition_metadata,
 )
-from hudi_bucket.jobs.avro_schema import to_avro_json
-from hudi_bucket.jobs.bucket_files import ExistingGroup, write_bucket_files
-from hudi_bucket.jobs.bucketing import bucket_id_column, key_taken_whole, num_buckets_column
-from hudi_bucket.jobs.context import TableContext
-from hudi_bucket.jobs.instants import our_instant, refuse_if_taken_away
-from hudi_bucket.jobs.java_regex import JavaRegexMatcher
-from hudi_bucket.jobs.preconditions import check_table, roll_back_our_leftovers
-from hudi_bucket.jobs.source import (
+from hudi_bucket.reading.source import (
     KEY_COLUMNS,
     SourceSchemaError,
     keyed_records,
     read_source,
     table_columns,
 )
-from hudi_bucket.jobs.table_files import TableFiles, table_files
+from hudi_bucket.reading.table_files import TableFiles, table_files
+from hudi_bucket.spark.avro_schema import to_avro_json
+from hudi_bucket.spark.context import TableContext
+from hudi_bucket.spark.java_regex import JavaRegexMatcher
 from hudi_bucket.storage import storage_for
+from hudi_bucket.writing.bucket_files import ExistingGroup, write_bucket_files
+from hudi_bucket.writing.instants import our_instant, refuse_if_taken_away
 
 NEW_TABLE_BUCKETS = 4  # a new table's bucket count when none is given
 _REPAIR_HINT = "run `verify`, then `apply` the rules to repair the layout before writing"

@@ -30,10 +30,10 @@ from pyspark.sql.types import DataType, StructField, StructType
 from hudi_bucket.core.filegroups import BaseFile
 from hudi_bucket.core.metafields import FILE_NAME, META_COLUMNS, PARTITION_PATH, RECORD_KEY
 from hudi_bucket.hudi.table import commit_schemas, latest_table_schema
-from hudi_bucket.jobs.avro_schema import avro_name, from_avro_schema, to_avro_schema
-from hudi_bucket.jobs.context import TableContext
-from hudi_bucket.jobs.source import record_key_column
-from hudi_bucket.jobs.spark_paths import table_file_uris
+from hudi_bucket.reading.source import record_key_column
+from hudi_bucket.spark.avro_schema import avro_name, from_avro_schema, to_avro_schema
+from hudi_bucket.spark.context import TableContext
+from hudi_bucket.spark.spark_paths import table_file_uris
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
+from hudi_bucket.bucketing.bucket_ids import bucket_id_column, num_buckets_column
 from hudi_bucket.core.buckets import BUCKET_ID_DIGITS, bucket_id_from_file_id
 from hudi_bucket.core.commits import WriteStat
 from hudi_bucket.core.filegroups import BaseFile, partition_file_path
@@ -33,10 +34,9 @@ from hudi_bucket.core.metafields import (
     RECORD_KEY,
 )
 from hudi_bucket.errors import HudiBucketError
-from hudi_bucket.jobs import direct_write, staged_write
-from hudi_bucket.jobs.bucketing import bucket_id_column, num_buckets_column
-from hudi_bucket.jobs.context import TableContext
-from hudi_bucket.jobs.session import scoped_conf
+from hudi_bucket.spark.context import TableContext
+from hudi_bucket.spark.session import scoped_conf
+from hudi_bucket.writing import direct_write, staged_write
 
 WRITE_TOKEN = "0-0-0"  # <task>-<stage>-<attempt>; readers only parse it, and file ids keep names unique
 _PARTITION_INDEX, _BUCKET = staged_write.PARTITION_INDEX, staged_write.BUCKET

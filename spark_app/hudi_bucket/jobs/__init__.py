@@ -1,1 +1,0 @@
-"""The PySpark side: what every SparkApplication (and the local mode) runs."""
