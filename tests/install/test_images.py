@@ -1,6 +1,7 @@
-"""The Dockerfiles cannot be built here (no Docker engine); what they rely on is checked instead: the files
-they copy exist and build the package, the commands they run start, the operator needs no PySpark, and
-their ports, paths and versions are the ones the chart and the operator's settings use."""
+"""What the Dockerfiles rely on, read from the files: what they copy exists, builds the package and is
+what images/build.sh hashes, the commands they run start, the operator needs no PySpark, and their
+ports, paths and versions are the ones the chart, the operator's settings and ./dev use. The images built
+and run are in test_built_images.py."""
 
 from __future__ import annotations
 
@@ -45,12 +46,18 @@ def arguments(dockerfile: str, instruction: str) -> list[str]:
 
 
 def copied_sources(dockerfile: str) -> list[str]:
+    """What a build reads from the repository: COPY's sources and RUN's bind mounts, not from a stage."""
     sources = []
     for rest in arguments(dockerfile, "COPY"):
         if "--from=" in rest:
             continue  # from an earlier build stage, not from the repository
         words = [w for w in shlex.split(rest) if not w.startswith("--")]
         sources += words[:-1]
+    for rest in arguments(dockerfile, "RUN"):
+        for mount in re.findall(r"--mount=(\S+)", rest):
+            options = dict(option.partition("=")[::2] for option in mount.split(","))
+            if options.get("type") == "bind" and "from" not in options:
+                sources.append(options["source"])
     return sources
 
 
@@ -84,6 +91,7 @@ def test_what_an_image_copies_is_enough_to_build_the_package(dockerfile: str, tm
                 dirs_exist_ok=True,
             )
         else:
+            (context / source).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy(REPO / source, context / source)
     # setuptools' egg_info reads pyproject.toml, finds the packages and their data as `pip install` does.
     result = run(
@@ -97,28 +105,62 @@ def test_what_an_image_copies_is_enough_to_build_the_package(dockerfile: str, tm
     assert set((info / "top_level.txt").read_text().split()) == {"hudi_bucket", "hudi_bucket_operator"}
 
 
+@pytest.mark.parametrize("dockerfile", DOCKERFILES)
+def test_the_images_cache_key_covers_what_a_build_reads(dockerfile: str) -> None:
+    """images/build.sh tags a built image by the hash of its inputs: every file the recipe reads from the
+    repository must be among them, or a change to it would leave a stale image in the cache."""
+    script = (REPO / "images" / "build.sh").read_text()
+    (name,) = re.findall(rf"\[(\w+)\]={re.escape(dockerfile)}", script)
+    (inputs,) = re.findall(rf'^\s*\[{name}\]="([^"]+)"', script, re.M)
+    hashed = inputs.split()
+    assert dockerfile in hashed
+    assert ".dockerignore" in hashed
+    for source in copied_sources(dockerfile):
+        assert any(source == h or source.startswith(h.rstrip("/") + "/") for h in hashed), source
+
+
+def maven_url(coordinates: str) -> str:
+    group, artifact, version = coordinates.split(":")
+    path = f"{group.replace('.', '/')}/{artifact}/{version}/{artifact}-{version}.jar"
+    return f"https://repo1.maven.org/maven2/{path}"
+
+
+def job_args() -> dict[str, str]:
+    return dict(rest.partition("=")[::2] for rest in arguments("Dockerfile.job", "ARG") if "=" in rest)
+
+
+def expand(text: str, args: dict[str, str]) -> str:
+    return re.sub(r"\$\{(\w+)\}", lambda m: args[m.group(1)], text)
+
+
 def test_the_job_image_carries_the_s3a_jars_the_tests_run_pinned_alike() -> None:
     """The same hadoop-aws and AWS SDK, at the same SHA-1s, as ``./dev`` fetches for the S3 tests."""
     dev = (REPO / "dev").read_text()
-    pins = {}
-    for word in arguments("Dockerfile.job", "ARG"):
-        name, _, value = word.partition("=")
-        pins[name] = value
-    for name in ("HADOOP_AWS", "HADOOP_AWS_SHA1", "AWS_SDK_BUNDLE", "AWS_SDK_BUNDLE_SHA1"):
-        assert f"\n{name}={pins[name]}\n" in dev, name
+    args = job_args()
+    added = [expand(rest, args).split() for rest in arguments("Dockerfile.job", "ADD")]
+    checks = " ".join(arguments("Dockerfile.job", "RUN"))
+    for name in ("HADOOP_AWS", "AWS_SDK_BUNDLE"):
+        (coordinates,) = re.findall(rf"^{name}=(\S+)$", dev, re.M)
+        (sha1,) = re.findall(rf"^{name}_SHA1=(\w+)$", dev, re.M)
+        assert args[f"{name}_VERSION"] == coordinates.rsplit(":", 1)[1]
+        assert args[f"{name}_SHA1"] == sha1
+        assert ["--chmod=644", maven_url(coordinates), "/jars/"] in added
+        artifact = coordinates.split(":")[1]
+        assert (
+            f'echo "${{{name}_SHA1}}  /jars/{artifact}-${{{name}_VERSION}}.jar" | sha1sum --check' in checks
+        )
     import pyspark
 
-    hadoop = pins["HADOOP_AWS"].rsplit(":", 1)[1]
+    hadoop = args["HADOOP_AWS_VERSION"]
     assert (Path(pyspark.__file__).parent / "jars" / f"hadoop-client-api-{hadoop}.jar").exists()
-    (jars,) = [rest for rest in arguments("Dockerfile.job", "COPY") if "--from=s3a-jars" in rest]
-    assert jars.split()[-1] == "/opt/spark/jars/"
+    assert "--from=jars /jars/ /opt/spark/jars/" in arguments("Dockerfile.job", "COPY")
 
 
 def test_operator_image_is_small_and_runs_the_operator_as_non_root() -> None:
-    (base,) = arguments("Dockerfile.operator", "FROM")
-    assert base == "python:3.11-slim"
+    assert "BASE=debian:bookworm-slim" in arguments("Dockerfile.operator", "ARG")  # its python3 is 3.11
+    assert arguments("Dockerfile.operator", "FROM")[0] == "${BASE} AS python"
     installs = " ".join(arguments("Dockerfile.operator", "RUN"))
-    assert '".[operator]"' in installs
+    assert 'pip install -c /constraints.txt "$(ls /wheels/*.whl)[operator]"' in installs
     assert "spark" not in installs
     (user,) = arguments("Dockerfile.operator", "USER")
     assert int(user.split(":")[0]) > 0  # numeric, so that runAsNonRoot can be checked
@@ -173,7 +215,7 @@ def test_job_image_has_the_spark_version_jobs_declare_and_the_spark_extra() -> N
     pins = (REPO / "constraints.txt").read_text().splitlines()
     assert f"pyspark=={version}" in pins  # the tests run on the image's Spark
     installs = " ".join(arguments("Dockerfile.job", "RUN"))
-    assert '".[spark]"' in installs
+    assert 'pip install -c /constraints.txt "$(ls /wheels/*.whl)[spark]"' in installs
     assert '"pyspark==${SPARK_VERSION}"' in installs  # the image's own Spark, not another one
     (user,) = arguments("Dockerfile.job", "USER")[-1:]
     assert user == "185"  # Spark's user in its official images
@@ -191,13 +233,19 @@ def test_job_image_carries_the_hudi_bundle_the_tests_run_and_tells_the_job_where
     dev = (REPO / "dev").read_text()
     (pinned,) = re.findall(r"^HUDI_BUNDLE=org\.apache\.hudi:hudi-spark3\.5-bundle_2\.12:(\S+)$", dev, re.M)
     (sha1,) = re.findall(r"^HUDI_BUNDLE_SHA1=(\w+)$", dev, re.M)
-    args = dict(rest.partition("=")[::2] for rest in arguments("Dockerfile.job", "ARG") if "=" in rest)
+    args = job_args()
     assert (args["HUDI_VERSION"], args["HUDI_BUNDLE_SHA1"]) == (pinned, sha1)
     env = " ".join(arguments("Dockerfile.job", "ENV"))
-    jar = "/opt/spark/jars/hudi-spark3.5-bundle_2.12-${HUDI_VERSION}.jar"
-    assert f"{HUDI_BUNDLE_ENV}={jar}" in env
-    assert f'{jar}" | sha1sum --check' in " ".join(arguments("Dockerfile.job", "RUN"))
-    assert any(rest.endswith(" /opt/spark/jars/") for rest in arguments("Dockerfile.job", "ADD"))
+    jar = "hudi-spark3.5-bundle_2.12-${HUDI_VERSION}.jar"
+    assert f"{HUDI_BUNDLE_ENV}=/opt/spark/jars/{jar}" in env
+    assert f'echo "${{HUDI_BUNDLE_SHA1}}  /jars/{jar}" | sha1sum --check' in " ".join(
+        arguments("Dockerfile.job", "RUN")
+    )
+    url = maven_url(f"org.apache.hudi:hudi-spark3.5-bundle_2.12:{pinned}")
+    assert ["--chmod=644", url, "/jars/"] in [
+        expand(rest, args).split() for rest in arguments("Dockerfile.job", "ADD")
+    ]
+    assert "--from=jars /jars/ /opt/spark/jars/" in arguments("Dockerfile.job", "COPY")
 
 
 def test_job_image_compiles_the_jobs_jvm_classes_as_dev_does_and_tells_the_job_where() -> None:
@@ -207,9 +255,9 @@ def test_job_image_compiles_the_jobs_jvm_classes_as_dev_does_and_tells_the_job_w
     (sources,) = re.findall(r"^JVM_SOURCES=(\S+)$", dev, re.M)
     (target,) = re.findall(r"javac -nowarn (--release \d+) ", dev)
     runs = " ".join(arguments("Dockerfile.job", "RUN"))
-    assert f'javac -nowarn {target} -cp "/spark-jars/*"' in runs
+    assert f'javac -nowarn {target} -cp "/opt/spark/jars/*"' in runs  # the image's Spark (FROM spark)
     assert f"{sources} /src" in arguments("Dockerfile.job", "COPY")
-    assert "--from=spark-base /opt/spark/jars /spark-jars" in arguments("Dockerfile.job", "COPY")
+    assert "spark AS jvm-classes" in arguments("Dockerfile.job", "FROM")
     jar = "/opt/spark/jars/hudi-bucket-jvm.jar"
     assert "--from=jvm-classes /jars/hudi-bucket-jvm.jar /opt/spark/jars/" in arguments(
         "Dockerfile.job", "COPY"
