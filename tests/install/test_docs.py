@@ -101,3 +101,21 @@ def test_the_guides_rbac_table_is_what_the_chart_grants() -> None:
         for v in rule["verbs"]
     }
     assert documented == granted
+
+
+ARCHITECTURE = REPO / "docs" / "architecture.md"
+NAMED_FILE = re.compile(r"`((?:[\w-]+/)*[\w-]+\.(?:py|yaml|toml))`")
+NAMED_PACKAGE = re.compile(r"`([a-z_]+)/`")
+
+
+def test_every_file_and_package_the_architecture_page_names_exists() -> None:
+    """docs/architecture.md is the page a newcomer reads first: what it names must be there."""
+    text = ARCHITECTURE.read_text()
+    tracked = [p.relative_to(REPO).as_posix() for p in REPO.rglob("*") if ".venv" not in p.parts]
+    files = set(NAMED_FILE.findall(text))
+    assert files, "the page names files"
+    missing = [f for f in files if not any(path == f or path.endswith("/" + f) for path in tracked)]
+    assert missing == []
+    packages = set(NAMED_PACKAGE.findall(text))
+    homes = [REPO / "spark_app" / "hudi_bucket", REPO / "operator", REPO / "tests", REPO]
+    assert [p for p in packages if not any((home / p).is_dir() for home in homes)] == []
