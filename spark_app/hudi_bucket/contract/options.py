@@ -23,7 +23,8 @@ NOT_GIVEN: Any = object()  # what `read` returns for an option absent from the c
 class Option(Protocol):
     """The fragment of a command line that carries one field of a request."""
 
-    dest: str
+    @property
+    def dest(self) -> str: ...
 
     def add_to(self, parser: argparse.ArgumentParser) -> None: ...
 
@@ -175,7 +176,8 @@ class Sizing:
             if hasattr(namespace, f"sizing_{name}")
         }
         if not given:
-            return NOT_GIVEN
+            absent: SizingPolicy | None = NOT_GIVEN
+            return absent
         if "target_file_size" not in given:
             raise SizingError(
                 f"{', '.join(sorted(given))} given without --target-file-size",

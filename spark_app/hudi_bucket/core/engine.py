@@ -24,7 +24,8 @@ class Engine(StrEnum):
 
 
 class _Facts(Protocol):
-    metadata_table_live: bool
+    @property
+    def metadata_table_live(self) -> bool: ...
 
 
 def choose_engine(requested: Engine, facts: _Facts, *, disable_metadata_table: bool = False) -> Engine:

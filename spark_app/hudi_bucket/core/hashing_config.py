@@ -49,7 +49,9 @@ class HashingConfig:
         return BucketRules.parse(self.expressions, self.default_bucket_number, self.rule)
 
     def to_json(self) -> bytes:
-        values = (self.expressions, self.default_bucket_number, self.rule, self.version, self.instant)
+        values: tuple[str | int, ...] = (
+            self.expressions, self.default_bucket_number, self.rule, self.version, self.instant
+        )  # fmt: skip
         lines = [
             f"  {_jackson(name)} : {_jackson(value)}"
             for (name, _), value in zip(_FIELDS, values, strict=True)
@@ -68,8 +70,10 @@ class HashingConfig:
             raise InvalidHashingConfigError(
                 f"{source}: expected a JSON object, found {type(document).__name__}"
             )
-        values = [_field(document, name, kind, source) for name, kind in _FIELDS]
-        config = cls(*values)
+        expressions, default, rule, version, instant = (
+            _field(document, name, kind, source) for name, kind in _FIELDS
+        )
+        config = cls(str(expressions), int(default), str(rule), int(version), str(instant))
         if config.version != CURRENT_VERSION:
             raise InvalidHashingConfigError(
                 f"{source}: version {config.version} is not {CURRENT_VERSION}, the only one Hudi 1.1 writes",
@@ -104,7 +108,7 @@ def instants_to_archive(instants: Iterable[str], first_active_instant: str | Non
     return older[:-1]
 
 
-def _field(document: dict[str, object], name: str, kind: type, source: str) -> object:
+def _field(document: dict[str, object], name: str, kind: type, source: str) -> str | int:
     if name not in document:
         raise InvalidHashingConfigError(f"{source}: field {name!r} is missing")
     value = document[name]
@@ -112,6 +116,7 @@ def _field(document: dict[str, object], name: str, kind: type, source: str) -> o
         raise InvalidHashingConfigError(
             f"{source}: field {name!r} is {json.dumps(value)}, expected a JSON {_JSON_TYPE_NAMES[kind]}"
         )
+    assert isinstance(value, str | int)  # what _is_a let through
     return value
 
 

@@ -35,7 +35,7 @@ MAX_TOLERANCE = 100.0
 
 # A Kubernetes quantity as a size: a decimal number and a binary (Ki, Mi, ...) or decimal (k, M, ...) unit.
 _QUANTITY = re.compile(r"([0-9]+(?:\.[0-9]+)?)(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?")
-_UNITS = {
+_UNITS: dict[str, int] = {
     "": 1,
     **{unit: 1024 ** (power + 1) for power, unit in enumerate(("Ki", "Mi", "Gi", "Ti", "Pi", "Ei"))},
     **{unit: 1000 ** (power + 1) for power, unit in enumerate(("k", "M", "G", "T", "P", "E"))},
@@ -216,8 +216,11 @@ def choose_buckets(size: int, current: int | None, policy: SizingPolicy) -> tupl
     per-file overhead and compression) and still be within tolerance at the next plan: no flapping.
     """
     ideal = policy.ideal(size)
-    in_bounds = current is not None and policy.min_buckets <= current <= policy.max_buckets
-    if in_bounds and (current == ideal or policy.fits(size, current, policy.tolerance)):
+    if (
+        current is not None
+        and policy.min_buckets <= current <= policy.max_buckets
+        and (current == ideal or policy.fits(size, current, policy.tolerance))
+    ):
         return current, Verdict.KEEP
     if current is None:
         return ideal, Verdict.RESIZE
