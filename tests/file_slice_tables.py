@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hudi_bucket.spark.session import scoped_conf
 from hudi_spark import hudi_write
 
 SELECTOR = "org.apache.hudi.client.bootstrap.selector"
@@ -72,7 +73,10 @@ def bootstrapped(
     # An empty frame without columns, as Hudi's guide bootstraps (Scala's spark.emptyDataFrame): Hudi
     # records the schema of the frame it is given as the table's, and reads the table with it.
     empty = spark.createDataFrame([], given)
-    hudi_write(spark, root, empty, options, operation="bootstrap")
+    # Hudi's bootstrap turns the session's partition type inference off for good: put it back after.
+    inference = "spark.sql.sources.partitionColumnTypeInference.enabled"
+    with scoped_conf(spark, {inference: spark.conf.get(inference, "true")}):
+        hudi_write(spark, root, empty, options, operation="bootstrap")
     expected = {r[0]: r for r in original}
     if upserted:
         update = rows(range(0, 400, 7), 2)

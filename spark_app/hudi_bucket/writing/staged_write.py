@@ -86,6 +86,8 @@ def _move_all(storage: Storage, moves: list[tuple[str, str]]) -> None:
 
 
 def _row_counts(spark: Any, target: str) -> dict[tuple[int, int], int]:
-    """Rows per staged file, from Parquet footers (the count reads no column data)."""
+    """Rows per staged file, from Parquet footers (the count reads no column data). The folder names'
+    values are typed here, not by the session: with partition type inference off (as Hudi's bootstrap
+    leaves a session) they are strings."""
     counts = spark.read.parquet(literal(target)).groupBy(PARTITION_INDEX, BUCKET).count().collect()
-    return {(r[0], r[1]): r[2] for r in counts}
+    return {(int(r[0]), int(r[1])): r[2] for r in counts}
