@@ -145,6 +145,29 @@ def spark() -> Iterator[object]:
     session.stop()
 
 
+@pytest.fixture(autouse=True)
+def spark_settings_as_found(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A test that uses the shared session leaves its SQL settings as it found them, whatever it ran
+    (Hudi's bootstrap, for one, turns partition type inference off for good): no test depends on the
+    ones that ran before it."""
+    if "spark" not in request.fixturenames:
+        yield
+        return
+    session: Any = request.getfixturevalue("spark")
+
+    def settings() -> dict[str, str]:  # SET names them; conf.get gives the values SET would redact
+        return {row[0]: session.conf.get(row[0], None) for row in session.sql("SET").collect()}
+
+    before = settings()
+    yield
+    after = settings()
+    for key in after.keys() - before.keys():
+        session.conf.unset(key)
+    for key, value in before.items():
+        if after.get(key) != value and session.conf.isModifiable(key):
+            session.conf.set(key, value)
+
+
 @pytest.fixture(scope="session")
 def jvm(spark: object) -> object:
     """The py4j gateway into Spark's JVM: the oracle for Java semantics (hashing, regex)."""
