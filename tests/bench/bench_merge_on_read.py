@@ -58,8 +58,13 @@ OPTIONS = {
 PLAIN_SPARK = """
 import sys
 from pyspark.sql import SparkSession
-root, out = sys.argv[1], sys.argv[2]
-spark = SparkSession.builder.getOrCreate()
+root, out, bundle = sys.argv[1], sys.argv[2], sys.argv[3]
+spark = (
+    SparkSession.builder.config("spark.jars", bundle)  # Hudi's reader, set up as Hudi's guide says
+    .config("spark.serializer", "org.apache.spark.serializer.KryoSerializer")
+    .config("spark.sql.extensions", "org.apache.spark.sql.hudi.HoodieSparkSessionExtension")
+    .getOrCreate()
+)
 days = [spark.read.format("hudi").load(f"{root}/day={d}") for d in ("2025-11-01", "2025-11-02")]
 rows = days[0].union(days[1])
 rows.repartition(16, "_hoodie_partition_path", "_hoodie_record_key").write.parquet(out)
@@ -95,7 +100,7 @@ def commands(table: Path, out: Path) -> dict[str, list[str]]:
     return {
         "Native engine": [*job, "--engine", "Native"],
         "Hudi engine": [*job, "--engine", "Hudi"],
-        "plain Spark": [sys.executable, "-c", PLAIN_SPARK, str(table), str(out)],
+        "plain Spark": [sys.executable, "-c", PLAIN_SPARK, str(table), str(out), str(hudi_bundle())],
     }
 
 
