@@ -33,9 +33,18 @@ from hudi_bucket.contract.reports import (
 )
 from hudi_bucket.contract.requests import ApplyRequest, JobKind, PlanRequest, VerifyRequest
 from hudi_bucket.core.planning import Plan
-from hudi_bucket_operator import conditions
+from hudi_bucket_operator import conditions, maintenance
 from hudi_bucket_operator.job_policy import JobDefaults, job_settings
-from hudi_bucket_operator.spec import PAUSED, RETRY, ApplyPolicy, InvalidSpecError, TableSpec, parse_spec
+from hudi_bucket_operator.spec import (
+    APPLY_NOW,
+    PAUSED,
+    RETRY,
+    ApplyPolicy,
+    InvalidSpecError,
+    TableSpec,
+    parse_spec,
+)
+from hudi_bucket_operator.writers import ObservedWriter, Writer, WriterAction
 
 HISTORY_LIMIT = 10
 SIZING_ROUND = "@sizing-"  # in a retry token: the start (Unix seconds) of a scheduled re-measurement
@@ -79,6 +88,9 @@ class Observed:
     status: Mapping[str, Any]
     jobs: Sequence[ObservedJob] = ()
     job_defaults: JobDefaults | None = None  # the operator's bounds on jobs (None: local processes)
+    # The table's writers as the API shows them, by "Kind/name", when ``writers_needed`` named any
+    # (None: not looked at, as in the local mode).
+    writers: Mapping[str, ObservedWriter] | None = None
 
 
 @dataclass(frozen=True)
@@ -107,6 +119,9 @@ class Decision:
     events: tuple[tuple[str, str, str], ...] = ()  # (type, reason, message)
     requeue: bool = False  # look again soon: a job is in flight
     spec: TableSpec | None = field(default=None, compare=False)
+    # What to do to the table's writers, once this status (which records their prior state) is written.
+    writer_actions: tuple[WriterAction, ...] = ()
+    poll_seconds: float | None = None  # look again this soon: writers are moving (no watch tells us)
 
 
 def decide(observed: Observed, now: datetime) -> Decision:
@@ -129,10 +144,19 @@ def _decide(observed: Observed, now: datetime) -> Decision:
     try:
         spec = parse_spec(observed.spec)
     except InvalidSpecError as err:
+        if maintenance.holding(status.get("writers")):  # writers paused: resume them first
+            return _maintain(observed, status, None, now, invalid=str(err))
         return _stalled(observed, status, now, "InvalidSpec", str(err))
 
     chain = _chain(observed)
     in_flight = [j for j in observed.jobs if not j.phase.terminal]
+    if in_flight and maintenance.holding(status.get("writers")):
+        # The apply runs with the writers paused; they are resumed once it ends.
+        status = conditions.progressing(
+            _with_last_job(status, in_flight[-1]), now, "Applying",
+            f"job {in_flight[-1].name} is {in_flight[-1].phase.value.lower()} (the writers are paused)",
+        )  # fmt: skip
+        return Decision(status, requeue=True, spec=spec)
     if in_flight:
         job = in_flight[-1]
         reason = {JobKind.VERIFY: "Verifying", JobKind.PLAN: "Planning"}.get(job.kind, "Applying")
@@ -149,6 +173,8 @@ def _decide(observed: Observed, now: datetime) -> Decision:
             spec=spec,
         )
 
+    if maintenance.active(status.get("writers")):
+        return _maintain(observed, status, spec, now)
     latest = chain[-1] if chain else None
     last = status.get("lastJob") or {}
     if latest is not None and last.get("name") == latest.name and last.get("recorded"):
@@ -172,7 +198,7 @@ def _decide(observed: Observed, now: datetime) -> Decision:
             events=() if first else (("Normal", "Planning", f"generation {observed.generation}: planning"),),
             spec=spec,
         )
-    return _recorded(_after_job(_with_last_job(status, latest), spec, latest, paused, now))
+    return _recorded(_after_job(_with_last_job(status, latest), spec, latest, paused, now, observed))
 
 
 def report_needed(observed: Observed) -> ObservedJob | None:
@@ -295,7 +321,12 @@ def _recorded(decision: Decision) -> Decision:
 
 
 def _after_job(
-    status: dict[str, Any], spec: TableSpec, job: ObservedJob, paused: bool, now: datetime
+    status: dict[str, Any],
+    spec: TableSpec,
+    job: ObservedJob,
+    paused: bool,
+    now: datetime,
+    observed: Observed | None = None,
 ) -> Decision:
     report = job.report
     try:
@@ -310,7 +341,7 @@ def _after_job(
         return Decision(stalled, recorded=job.name, events=(("Warning", "JobFailed", message),), spec=spec)
     try:
         if job.kind is JobKind.PLAN:
-            return _after_plan(status, spec, job, report, paused, now)
+            return _after_plan(status, spec, job, report, paused, now, observed)
         return _after_apply(status, spec, job, report, now)
     except ReportError as err:
         return _unusable(status, spec, job, err, now)
@@ -367,7 +398,13 @@ def _after_verify(
 
 
 def _after_plan(
-    status: dict[str, Any], spec: TableSpec, job: ObservedJob, report: JobReport, paused: bool, now: datetime
+    status: dict[str, Any],
+    spec: TableSpec,
+    job: ObservedJob,
+    report: JobReport,
+    paused: bool,
+    now: datetime,
+    observed: Observed | None = None,
 ) -> Decision:
     planned = PlanResult.from_dict(report.result)
     plan = planned.plan
@@ -396,6 +433,17 @@ def _after_plan(
     if paused:
         # Not recorded: once the annotation goes, this plan is looked at again and applied.
         return Decision(conditions.paused(status, now), spec=spec)
+    if plan.changes and (spec.window is not None or spec.writers.workloads) and observed is not None:
+        # Partitions are rewritten: in the window only, with the writers paused (config alone needs neither).
+        last = (status.get("writers") or {}).get("last")
+        status["writers"] = maintenance.begin(
+            plan.plan_id, job.generation, job.retry_token, _layout_broken(status), last
+        )
+        decision = _maintain(replace(observed, status=status), status, spec, now)
+        events = (("Normal", "AwaitingWindow", decision.status["conditions"][0]["message"]),)
+        if decision.status.get("phase") != maintenance.Step.AWAITING_WINDOW:
+            events = (("Normal", "Approved", described),)
+        return replace(decision, recorded=job.name, events=events + decision.events)
     request = spec.job_request(
         JobKind.APPLY, approved_plan=plan.plan_id, check_records=_layout_broken(status)
     )
@@ -500,3 +548,133 @@ def _with_last_job(status: dict[str, Any], job: ObservedJob) -> dict[str, Any]:
             "phase": job.phase.value,
         },
     }
+
+
+# --- the writers and the window around an apply (see maintenance.py) -------------------------------------
+
+
+def writers_needed(observed: Observed) -> list[Writer]:
+    """The writers a pass must look at: while the steps around an apply run, and when a finished job's
+    result is about to be recorded (a plan approved then pauses them). None otherwise: a poll of the
+    API per writer, bounded by these moments, instead of a watch on every workload."""
+    state = observed.status.get("writers")
+    try:
+        spec = parse_spec(observed.spec).writers
+    except InvalidSpecError:
+        spec = None
+    if maintenance.active(state):
+        return maintenance.to_observe(spec, state)
+    if spec is not None and spec.workloads and report_needed(observed) is not None:
+        return list(spec.workloads)
+    return []
+
+
+def _maintain(
+    observed: Observed, status: dict[str, Any], spec: TableSpec | None, now: datetime, invalid: str = ""
+) -> Decision:
+    """One pass of the steps around an apply: its result recorded when it ended, then the next step."""
+    state = dict(status["writers"])
+    recorded_job, events = None, ()
+    apply_job = _apply_of(observed, state)
+    if apply_job is not None and spec is not None:
+        done = _recorded(_after_job(_with_last_job(status, apply_job), spec, apply_job, False, now))
+        status, recorded_job, events = done.status, done.recorded, done.events
+        held = conditions.condition(status, conditions.STALLED) or {}
+        ready = conditions.condition(status, conditions.READY) or {}
+        outcome = (
+            maintenance.Outcome(True, ready.get("reason", "Applied"), ready.get("message", ""))
+            if conditions.is_ready(status)
+            else maintenance.Outcome(False, held.get("reason", "JobFailed"), held.get("message", ""))
+        )
+        step = maintenance.resume(state, observed.writers, now, outcome)
+    else:
+        step = maintenance.advance(
+            state,
+            writers=None if spec is None else spec.writers,
+            window=None if spec is None else spec.window,
+            seen=observed.writers,
+            generation=observed.generation,
+            paused=observed.annotations.get(PAUSED, "").lower() == "true",
+            apply_now=observed.annotations.get(APPLY_NOW, ""),
+            now=now,
+        )
+        if invalid and step.outcome is not None:
+            step = replace(step, outcome=maintenance.Outcome(False, "InvalidSpec", invalid))
+    status = {**status, "writers": step.state} if step.state else _without(status, "writers")
+    events = (*events, *step.events)
+    actions = step.actions
+    if step.carry_on:
+        after = decide(replace(observed, status=status), now)
+        return replace(after, events=events + after.events, recorded=after.recorded or recorded_job)
+    if step.outcome is not None or step.stall is not None:
+        end = step.outcome or step.stall
+        assert end is not None
+        if end.ready:
+            _note_downtime(status, state)
+            status = conditions.ready(status, now, end.reason, end.message)
+        else:
+            status = conditions.stalled(status, now, end.reason, end.message)
+            told = (conditions.condition(dict(observed.status), conditions.STALLED) or {}).get("message")
+            if told != end.message and not any(r == end.reason for _, r, _ in events):
+                events = (*events, ("Warning", end.reason, end.message))
+        return Decision(status, recorded=recorded_job, events=events, spec=spec, writer_actions=actions)
+    submit = None
+    if step.submit_apply and spec is not None:
+        request = spec.job_request(
+            JobKind.APPLY, approved_plan=state["planId"], check_records=bool(state.get("checkRecords"))
+        )
+        submit = SubmitJob(request, state["generation"], state["retryToken"], SEQUENCE[JobKind.APPLY])
+    if step.phase == "Paused":
+        status = conditions.paused(status, now)
+    elif step.phase == maintenance.Step.AWAITING_WINDOW:
+        status = conditions.awaiting(status, now, step.message, reason=maintenance.Step.AWAITING_WINDOW.value)
+    else:
+        status = conditions.progressing(status, now, step.phase or "Applying", step.message)
+    moving = submit is not None or step.phase not in ("Paused", maintenance.Step.AWAITING_WINDOW)
+    poll = maintenance.POLL_SECONDS if moving else _until_window(step.state, now)
+    return Decision(
+        status,
+        submit=submit,
+        recorded=recorded_job,
+        events=events,
+        requeue=moving,
+        spec=spec,
+        writer_actions=actions,
+        poll_seconds=poll,
+    )
+
+
+def _apply_of(observed: Observed, state: Mapping[str, Any]) -> ObservedJob | None:
+    """The finished apply job of these steps whose result is not recorded yet, if any."""
+    if state.get("step") not in (maintenance.Step.PAUSING, maintenance.Step.APPLYING):
+        return None
+    found = [
+        j
+        for j in observed.jobs
+        if j.kind is JobKind.APPLY
+        and j.generation == state["generation"]
+        and j.retry_token == state["retryToken"]
+        and j.phase.terminal
+    ]
+    if not found:
+        return None
+    job = max(found, key=lambda j: j.created)
+    last = observed.status.get("lastJob") or {}
+    return None if last.get("name") == job.name and last.get("recorded") else job
+
+
+def _note_downtime(status: dict[str, Any], state: Mapping[str, Any]) -> None:
+    """The writers' downtime beside the apply it made way for, in history."""
+    last = (status.get("writers") or {}).get("last")
+    history = status.get("history") or []
+    if last and history and history[0].get("planId") == state.get("planId"):
+        status["history"] = [{**history[0], "writersDowntimeSeconds": last["downtimeSeconds"]}, *history[1:]]
+
+
+def _until_window(state: Mapping[str, Any], now: datetime) -> float | None:
+    start = state.get("nextWindow")
+    return None if not start else max(1.0, (datetime.fromisoformat(start) - now).total_seconds())
+
+
+def _without(status: Mapping[str, Any], key: str) -> dict[str, Any]:
+    return {k: v for k, v in status.items() if k != key}
