@@ -35,6 +35,10 @@ _KIND = re.compile(r"[A-Z][A-Za-z0-9]*")
 _PLURAL = re.compile(r"[a-z][a-z0-9]*")
 _NAME = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 _DURATION_FORMAT = "a duration in minutes, hours or days, such as 15m, 3h or 1d"
+WINDOW_SCHEDULE_FORMAT = (
+    "a cron expression in UTC as spec.verify.schedule takes one (no interval): five fields such as "
+    "'0 1 * * *' or '0 1 * * SAT,SUN', or @hourly, @daily, @weekly, @monthly or @yearly"
+)
 
 
 class Problems(Protocol):
@@ -292,9 +296,7 @@ def parse_window(raw: object, problems: Problems) -> Window | None:
     except ScheduleError:
         pass
     if parsed is None:
-        problems.wrong(
-            f"{where}.schedule", "a cron expression of five fields in UTC, such as '0 1 * * *'", schedule
-        )
+        problems.wrong(f"{where}.schedule", WINDOW_SCHEDULE_FORMAT, schedule)
     seconds = parse_duration(duration) if isinstance(duration, str) else None
     if seconds is None:
         problems.wrong(f"{where}.duration", _DURATION_FORMAT, duration)
