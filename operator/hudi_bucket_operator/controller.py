@@ -11,15 +11,11 @@ from typing import Any
 
 from hudi_bucket.contract.reports import JobError, JobReport, Outcome, ReportError
 from hudi_bucket_operator import metrics
+from hudi_bucket_operator.apply_window import writers_needed
 from hudi_bucket_operator.backends import JobBackend, TableRef
-from hudi_bucket_operator.reconcile import (
-    Decision,
-    Observed,
-    ObservedJob,
-    decide,
-    report_needed,
-    writers_needed,
-)
+from hudi_bucket_operator.decisions import Decision, Observed, ObservedJob
+from hudi_bucket_operator.reconcile import decide
+from hudi_bucket_operator.rounds import report_needed
 from hudi_bucket_operator.writers import ObservedWriter, Writer
 
 

@@ -24,7 +24,7 @@ import kopf
 from hudi_bucket_operator import kube, metrics, naming, workloads
 from hudi_bucket_operator.backends import LocalBackend, SparkOperatorBackend, observed_job
 from hudi_bucket_operator.controller import reconcile_once, table_ref
-from hudi_bucket_operator.reconcile import JobPhase, ObservedJob
+from hudi_bucket_operator.decisions import JobPhase, ObservedJob
 from hudi_bucket_operator.settings import OperatorConfig
 from hudi_bucket_operator.spec import API_VERSION, GROUP, KIND, PLURAL, UNMANAGED, VERSION
 from hudi_bucket_operator.workqueue import WorkQueue

@@ -23,8 +23,10 @@ from hudi_bucket.core.hashing_config import HashingConfig
 from hudi_bucket.core.planning import ChangeReason, PartitionChange, Plan
 from hudi_bucket.core.rules import BucketRules
 from hudi_bucket_operator import maintenance
+from hudi_bucket_operator.apply_window import writers_needed
 from hudi_bucket_operator.conditions import condition
-from hudi_bucket_operator.reconcile import Decision, JobPhase, Observed, ObservedJob, decide, writers_needed
+from hudi_bucket_operator.decisions import Decision, JobPhase, Observed, ObservedJob
+from hudi_bucket_operator.reconcile import decide
 from hudi_bucket_operator.spec import APPLY_NOW, PAUSED, InvalidSpecError, parse_spec
 from hudi_bucket_operator.writers import ObservedWriter, WriterVerb, get_path, merge_patch_for
 
