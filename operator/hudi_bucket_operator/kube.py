@@ -154,11 +154,11 @@ class KubeClient:
     async def patch_status(
         self, resource: Resource, namespace: str, name: str, status: dict[str, Any]
     ) -> None:
-        """A merge patch of the status subresource."""
+        """The status subresource replaced by ``status``: a JSON patch, since a merge patch would keep every
+        key ``status`` no longer has (a finished step's state under status.writers, say)."""
+        replaced = [{"op": "add", "path": "/status", "value": status}]
         with _errors(f"patch {resource.plural}/status {namespace}/{name}"):
-            await self._call(
-                "PATCH", resource.path(namespace, name, "status"), {"status": status}, _MERGE_PATCH
-            )
+            await self._call("PATCH", resource.path(namespace, name, "status"), replaced, _JSON_PATCH)
 
     async def get(
         self, resource: Resource, namespace: str, name: str, subresource: str = ""
@@ -206,6 +206,7 @@ class KubeClient:
 
 
 _MERGE_PATCH = "application/merge-patch+json"
+_JSON_PATCH = "application/json-patch+json"
 
 
 @contextlib.contextmanager
