@@ -101,11 +101,34 @@ SIZED = yaml.safe_load(
                  replanEvery: 24h}
     """
 )
+WITH_WRITERS = yaml.safe_load(
+    """
+    apiVersion: hudi.bucketops.io/v1alpha1
+    kind: HudiBucketTable
+    metadata: {name: orders, namespace: lake}
+    spec:
+      table: {uri: s3a://lake/warehouse/orders}
+      buckets: {default: 16, rules: [{pattern: '-11-11$', buckets: 256}]}
+      apply:
+        policy: Automatic
+        window: {schedule: "0 1 * * *", duration: 3h}   # nightly, 01:00-04:00 UTC
+      writers:
+        quiesceTimeout: 15m
+        workloads:
+          - {kind: Deployment, name: orders-ingest}
+          - apiVersion: flink.apache.org/v1beta1
+            kind: FlinkDeployment
+            name: orders-cdc
+            suspend: {path: spec.job.state, suspended: suspended, running: running,
+                      stoppedPath: status.jobStatus.state, stopped: [SUSPENDED, FINISHED, CANCELED]}
+    """
+)
 GOOD_MANIFESTS = {
     "small": SMALL,
     "skewed-days": SKEWED_DAYS,
     "plan-then-approve": PLAN_THEN_APPROVE,
     "sized": SIZED,
+    "with-writers": WITH_WRITERS,
 }
 
 
@@ -340,6 +363,37 @@ BAD_MANIFESTS = [
         with_spec(SMALL, "spark.image", "registry.example.com/Hudi-Bucket-Job:0.1.0"),
         "spec.spark.image must be an image reference",
         id="image-upper-case",
+    ),
+    pytest.param(
+        with_spec(
+            WITH_WRITERS,
+            "writers.workloads",
+            [
+                {
+                    "kind": "Deployment",
+                    "name": "x",
+                    "suspend": {
+                        "path": "spec.replicas",
+                        "suspended": "0",
+                        "running": "1",
+                        "stoppedPath": "status.replicas",
+                        "stopped": ["0"],
+                    },
+                }
+            ],
+        ),
+        "a Deployment or StatefulSet is paused by scale (no suspend)",
+        id="writer-deployment-with-suspend",
+    ),
+    pytest.param(
+        with_spec(WITH_WRITERS, "writers.workloads", [{"kind": "FlinkDeployment", "name": "x"}]),
+        "any other writer needs its apiVersion and suspend",
+        id="writer-without-suspend",
+    ),
+    pytest.param(
+        with_spec(WITH_WRITERS, "apply.window", {"schedule": "6h", "duration": "1h"}),
+        "'6h' does not match",
+        id="window-interval",
     ),
     pytest.param(with_spec(SMALL, "spark.ttlSeconds", "1d"), "'1d' is not of type 'integer'", id="ttl-word"),
     pytest.param(

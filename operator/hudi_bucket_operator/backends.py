@@ -21,6 +21,7 @@ from typing import Any, Protocol
 from hudi_bucket.contract.reports import ConfigMapReport, JobReport
 from hudi_bucket.contract.requests import JobKind
 from hudi_bucket_operator import naming
+from hudi_bucket_operator.decisions import SEQUENCE, JobPhase, ObservedJob, SubmitJob
 from hudi_bucket_operator.job_policy import JobDefaults
 from hudi_bucket_operator.kube import (
     SPARK_APPLICATIONS,
@@ -28,7 +29,6 @@ from hudi_bucket_operator.kube import (
     KubeConflictError,
     KubeNotFoundError,
 )
-from hudi_bucket_operator.reconcile import SEQUENCE, JobPhase, ObservedJob, SubmitJob
 from hudi_bucket_operator.render import render_spark_application
 from hudi_bucket_operator.spec import KIND, TableSpec
 

@@ -78,16 +78,13 @@ def ready(status: dict[str, Any], now: datetime, reason: str, message: str) -> d
     )
 
 
-def awaiting(status: dict[str, Any], now: datetime, message: str) -> dict[str, Any]:
+def awaiting(
+    status: dict[str, Any], now: datetime, message: str, reason: str = "AwaitingApproval"
+) -> dict[str, Any]:
+    """Waiting for people (an approval) or for the clock (a maintenance window): neither in progress
+    nor stuck."""
     return _apply(
-        status,
-        now,
-        "AwaitingApproval",
-        ready=False,
-        reconciling=False,
-        stalled=False,
-        reason="AwaitingApproval",
-        message=message,
+        status, now, reason, ready=False, reconciling=False, stalled=False, reason=reason, message=message
     )
 
 

@@ -4,15 +4,19 @@ backend); the caller writes the returned status and posts the returned events.""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
 from hudi_bucket.contract.reports import JobError, JobReport, Outcome, ReportError
 from hudi_bucket_operator import metrics
+from hudi_bucket_operator.apply_window import writers_needed
 from hudi_bucket_operator.backends import JobBackend, TableRef
-from hudi_bucket_operator.reconcile import Decision, Observed, ObservedJob, decide, report_needed
+from hudi_bucket_operator.decisions import Decision, Observed, ObservedJob
+from hudi_bucket_operator.reconcile import decide
+from hudi_bucket_operator.rounds import report_needed
+from hudi_bucket_operator.writers import ObservedWriter, Writer
 
 
 def table_ref(body: dict[str, Any]) -> TableRef:
@@ -20,9 +24,18 @@ def table_ref(body: dict[str, Any]) -> TableRef:
     return TableRef(meta["name"], meta.get("namespace") or "default", meta.get("uid", ""), body)
 
 
+WriterReader = Callable[[list[Writer]], Awaitable[Mapping[str, ObservedWriter]]]
+
+
 async def reconcile_once(
-    backend: JobBackend, body: dict[str, Any], jobs: Sequence[ObservedJob], now: datetime | None = None
+    backend: JobBackend,
+    body: dict[str, Any],
+    jobs: Sequence[ObservedJob],
+    now: datetime | None = None,
+    writers: WriterReader | None = None,
 ) -> Decision:
+    """One pass. ``writers`` reads the table's writers when ``decide`` needs them (None: the local mode,
+    which cannot). The decision's writer actions are the caller's, once it has written the status."""
     now = now or datetime.now(UTC)
     table = table_ref(body)
     meta = body["metadata"]
@@ -38,6 +51,9 @@ async def reconcile_once(
     if needed is not None and needed.report is None:
         with_report = replace(needed, report=await _report(backend, table, needed))
         observed = replace(observed, jobs=tuple(with_report if j is needed else j for j in observed.jobs))
+    wanted = writers_needed(observed)
+    if wanted and writers is not None:
+        observed = replace(observed, writers=await writers(wanted))
     decision = decide(observed, now)
     if decision.submit is not None and decision.spec is not None:
         # A KubeError propagates: the API failed us, the pass is retried with backoff.

@@ -21,10 +21,10 @@ from typing import Any
 
 import kopf
 
-from hudi_bucket_operator import kube, metrics, naming
+from hudi_bucket_operator import kube, metrics, naming, workloads
 from hudi_bucket_operator.backends import LocalBackend, SparkOperatorBackend, observed_job
 from hudi_bucket_operator.controller import reconcile_once, table_ref
-from hudi_bucket_operator.reconcile import JobPhase, ObservedJob
+from hudi_bucket_operator.decisions import JobPhase, ObservedJob
 from hudi_bucket_operator.settings import OperatorConfig
 from hudi_bucket_operator.spec import API_VERSION, GROUP, KIND, PLURAL, UNMANAGED, VERSION
 from hudi_bucket_operator.workqueue import WorkQueue
@@ -145,13 +145,23 @@ async def _reconcile(uid: str, memo: kopf.Memo) -> None:
     # own last status is the truth (after a restart, the stored one is).
     written = memo.statuses.get(uid, table["status"])
     body = {**table, "status": written}
-    decision = await reconcile_once(memo.backend, body, await _jobs(memo, body))
+    namespace = meta["namespace"]
+
+    async def writers(wanted: list[Any]) -> Any:
+        return await workloads.observe(memo.kube, namespace, wanted)
+
+    decision = await reconcile_once(memo.backend, body, await _jobs(memo, body), writers=writers)
     if decision.status != written:
         try:
-            await memo.kube.patch_status(TABLES, meta["namespace"], meta["name"], decision.status)
+            await memo.kube.patch_status(TABLES, namespace, meta["name"], decision.status)
         except kube.KubeNotFoundError:  # deleted meanwhile: nothing left to report on
             return
     memo.statuses[uid] = decision.status
+    # Only now, with their prior state recorded in the status: a crash from here on resumes them.
+    await workloads.perform(memo.kube, namespace, decision.writer_actions)
+    if decision.poll_seconds is not None:  # no watch on the writers: look again soon
+        delay = min(decision.poll_seconds, memo.config.resync_seconds)
+        memo.queue.add_after(uid, delay)
     if decision.submit is not None:
         job = decision.submit
         name = decision.status["lastJob"]["name"]

@@ -61,6 +61,10 @@ class Resource:
 
 SPARK_APPLICATIONS = Resource("sparkoperator.k8s.io", "v1beta2", "sparkapplications")
 CONFIG_MAPS = Resource("", "v1", "configmaps")
+# A table's writers (spec.writers): scaled through the scale subresource, their pods counted.
+DEPLOYMENTS = Resource("apps", "v1", "deployments")
+STATEFUL_SETS = Resource("apps", "v1", "statefulsets")
+PODS = Resource("", "v1", "pods")
 
 
 def in_a_pod() -> bool:
@@ -103,7 +107,7 @@ async def connection_info(configuration: client.Configuration) -> kopf.Connectio
 
 class KubeClient:
     """The few calls the operator makes: create a SparkApplication, read and delete a report's
-    ConfigMap, patch a table's status.
+    ConfigMap, patch a table's status; read, scale or patch a table's writers and count their pods.
 
     Calls go through the package's ApiClient (its login, connection pool and errors) by path, not through
     its generated API classes: CoreV1Api's module alone holds 26 MiB of the operator's memory, for two
@@ -150,20 +154,48 @@ class KubeClient:
     async def patch_status(
         self, resource: Resource, namespace: str, name: str, status: dict[str, Any]
     ) -> None:
-        """A merge patch of the status subresource."""
+        """The status subresource replaced by ``status``: a JSON patch, since a merge patch would keep every
+        key ``status`` no longer has (a finished step's state under status.writers, say)."""
+        replaced = [{"op": "add", "path": "/status", "value": status}]
         with _errors(f"patch {resource.plural}/status {namespace}/{name}"):
-            await self._call(
-                "PATCH", resource.path(namespace, name, "status"), {"status": status}, _MERGE_PATCH
+            await self._call("PATCH", resource.path(namespace, name, "status"), replaced, _JSON_PATCH)
+
+    async def get(
+        self, resource: Resource, namespace: str, name: str, subresource: str = ""
+    ) -> dict[str, Any]:
+        """One object (or its subresource, such as ``scale``)."""
+        with _errors(f"get {resource.plural} {namespace}/{name}"):
+            return dict(await self._call("GET", resource.path(namespace, name, subresource), answer=True))
+
+    async def merge_patch(
+        self, resource: Resource, namespace: str, name: str, patch: dict[str, Any], subresource: str = ""
+    ) -> None:
+        """A JSON merge patch of an object (or its subresource, such as ``scale``)."""
+        with _errors(f"patch {resource.plural} {namespace}/{name}"):
+            await self._call("PATCH", resource.path(namespace, name, subresource), patch, _MERGE_PATCH)
+
+    async def count_pods(self, namespace: str, selector: str) -> int:
+        """The pods a label selector finds, terminating ones included."""
+        with _errors(f"list pods {namespace} {selector}"):
+            found = await self._call(
+                "GET", PODS.path(namespace), answer=True, query=[("labelSelector", selector)]
             )
+        return len(found.get("items") or [])
 
     async def _call(
-        self, method: str, path: str, body: Any = None, content_type: str = "", answer: bool = False
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        content_type: str = "",
+        answer: bool = False,
+        query: list[tuple[str, str]] | None = None,
     ) -> Any:
         """One request; the decoded answer if ``answer``. Raises the client's ApiException on an error."""
         assert self._api is not None, "log_in first"
         headers = {"Accept": "application/json", **({"Content-Type": content_type} if content_type else {})}
         request = await self._api.param_serialize(
-            method, path, header_params=headers, body=body, auth_settings=["BearerToken"]
+            method, path, query_params=query, header_params=headers, body=body, auth_settings=["BearerToken"]
         )
         response = await self._api.call_api(*request)
         await response.read()
@@ -174,6 +206,7 @@ class KubeClient:
 
 
 _MERGE_PATCH = "application/merge-patch+json"
+_JSON_PATCH = "application/json-patch+json"
 
 
 @contextlib.contextmanager

@@ -12,14 +12,15 @@ With spec.verify, a Ready table's layout is checked when its schedule says (a ro
 plan -> ...). The check becomes status.layout and the LayoutHealthy condition. While the layout is known
 to be broken, plan and apply read every record (``check_records``), so the plan repairs the partitions
 concerned and is approved like any other; after a repair the layout is checked again at once.
+
+What a pass sees and decides is declared in decisions.py; the rounds of jobs in rounds.py; the writers and
+the window around an apply in apply_window.py. This module records each finished job's result.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta
-from enum import StrEnum
+from dataclasses import replace
+from datetime import datetime
 from typing import Any
 
 from hudi_bucket.contract.reports import (
@@ -31,82 +32,26 @@ from hudi_bucket.contract.reports import (
     ReportError,
     TableBuckets,
 )
-from hudi_bucket.contract.requests import ApplyRequest, JobKind, PlanRequest, VerifyRequest
+from hudi_bucket.contract.requests import JobKind
 from hudi_bucket.core.planning import Plan
-from hudi_bucket_operator import conditions
-from hudi_bucket_operator.job_policy import JobDefaults, job_settings
-from hudi_bucket_operator.spec import PAUSED, RETRY, ApplyPolicy, InvalidSpecError, TableSpec, parse_spec
+from hudi_bucket_operator import apply_window, conditions, maintenance, rounds
+from hudi_bucket_operator.decisions import (
+    SEQUENCE,
+    Decision,
+    JobPhase,
+    Observed,
+    ObservedJob,
+    SubmitJob,
+    layout_broken,
+    recorded,
+    with_last_job,
+)
+from hudi_bucket_operator.job_policy import job_settings
+from hudi_bucket_operator.spec import PAUSED, ApplyPolicy, InvalidSpecError, TableSpec, parse_spec
 
 HISTORY_LIMIT = 10
-SIZING_ROUND = "@sizing-"  # in a retry token: the start (Unix seconds) of a scheduled re-measurement
-VERIFY_ROUND = "@verify-"  # in a retry token: the start (Unix seconds) of a layout check
-ROUNDS = (SIZING_ROUND, VERIFY_ROUND)
 PLAN_ITEMS = 20  # changes status.plan lists, the largest first (the CRD allows 100)
 LAYOUT_ITEMS = 20  # partitions status.layout names (the CRD allows 100)
-# A job's place in its round: a check first, then the plan, then its apply.
-SEQUENCE = {JobKind.VERIFY: -1, JobKind.PLAN: 0, JobKind.APPLY: 1}
-
-
-class JobPhase(StrEnum):
-    PENDING = "Pending"
-    RUNNING = "Running"
-    COMPLETED = "Completed"
-    FAILED = "Failed"
-
-    @property
-    def terminal(self) -> bool:
-        return self in (JobPhase.COMPLETED, JobPhase.FAILED)
-
-
-@dataclass(frozen=True)
-class ObservedJob:
-    name: str
-    kind: JobKind
-    generation: int
-    retry_token: str
-    phase: JobPhase
-    created: str  # ISO timestamp: orders jobs of one generation
-    sequence: int = 0  # position in its generation's chain: plan 0, apply 1
-    error: str = ""  # the job system's own message (SparkApplication errorMessage)
-    report: JobReport | None = None
-
-
-@dataclass(frozen=True)
-class Observed:
-    spec: Mapping[str, Any]
-    generation: int
-    annotations: Mapping[str, str]
-    status: Mapping[str, Any]
-    jobs: Sequence[ObservedJob] = ()
-    job_defaults: JobDefaults | None = None  # the operator's bounds on jobs (None: local processes)
-
-
-@dataclass(frozen=True)
-class SubmitJob:
-    """A job to start: what it does (its request, without a report destination) and what it is for."""
-
-    request: PlanRequest | ApplyRequest | VerifyRequest
-    generation: int
-    retry_token: str
-    sequence: int
-
-    @property
-    def kind(self) -> JobKind:
-        return self.request.kind
-
-    @property
-    def approved_plan(self) -> str:
-        return self.request.rescale.approved_plan if isinstance(self.request, ApplyRequest) else ""
-
-
-@dataclass(frozen=True)
-class Decision:
-    status: dict[str, Any]
-    submit: SubmitJob | None = None
-    recorded: str | None = None  # a job whose result this decision records (its report can go)
-    events: tuple[tuple[str, str, str], ...] = ()  # (type, reason, message)
-    requeue: bool = False  # look again soon: a job is in flight
-    spec: TableSpec | None = field(default=None, compare=False)
 
 
 def decide(observed: Observed, now: datetime) -> Decision:
@@ -124,15 +69,24 @@ def decide(observed: Observed, now: datetime) -> Decision:
 def _decide(observed: Observed, now: datetime) -> Decision:
     status = dict(observed.status)
     status["observedGeneration"] = observed.generation
-    token = _token(observed)
+    token = rounds.retry_token(observed)
     paused = observed.annotations.get(PAUSED, "").lower() == "true"
     try:
         spec = parse_spec(observed.spec)
     except InvalidSpecError as err:
+        if maintenance.holding(status.get("writers")):  # writers paused: resume them first
+            return _maintain(observed, status, None, now, invalid=str(err))
         return _stalled(observed, status, now, "InvalidSpec", str(err))
 
-    chain = _chain(observed)
+    chain = rounds.current_chain(observed)
     in_flight = [j for j in observed.jobs if not j.phase.terminal]
+    if in_flight and maintenance.holding(status.get("writers")):
+        # The apply runs with the writers paused; they are resumed once it ends.
+        status = conditions.progressing(
+            with_last_job(status, in_flight[-1]), now, "Applying",
+            f"job {in_flight[-1].name} is {in_flight[-1].phase.value.lower()} (the writers are paused)",
+        )  # fmt: skip
+        return Decision(status, requeue=True, spec=spec)
     if in_flight:
         job = in_flight[-1]
         reason = {JobKind.VERIFY: "Verifying", JobKind.PLAN: "Planning"}.get(job.kind, "Applying")
@@ -140,8 +94,8 @@ def _decide(observed: Observed, now: datetime) -> Decision:
             # Still as submitted: the pass that submitted it said what it is for, and a write saying
             # "pending" instead would be a second status write per job for nothing new.
             return Decision(status, requeue=True, spec=spec)
-        status = _with_last_job(status, job)
-        if _scheduled_work(observed, job):
+        status = with_last_job(status, job)
+        if rounds.scheduled_work(observed, job):
             return Decision(conditions.scheduled(status, reason), requeue=True, spec=spec)
         return Decision(
             conditions.progressing(status, now, reason, f"job {job.name} is {job.phase.value.lower()}"),
@@ -149,19 +103,21 @@ def _decide(observed: Observed, now: datetime) -> Decision:
             spec=spec,
         )
 
+    if maintenance.active(status.get("writers")):
+        return _maintain(observed, status, spec, now)
     latest = chain[-1] if chain else None
     last = status.get("lastJob") or {}
     if latest is not None and last.get("name") == latest.name and last.get("recorded"):
         # Its result is in the status already; its report may be gone.
-        return _scheduled(observed, status, spec, paused, now)
+        return rounds.scheduled(observed, status, spec, paused, now)
     if latest is None:
         done = last.get("generation") == observed.generation and last.get("retryToken", "") == token
         if done and last.get("recorded"):
             # This generation's jobs finished and were cleaned up.
-            return _scheduled(observed, status, spec, paused, now)
+            return rounds.scheduled(observed, status, spec, paused, now)
         if paused:
             return Decision(conditions.paused(status, now), spec=spec)
-        submit = SubmitJob(_plan_request(spec, status), observed.generation, token, 0)
+        submit = SubmitJob(rounds.plan_request(spec, status), observed.generation, token, 0)
         # A new table's first plan is routine and its status says so: no Event, which at a GitOps sync
         # of many tables would be a quarter of the operator's writes. A change or a retry gets one.
         first = not last
@@ -172,130 +128,16 @@ def _decide(observed: Observed, now: datetime) -> Decision:
             events=() if first else (("Normal", "Planning", f"generation {observed.generation}: planning"),),
             spec=spec,
         )
-    return _recorded(_after_job(_with_last_job(status, latest), spec, latest, paused, now))
-
-
-def report_needed(observed: Observed) -> ObservedJob | None:
-    """The one job whose report ``decide`` will read: the latest of this generation's chain, once it
-    has finished and until its result is recorded. Reports are fetched for it alone, not on every pass."""
-    chain = _chain(observed)
-    if not chain or any(not j.phase.terminal for j in observed.jobs):
-        return None
-    latest, last = chain[-1], observed.status.get("lastJob") or {}
-    return None if last.get("name") == latest.name and last.get("recorded") else latest
-
-
-def _token(observed: Observed) -> str:
-    """The retry token this generation's jobs carry: the retry annotation's, followed by the round of
-    a scheduled re-measurement when one started since (see ``_replan``). It changes only when a new
-    plan is submitted, so a job in flight across a round's start is still recorded."""
-    last = str((observed.status.get("lastJob") or {}).get("retryToken", ""))
-    return last if _of_a_round(observed, last) else observed.annotations.get(RETRY, "")
-
-
-def _of_a_round(observed: Observed, token: str) -> bool:
-    """Whether ``token`` is a scheduled round's (a layout check, a re-measurement) under the retry annotation."""
-    base = observed.annotations.get(RETRY, "")
-    return token.startswith(tuple(base + r for r in ROUNDS))
-
-
-def _plan_request(spec: TableSpec, status: Mapping[str, Any]) -> PlanRequest | ApplyRequest | VerifyRequest:
-    return spec.job_request(JobKind.PLAN, check_records=_layout_broken(status))
-
-
-def _layout_broken(status: Mapping[str, Any]) -> bool:
-    """Whether the last layout check found violations: plans and applies then check every record."""
-    return bool((status.get("layout") or {}).get("violations"))
-
-
-def _scheduled(
-    observed: Observed, status: dict[str, Any], spec: TableSpec, paused: bool, now: datetime
-) -> Decision:
-    """A settled table: a layout check or a re-measurement when one is due, else nothing."""
-    return (
-        _verify_round(observed, status, spec, paused, now)
-        or _replan(observed, status, spec, paused, now)
-        or Decision(status, spec=spec)
-    )
-
-
-def _verify_round(
-    observed: Observed, status: dict[str, Any], spec: TableSpec, paused: bool, now: datetime
-) -> Decision | None:
-    """A layout check of a Ready table, when spec.verify's schedule says (counted from the last check;
-    a table never checked is checked now), or at once after a repair; None when none is due. Like a
-    re-measurement, it starts a new round of jobs under a new retry token."""
-    layout = status.get("layout") or {}
-    if paused or not conditions.is_ready(status):
-        return None
-    if layout.get("recheck"):
-        message = "checking the layout again after its repair"
-    elif spec.verify is None:
-        return None
-    else:
-        checked = layout.get("checkedAt")
-        if checked and now < spec.verify.next_after(datetime.fromisoformat(checked)):
-            return None
-        message = f"checking the layout (spec.verify.schedule {spec.verify.text!r})"
-    token = observed.annotations.get(RETRY, "") + VERIFY_ROUND + str(int(now.timestamp()))
-    submit = SubmitJob(spec.job_request(JobKind.VERIFY), observed.generation, token, SEQUENCE[JobKind.VERIFY])
-    return Decision(
-        conditions.scheduled(status, "Verifying"),
-        submit=submit,
-        requeue=True,
-        events=(("Normal", "Verifying", message),),
-        spec=spec,
-    )
-
-
-def _replan(
-    observed: Observed, status: dict[str, Any], spec: TableSpec, paused: bool, now: datetime
-) -> Decision | None:
-    """A new plan for a sized table that is Ready and whose last measurement is ``replanEvery`` old, so
-    its counts follow its data as it grows; None when none is due. It starts a new round of jobs under
-    a new retry token (the annotation's and the round's start), as a retry would."""
-    sizing = (status.get("plan") or {}).get("sizing") or {}
-    if spec.replan_every is None or paused or not conditions.is_ready(status) or not sizing.get("measured"):
-        return None
-    measured = datetime.fromisoformat(sizing["measured"])
-    if now < measured + timedelta(seconds=spec.replan_every):
-        return None
-    token = observed.annotations.get(RETRY, "") + SIZING_ROUND + str(int(now.timestamp()))
-    message = f"measuring again: the last sizing, at {sizing['measured']}, is older than replanEvery"
-    return Decision(
-        conditions.scheduled(status, "Planning"),
-        submit=SubmitJob(_plan_request(spec, status), observed.generation, token, 0),
-        requeue=True,
-        events=(("Normal", "Planning", message),),
-        spec=spec,
-    )
-
-
-def _scheduled_work(observed: Observed, job: ObservedJob) -> bool:
-    """Whether ``job`` is scheduled work (a layout check, a re-measurement, the plan after either) on a
-    table still Ready: what it finds has not changed anything yet."""
-    return conditions.is_ready(observed.status) and _of_a_round(observed, job.retry_token)
-
-
-def _chain(observed: Observed) -> list[ObservedJob]:
-    """This generation's jobs (for the current retry token), in the order they ran."""
-    token = _token(observed)
-    return sorted(
-        (j for j in observed.jobs if j.generation == observed.generation and j.retry_token == token),
-        key=lambda j: (j.sequence, j.created),
-    )
-
-
-def _recorded(decision: Decision) -> Decision:
-    """Mark in the status that the job's result is recorded, so it is never evaluated again."""
-    if decision.recorded is None:
-        return decision
-    status = {**decision.status, "lastJob": {**decision.status["lastJob"], "recorded": True}}
-    return replace(decision, status=status)
+    return recorded(_after_job(with_last_job(status, latest), spec, latest, paused, now, observed))
 
 
 def _after_job(
-    status: dict[str, Any], spec: TableSpec, job: ObservedJob, paused: bool, now: datetime
+    status: dict[str, Any],
+    spec: TableSpec,
+    job: ObservedJob,
+    paused: bool,
+    now: datetime,
+    observed: Observed | None = None,
 ) -> Decision:
     report = job.report
     try:
@@ -310,7 +152,7 @@ def _after_job(
         return Decision(stalled, recorded=job.name, events=(("Warning", "JobFailed", message),), spec=spec)
     try:
         if job.kind is JobKind.PLAN:
-            return _after_plan(status, spec, job, report, paused, now)
+            return _after_plan(status, spec, job, report, paused, now, observed)
         return _after_apply(status, spec, job, report, now)
     except ReportError as err:
         return _unusable(status, spec, job, err, now)
@@ -352,7 +194,9 @@ def _after_verify(
                 spec=spec,
             )
         events = (("Warning", "LayoutViolation", f"{message}; planning a repair"),)
-    submit = SubmitJob(_plan_request(spec, status), job.generation, job.retry_token, SEQUENCE[JobKind.PLAN])
+    submit = SubmitJob(
+        rounds.plan_request(spec, status), job.generation, job.retry_token, SEQUENCE[JobKind.PLAN]
+    )
     planning = "planning a repair" if not check.ok else "planning again after the layout check"
     return Decision(
         conditions.scheduled(status, "Planning")
@@ -367,7 +211,13 @@ def _after_verify(
 
 
 def _after_plan(
-    status: dict[str, Any], spec: TableSpec, job: ObservedJob, report: JobReport, paused: bool, now: datetime
+    status: dict[str, Any],
+    spec: TableSpec,
+    job: ObservedJob,
+    report: JobReport,
+    paused: bool,
+    now: datetime,
+    observed: Observed | None = None,
 ) -> Decision:
     planned = PlanResult.from_dict(report.result)
     plan = planned.plan
@@ -396,9 +246,18 @@ def _after_plan(
     if paused:
         # Not recorded: once the annotation goes, this plan is looked at again and applied.
         return Decision(conditions.paused(status, now), spec=spec)
-    request = spec.job_request(
-        JobKind.APPLY, approved_plan=plan.plan_id, check_records=_layout_broken(status)
-    )
+    if plan.changes and (spec.window is not None or spec.writers.workloads) and observed is not None:
+        # Partitions are rewritten: in the window only, with the writers paused (config alone needs neither).
+        last = (status.get("writers") or {}).get("last")
+        status["writers"] = maintenance.begin(
+            plan.plan_id, job.generation, job.retry_token, layout_broken(status), last
+        )
+        decision = _maintain(replace(observed, status=status), status, spec, now)
+        events = (("Normal", "AwaitingWindow", decision.status["conditions"][0]["message"]),)
+        if decision.status.get("phase") != maintenance.Step.AWAITING_WINDOW:
+            events = (("Normal", "Approved", described),)
+        return replace(decision, recorded=job.name, events=events + decision.events)
+    request = spec.job_request(JobKind.APPLY, approved_plan=plan.plan_id, check_records=layout_broken(status))
     submit = SubmitJob(request, job.generation, job.retry_token, SEQUENCE[JobKind.APPLY])
     return Decision(
         conditions.progressing(status, now, "Applying", described),
@@ -489,14 +348,17 @@ def _failure_message(job: ObservedJob) -> str:
     return f"{failed}: {job.error or 'no report (see the driver log)'}"
 
 
-def _with_last_job(status: dict[str, Any], job: ObservedJob) -> dict[str, Any]:
-    return {
-        **status,
-        "lastJob": {
-            "name": job.name,
-            "kind": job.kind.value,
-            "generation": job.generation,
-            "retryToken": job.retry_token,
-            "phase": job.phase.value,
-        },
-    }
+def _maintain(
+    observed: Observed, status: dict[str, Any], spec: TableSpec | None, now: datetime, invalid: str = ""
+) -> Decision:
+    """One pass of the steps around an apply (apply_window.py), with this module's way of recording an
+    apply's result and ``decide`` for the step that carries on at once."""
+    return apply_window.maintain(
+        observed,
+        status,
+        spec,
+        now,
+        record_apply=lambda status, spec, job, now: _after_job(status, spec, job, False, now),
+        decide=decide,
+        invalid=invalid,
+    )

@@ -44,6 +44,7 @@ from hudi_bucket.core.sizing import (
 from hudi_bucket.errors import HudiBucketError
 from hudi_bucket_operator.schedule import FORMAT as SCHEDULE_FORMAT
 from hudi_bucket_operator.schedule import Schedule, ScheduleError, parse_duration
+from hudi_bucket_operator.writers import Window, WritersSpec, parse_window, parse_writers
 
 GROUP, VERSION, PLURAL, KIND = "hudi.bucketops.io", "v1alpha1", "hudibuckettables", "HudiBucketTable"
 API_VERSION = f"{GROUP}/{VERSION}"
@@ -56,6 +57,7 @@ MAX_TTL_SECONDS = 365 * 24 * 3600
 PAUSED = f"{GROUP}/paused"  # "true": start no new job (a running one finishes and is recorded)
 UNMANAGED = f"{GROUP}/unmanaged"  # "true": the operator ignores the resource entirely
 RETRY = f"{GROUP}/retry"  # change its value to retry a failed job without changing the spec
+APPLY_NOW = f"{GROUP}/apply-now"  # a plan id: that plan starts outside spec.apply.window
 
 # The CRD's patterns: a plan id (or empty), Spark's memory sizes, and Kubernetes object names.
 _PLAN_ID = re.compile(r"(sha256:[0-9a-f]{64})?")
@@ -134,6 +136,8 @@ class TableSpec:
     engine: Engine = Engine.AUTO
     spark: SparkSettings = field(default_factory=SparkSettings)
     verify: Schedule | None = None  # when the layout is checked (None: never)
+    writers: WritersSpec = field(default_factory=WritersSpec)  # paused around an apply that moves data
+    window: Window | None = None  # when an apply that moves data may start (None: whenever approved)
 
     def job_request(
         self, kind: JobKind, approved_plan: str = "", *, check_records: bool = False
@@ -219,6 +223,8 @@ def parse_spec(spec: Mapping[str, Any]) -> TableSpec:
     engine = _choice({e.value: e for e in Engine}, spec.get("engine"), "spec.engine", problems)
     spark = _spark(_section(spec, "spec", "spark", problems, optional=True) or {}, problems)
     verify = _verify(_section(spec, "spec", "verify", problems, optional=True), problems)
+    writers = parse_writers(spec.get("writers"), problems)
+    window = parse_window(apply.get("window"), problems)
     if problems or rules is None:
         raise InvalidSpecError("; ".join(problems))
     return TableSpec(
@@ -237,6 +243,8 @@ def parse_spec(spec: Mapping[str, Any]) -> TableSpec:
         engine=engine or Engine.AUTO,
         spark=spark,
         verify=verify,
+        writers=writers,
+        window=window,
     )
 
 

@@ -302,7 +302,12 @@ CURRENT, DESIRED = rules("x,1", 8), rules("dt=1,16", 8)
 
 
 def plan_of(layouts: list[PartitionLayout] = LAYOUTS, **changes: object) -> Plan:
-    arguments: dict = {"current": CURRENT, "desired": DESIRED, "base_instant": "20251111093000123"}
+    arguments: dict = {
+        "current": CURRENT,
+        "desired": DESIRED,
+        "base_instant": "20251111093000123",
+        "config_version": "20251101000000000",
+    }
     arguments.update(changes)
     return make_plan(layouts, arguments.pop("current"), arguments.pop("desired"), PY, **arguments)
 
@@ -319,20 +324,37 @@ def test_the_plan_id_is_a_sha256_digest_stable_across_calls_and_input_order() ->
 @pytest.mark.parametrize(
     "change",
     [
-        {"base_instant": "20251111093000124"},
-        {"base_instant": None},
+        {"config_version": "20251102000000000"},  # a config written since, even one saying the same
+        {"config_version": None},
         {"desired": rules("dt=1,32", 8)},
         {"desired": rules("dt=1,16;nomatch,4", 8)},  # same partition changes, another config
         {"current": rules("y,1", 8)},
     ],
 )
-def test_the_plan_id_changes_with_the_base_instant_and_the_rules(change: dict) -> None:
+def test_the_plan_id_changes_with_the_config_it_replaces_and_the_one_it_writes(change: dict) -> None:
     assert plan_of(**change).plan_id != plan_of().plan_id
+
+
+@pytest.mark.parametrize("later", ["20251111093000124", "20251112000000000", None])
+def test_writers_committing_since_the_plan_do_not_change_its_id(later: str | None) -> None:
+    """A table waits for its approval and its window while its writers commit: their commits move the
+    latest instant, not what apply does."""
+    grown = [PartitionLayout(p.partition, p.file_ids, rows=p.rows + 7, bytes=p.bytes + 700) for p in LAYOUTS]
+    again = plan_of(grown, base_instant=later)
+    assert again.plan_id == plan_of().plan_id
+    assert again.base_instant == later
 
 
 def test_the_plan_id_changes_when_the_table_layout_changes_what_apply_does() -> None:
     repaired = [laid_out("dt=1", 8), laid_out("dt=2", 8), laid_out("dt=3", [0])]
     assert plan_of(repaired).plan_id != plan_of().plan_id
+
+
+def test_a_new_partition_to_rewrite_changes_the_plan_id_and_one_left_alone_does_not() -> None:
+    rewritten = [*LAYOUTS, laid_out("dt=10", 8)]  # dt=10 matches dt=1: 8 -> 16
+    untouched = [*LAYOUTS, laid_out("dt=4", 8)]  # 8 under both configs
+    assert plan_of(rewritten).plan_id != plan_of().plan_id
+    assert plan_of(untouched).plan_id == plan_of().plan_id
 
 
 def test_rows_and_bytes_do_not_change_the_plan_id() -> None:

@@ -118,6 +118,47 @@ def test_our_own_pending_instants_are_not_refused_but_listed_to_clean_up() -> No
     )
 
 
+def test_a_plan_notes_pending_instants_of_others_instead_of_refusing_them() -> None:
+    """A plan is made while the writers run (a streaming writer always has a commit pending); the
+    apply, made with them stopped, refuses."""
+    ours = Instant("20250101000000003", REPLACE, INFLIGHT)
+    theirs = Instant("20250101000000004", COMMIT, INFLIGHT)
+    facts = replace(SAFE, pending=(ours, theirs))
+    planned = preflight(
+        facts,
+        our_pending=frozenset({ours.timestamp}),
+        disable_metadata_table=False,
+        others_pending_noted=True,
+    )
+    assert planned.ok
+    assert planned.to_clean_up == (ours,)
+    assert planned.notes == (
+        "our pending instant 20250101000000003 replacecommit (inflight) will be rolled back first",
+        "1 pending instant(s) not started by this tool: 20250101000000004 commit (inflight): planned all "
+        "the same; the apply refuses them (let their writers finish, or roll them back with Hudi; stop "
+        "every writer during a rescale)",
+    )
+    assert planned.to_dict()["notes"] == list(planned.notes)
+    kind, _ = only_refusal(check(facts, ours=frozenset({ours.timestamp})))
+    assert kind is Check.PENDING_INSTANTS
+
+
+def test_a_plan_still_refuses_everything_else() -> None:
+    facts = replace(
+        SAFE, drop_partition_columns=True, pending=(Instant("20250101000000004", COMMIT, INFLIGHT),)
+    )
+    result = preflight(
+        facts, our_pending=frozenset(), disable_metadata_table=False, others_pending_noted=True
+    )
+    assert [f.check for f in result.refusals] == [Check.DROPPED_PARTITION_COLUMNS]
+    assert len(result.notes) == 1
+
+
+def test_a_plan_with_no_pending_instant_of_others_notes_nothing() -> None:
+    result = preflight(SAFE, our_pending=frozenset(), disable_metadata_table=False, others_pending_noted=True)
+    assert result == PreflightResult(refusals=())
+
+
 def test_only_our_own_pending_instants_pass() -> None:
     ours = Instant("20250101000000003", REPLACE, REQUESTED)
     result = check(replace(SAFE, pending=(ours,)), ours=frozenset({ours.timestamp, "20250101000000009"}))

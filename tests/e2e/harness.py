@@ -27,15 +27,19 @@ OPERATOR_BIN = Path(sys.executable).parent / "hudi-bucket-operator"
 T = TypeVar("T")
 
 
-def until(check: Callable[[], T], timeout: float = 90, what: str = "", every: float = 0.25) -> T:
-    """``check()`` once it is truthy; an AssertionError naming ``what`` after ``timeout`` seconds."""
+def until(
+    check: Callable[[], T], timeout: float = 90, what: str | Callable[[], str] = "", every: float = 0.25
+) -> T:
+    """``check()`` once it is truthy; an AssertionError naming ``what`` after ``timeout`` seconds (a
+    callable ``what`` is called then, so that it says how things stand at that moment)."""
     deadline = time.monotonic() + timeout
     while True:
         value = check()
         if value:
             return value
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:g} s waiting for {what or check}")
+            said = what() if callable(what) else what
+            raise AssertionError(f"timed out after {timeout:g} s waiting for {said or check}")
         time.sleep(every)
 
 
@@ -98,7 +102,7 @@ class Cluster:
         return until(
             lambda: (status := self.status(namespace, name)).get("phase") == phase and status,
             timeout,
-            f"{namespace}/{name} to be {phase} (status: {self.status(namespace, name)})",
+            lambda: f"{namespace}/{name} to be {phase} (status: {self.status(namespace, name)})",
         )
 
     def jobs(self, namespace: str, table: str = "") -> list[dict[str, Any]]:

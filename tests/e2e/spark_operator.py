@@ -45,6 +45,8 @@ class Run:
     log: Path
     exit_code: int | None = None
     states: list[str] = field(default_factory=list)
+    pid: int | None = None  # its process, leader of its own process group (the JVM is in it too)
+    seconds: float | None = None  # from start to exit
 
 
 class SparkOperatorStandIn:
@@ -120,14 +122,18 @@ class SparkOperatorStandIn:
             **self._secret_env(run.namespace, app),
             "PYSPARK_SUBMIT_ARGS": _submit_args(app),
         }
+        started = time.monotonic()
         with run.log.open("wb") as log:
-            process = subprocess.run(
+            process = subprocess.Popen(
                 pods.pod_command(command),
                 env={**env, **pods.pod_env(self.control_plane, files)},
                 stdout=log,
                 stderr=subprocess.STDOUT,
-                check=False,
+                start_new_session=True,  # a test may signal the whole job (os.killpg) as a kubelet would
             )
+            run.pid = process.pid
+            process.wait()
+        run.seconds = time.monotonic() - started
         run.exit_code = process.returncode
         if process.returncode == 0:
             self._set_state(run, "COMPLETED")

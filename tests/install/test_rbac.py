@@ -42,6 +42,21 @@ OPERATOR_CALLS: frozenset[Permission] = frozenset(
         ("", "configmaps", "delete"),
     }
 )
+# With rbac.writers.enabled (spec.writers), workloads.py reads and patches the writers' scale
+# subresource and counts their pods; and gets and patches each custom resource the values list.
+WRITER_CALLS: frozenset[Permission] = frozenset(
+    {
+        ("apps", "deployments/scale", "get"),
+        ("apps", "deployments/scale", "patch"),
+        ("apps", "statefulsets/scale", "get"),
+        ("apps", "statefulsets/scale", "patch"),
+        ("", "pods", "list"),
+    }
+)
+FLINK = {"apiGroup": "flink.apache.org", "resources": ["flinkdeployments"]}
+FLINK_CALLS: frozenset[Permission] = frozenset(
+    {("flink.apache.org", "flinkdeployments", "get"), ("flink.apache.org", "flinkdeployments", "patch")}
+)
 # Not a call: creating a child whose ownerReference has blockOwnerDeletion is allowed only to who may
 # update the owner's finalizers, where the OwnerReferencesPermissionEnforcement admission plugin runs.
 OWNER_REFERENCE_PERMISSION: Permission = (GROUP, FINALIZERS, "update")
@@ -80,11 +95,14 @@ def test_children_name_their_table_as_owner_blocking_its_deletion() -> None:
 def test_the_operators_client_knows_only_spark_applications_and_config_maps() -> None:
     # A new kind in kube.py is a new call: add it to OPERATOR_CALLS (and to the chart's rules).
     resources = {value for value in vars(kube).values() if isinstance(value, kube.Resource)}
-    assert resources == {kube.SPARK_APPLICATIONS, kube.CONFIG_MAPS}
+    assert resources == {
+        kube.SPARK_APPLICATIONS, kube.CONFIG_MAPS, kube.DEPLOYMENTS, kube.STATEFUL_SETS, kube.PODS,
+    }  # fmt: skip
     assert {(r.group, r.plural) for r in resources} == {
-        (group, resource)
-        for group, resource, _ in OPERATOR_CALLS
-        if resource in ("sparkapplications", "configmaps")
+        (group, resource.removesuffix("/scale"))
+        for group, resource, _ in OPERATOR_CALLS | WRITER_CALLS
+        if resource.removesuffix("/scale")
+        in ("sparkapplications", "configmaps", "deployments", "statefulsets", "pods")
     }
 
 
@@ -130,6 +148,27 @@ def test_watching_named_namespaces_grants_the_calls_in_each_and_nothing_cluster_
             {"kind": "ServiceAccount", "name": helm_chart.RELEASE, "namespace": NAMESPACE}
         ]
     assert find(objs, "ClusterRole") == find(objs, "ClusterRoleBinding") == []
+
+
+@pytest.mark.parametrize(
+    "values",
+    [{}, {"watch": {"namespaces": ["lake", "sales"]}}],
+    ids=["cluster-wide", "named-namespaces"],
+)
+def test_pausing_writers_is_granted_only_when_enabled_and_only_on_the_kinds_listed(
+    values: dict[str, Any],
+) -> None:
+    enabled = {**values, "rbac": {"create": True, "writers": {"enabled": True, "customResources": [FLINK]}}}
+    for before, after in zip(operator_roles(render(values)), operator_roles(render(enabled)), strict=True):
+        assert granted(after["rules"]) - granted(before["rules"]) == WRITER_CALLS | FLINK_CALLS
+    listed_only = {
+        **values,
+        "rbac": {"create": True, "writers": {"enabled": False, "customResources": [FLINK]}},
+    }
+    for before, after in zip(
+        operator_roles(render(values)), operator_roles(render(listed_only)), strict=True
+    ):
+        assert granted(after["rules"]) == granted(before["rules"])
 
 
 def test_rbac_can_be_left_to_the_user() -> None:

@@ -9,6 +9,8 @@ of ours, or Apache Hudi's writer, starts on the same table; each scenario ends w
 - Hudi with eager failed-writes cleaning (its default): it rolls our instant back when it starts and
   commits; our apply notices before completing, removes what it wrote and says what happened;
 - a killed job's heartbeat: refused while fresh, rolled back once expired.
+
+And before it: a plan approved while Hudi's writer runs still applies after the writer committed more.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from bucket_tables import verified
 from crashes import Crash, crash
 from hudi_bucket.checks.preconditions import AnotherJobRunningError
 from hudi_bucket.commands import apply as apply_module
-from hudi_bucket.commands.apply import apply
+from hudi_bucket.commands.apply import apply, plan
 from hudi_bucket.commands.write import write
 from hudi_bucket.contract.requests import ApplyOptions, WriteOptions
 from hudi_bucket.core.heartbeat import HEARTBEAT_FOLDER, Liveness
@@ -119,6 +121,24 @@ def test_an_eager_hudi_writer_rolls_our_apply_back_and_we_say_so(
     assert verified(ctx)
     monkeypatch.undo()
     assert apply(ctx, RULES).instant  # and the rescale goes through once the writer is done
+
+
+def test_an_approved_plan_still_applies_after_a_writer_committed_since(spark: Any, table: Any) -> None:
+    """Planned and approved while the writers run: their later commits (updates and new keys in the
+    partitions the plan rewrites) change no part of the rewrite, so the approval holds, and the apply
+    rewrites what they wrote."""
+    root, options = table
+    planned, _ = plan(TableContext.open(spark, str(root)), RULES)
+    hudi_write(spark, root, records(spark, range(90, 120), 7), options)  # every day: 10 and 11 too
+
+    ctx = TableContext.open(spark, str(root))
+    result = apply(ctx, replace(RULES, approved_plan=planned.plan_id))
+
+    assert result.instant
+    assert result.plan.plan_id == planned.plan_id
+    assert result.plan.base_instant != planned.base_instant  # shown, not hashed
+    assert len(one_record_per_key(spark, root)) == 120
+    assert verified(ctx.reload())
 
 
 def test_a_killed_jobs_heartbeat_is_waited_out(

@@ -202,6 +202,7 @@ class BadInput:
     args: tuple[str, ...]
     says: tuple[str, ...]  # the problem, and what to do about it
     prepare: Callable[[Path], None] | None = None
+    commands: tuple[str, ...] = ("plan", "apply")  # which refuse it
 
 
 CONVERT = ("--default", "2", "--convert")
@@ -234,6 +235,7 @@ BAD_INPUTS = {
         ("--expressions", "^10$,4", *CONVERT),
         ("20990101000000000", "not started by this tool", "roll them back"),
         add_foreign_pending_commit,
+        ("apply",),  # a plan notes it: see test_a_plan_notes_a_writers_pending_commit_that_apply_refuses
     ),
     "live-metadata-table": BadInput(
         "cow_v9_meta",
@@ -246,8 +248,14 @@ BAD_INPUTS = {
 }
 
 
-@pytest.mark.parametrize("command", ["plan", "apply"])
-@pytest.mark.parametrize("case", list(BAD_INPUTS.values()), ids=list(BAD_INPUTS))
+@pytest.mark.parametrize(
+    ("command", "case"),
+    [
+        pytest.param(command, case, id=f"{name}-{command}")
+        for name, case in BAD_INPUTS.items()
+        for command in case.commands
+    ],
+)
 def test_bad_input_exits_1_with_one_line_saying_what_to_do_and_changes_nothing(
     capsys: pytest.CaptureFixture[str],
     written_table: MakeTable,
@@ -272,6 +280,29 @@ def test_bad_input_exits_1_with_one_line_saying_what_to_do_and_changes_nothing(
     assert result.err.startswith(f"hudi-bucket-job {command}: ")
     for words in case.says:
         assert words in result.err
+    assert listing(root) == before
+
+
+def test_a_plan_notes_a_writers_pending_commit_that_apply_refuses(
+    capsys: pytest.CaptureFixture[str], written_table: MakeTable
+) -> None:
+    """Planned while the writers run (one always has a commit pending), applied once they are stopped."""
+    root = written_table(V8)
+    add_foreign_pending_commit(root)
+    before = listing(root)
+
+    planned = run(capsys, "plan", "--table", str(root), *RULES, "--convert")
+
+    assert planned.code == EXIT_OK, planned.err
+    notes = planned.report["result"]["preflight"]["notes"]
+    assert any("20990101000000000" in n and "the apply refuses them" in n for n in notes), notes
+    assert PlanResult.from_dict(planned.report["result"]).plan.changes
+    assert listing(root) == before
+
+    applied = run(capsys, "apply", "--table", str(root), *RULES, "--convert")
+
+    assert applied.code == EXIT_FAILED
+    assert "1 pending instant(s) not started by this tool: 20990101000000000" in applied.err
     assert listing(root) == before
 
 

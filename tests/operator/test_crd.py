@@ -504,6 +504,22 @@ def test_a_verify_schedule_is_an_interval_or_five_cron_fields(schedule: str) -> 
     Schedule.parse(schedule)  # and the operator reads it
 
 
+@pytest.mark.parametrize(
+    "schedule", ["0 1 * * *", "0 1 * * SAT,SUN", "0 1 ? jan,feb sun", "@daily", "@weekly", "0 0 * * 5#2"]
+)
+def test_a_window_takes_the_cron_expressions_a_verify_schedule_takes(schedule: str) -> None:
+    window = {"schedule": schedule, "duration": "3h"}
+    assert ADMISSION.errors(with_spec(SMALL, "apply.window", window)) == []
+    assert ADMISSION.errors(with_spec(SMALL, "verify.schedule", schedule)) == []
+    assert parse_spec(with_spec(SMALL, "apply.window", window)["spec"]).window is not None
+
+
+@pytest.mark.parametrize("schedule", ["6h", "90m", "daily", "0 1 * *", "@ daily", ""])
+def test_a_window_of_another_shape_or_an_interval_is_refused_by_the_api_server(schedule: str) -> None:
+    errors = ADMISSION.errors(with_spec(SMALL, "apply.window", {"schedule": schedule, "duration": "3h"}))
+    assert any("apply.window.schedule" in error for error in errors), errors
+
+
 @pytest.mark.parametrize("schedule", ["6 hours", "daily", "0s", "0 3 * *", "0 3 * * * *", "@ daily", ""])
 def test_a_verify_schedule_of_another_shape_is_refused_by_the_api_server(schedule: str) -> None:
     errors = ADMISSION.errors(with_spec(SMALL, "verify.schedule", schedule))

@@ -19,15 +19,10 @@ from hudi_bucket.core.hashing_config import HashingConfig
 from hudi_bucket.core.planning import ChangeReason, PartitionChange, Plan
 from hudi_bucket.core.rules import BucketRules
 from hudi_bucket_operator.conditions import condition
+from hudi_bucket_operator.decisions import JobPhase, Observed, ObservedJob
 from hudi_bucket_operator.job_policy import JobDefaults
-from hudi_bucket_operator.reconcile import (
-    HISTORY_LIMIT,
-    JobPhase,
-    Observed,
-    ObservedJob,
-    decide,
-    report_needed,
-)
+from hudi_bucket_operator.reconcile import HISTORY_LIMIT, decide
+from hudi_bucket_operator.rounds import report_needed
 from hudi_bucket_operator.spec import PAUSED, RETRY
 
 NOW = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)

@@ -23,15 +23,9 @@ from hudi_bucket.contract.requests import ApplyRequest, JobKind, PlanRequest, Ve
 from hudi_bucket.core.planning import ChangeReason, PartitionChange, Plan
 from hudi_bucket.core.rules import BucketRules
 from hudi_bucket_operator.conditions import LAYOUT_HEALTHY, READY, condition
-from hudi_bucket_operator.reconcile import (
-    SEQUENCE,
-    VERIFY_ROUND,
-    Decision,
-    JobPhase,
-    Observed,
-    ObservedJob,
-    decide,
-)
+from hudi_bucket_operator.decisions import SEQUENCE, Decision, JobPhase, Observed, ObservedJob
+from hudi_bucket_operator.reconcile import decide
+from hudi_bucket_operator.rounds import VERIFY_ROUND
 from hudi_bucket_operator.spec import PAUSED, RETRY
 
 NOW = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)

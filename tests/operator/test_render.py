@@ -18,13 +18,13 @@ import k8s_schema
 from hudi_bucket.contract.reports import ConfigMapReport
 from hudi_bucket.contract.requests import JobKind, parse_argv
 from hudi_bucket_operator import naming
+from hudi_bucket_operator.decisions import SubmitJob
 from hudi_bucket_operator.job_policy import (
     ImageNotAllowedError,
     JobDefaults,
     SettingNotAllowedError,
     image_allowed,
 )
-from hudi_bucket_operator.reconcile import SubmitJob
 from hudi_bucket_operator.render import DEFAULT_SPARK_CONF, render_spark_application
 from hudi_bucket_operator.spec import (
     API_VERSION,

@@ -502,6 +502,9 @@ _PARSE_SPEC_SAYS = {
     "days, such as 90m, 24h or 7d (at most 999999m, 9999h or 999d), not '1 day'",
     "sizing-min-above-max": "spec.buckets.sizing.minBuckets 64 must not be above maxBuckets 8",
     "sizing-tolerance-one": "spec.buckets.sizing.tolerance must be a factor above 1 and at most 100 (e.g. 2), not 1",
+    "writer-deployment-with-suspend": "a Deployment is paused by scaling it to 0; drop suspend",
+    "writer-without-suspend": "spec.writers.workloads[0].apiVersion is required",
+    "window-interval": "spec.apply.window.schedule must be a cron expression in UTC",
 }
 _SHARED_REFUSALS = [
     pytest.param(*param.values, _PARSE_SPEC_SAYS[param.id], id=param.id)

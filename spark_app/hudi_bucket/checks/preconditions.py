@@ -40,14 +40,23 @@ def refuse_live(ctx: TableContext, instants: list[str]) -> None:
 
 
 def check_table(
-    ctx: TableContext, *, disable_metadata_table: bool = False, engine: Engine = Engine.NATIVE
+    ctx: TableContext,
+    *,
+    disable_metadata_table: bool = False,
+    engine: Engine = Engine.NATIVE,
+    others_pending_noted: bool = False,
 ) -> PreflightResult:
     """Preflight the table as it is now, for ``engine`` (Auto: chosen here); raises PreflightError
-    listing every refusal."""
+    listing every refusal. ``others_pending_noted``: for a plan, which writes nothing, other writers'
+    pending instants are noted, not refused."""
     store = timeline_store(ctx.storage, ctx.table)
     ours = frozenset(i.timestamp for i in ctx.table.timeline.pending() if store.is_ours(i))
     result = preflight(
-        ctx.table.facts(), our_pending=ours, disable_metadata_table=disable_metadata_table, engine=engine
+        ctx.table.facts(),
+        our_pending=ours,
+        disable_metadata_table=disable_metadata_table,
+        engine=engine,
+        others_pending_noted=others_pending_noted,
     )
     result.raise_if_refused()
     return result

@@ -58,14 +58,18 @@ class PlanNotApprovedError(PlanError):
     """The plan that would run is not the one approved."""
 
 
-def plan(ctx: TableContext, options: RescaleOptions) -> tuple[Plan, PreflightResult]:
-    """What ``apply`` would do now; writes nothing. Refuses what ``apply`` would refuse."""
-    the_plan, checks, _ = sized_plan(ctx, options)
+def plan(
+    ctx: TableContext, options: RescaleOptions, *, writing: bool = False
+) -> tuple[Plan, PreflightResult]:
+    """What ``apply`` would do now; writes nothing. Refuses what ``apply`` would refuse, except other
+    writers' pending instants, which the preflight notes: a table is planned while its writers run, and
+    applied once they are stopped. ``writing`` (the apply's own plan) refuses them too."""
+    the_plan, checks, _ = sized_plan(ctx, options, writing=writing)
     return the_plan, checks
 
 
 def sized_plan(
-    ctx: TableContext, options: RescaleOptions, *, count_duplicates: bool = False
+    ctx: TableContext, options: RescaleOptions, *, count_duplicates: bool = False, writing: bool = False
 ) -> tuple[Plan, PreflightResult, Sizing | None]:
     """``plan``, and what sizing decided when the options ask for it: its rules follow the explicit ones
     in the plan's desired config. Measured from the same table state, sizing decides the same again,
@@ -75,7 +79,12 @@ def sized_plan(
     table, storage = ctx.table, ctx.storage
     # Only the Native engine lays out a table that is not bucket-indexed yet.
     engine = Engine.NATIVE if options.convert and options.engine is Engine.AUTO else options.engine
-    checks = check_table(ctx, disable_metadata_table=options.disable_metadata_table, engine=engine)
+    checks = check_table(
+        ctx,
+        disable_metadata_table=options.disable_metadata_table,
+        engine=engine,
+        others_pending_noted=not writing,
+    )
     if options.rules.rules or options.sizing is None:  # with sizing alone, its rules are checked below
         options.rules.validate(ctx.matcher)
     in_force = config_store.load_in_force(storage, table.timeline.pending_replace_timestamps())
@@ -108,6 +117,7 @@ def sized_plan(
         current_buckets=options.current_buckets,
         convert=options.convert,
         base_instant=latest.timestamp if latest else None,
+        config_version=in_force.instant if in_force else None,
         misplaced=_misplaced(ctx, current, options) if options.check_records else (),
     )
     if checks.engine is Engine.HUDI:
@@ -181,7 +191,7 @@ def _count_now(
 def apply(ctx: TableContext, options: ApplyOptions) -> ApplyResult:
     started = time.monotonic()
     ctx, cleaned = roll_back_our_leftovers(ctx)
-    the_plan, checks = plan(ctx, options)
+    the_plan, checks = plan(ctx, options, writing=True)
     notes = [f"rolled back our unfinished rescale {t}" for t in cleaned]
     if options.approved_plan and options.approved_plan != the_plan.plan_id:
         raise PlanNotApprovedError(

@@ -3,8 +3,14 @@
 Like Hudi's rescale, we rewrite a partition when its bucket count changes; also when its layout already
 breaks the bucket index (a bucket id past N, or two live file groups with one bucket id: what failed
 writes leave behind, or records that a record-level check found in the wrong bucket), and every
-partition when converting a table with no bucket layout yet. The plan
-id hashes only what ``apply`` would do, so an approval holds as long as the rewrite would be the same.
+partition when converting a table with no bucket layout yet.
+
+The plan id hashes only what ``apply`` would do: the config version it replaces and the config it
+writes, and each partition it rewrites (from which count to which, and why). Not the instant it was
+planned at: writers keep committing while a table waits for its approval and its window, and their
+commits change no part of the rewrite. A table that changed in a way that changes it (a new partition
+to rewrite, sizing choosing other counts, a layout to repair, a config written by someone else, even one
+saying the same) gets a new id. Rows and bytes are estimates and stay out of it too.
 """
 
 from __future__ import annotations
@@ -128,7 +134,8 @@ class Plan:
     desired: BucketRules
     current: BucketRules | None
     changes: tuple[PartitionChange, ...]
-    base_instant: str | None = None
+    base_instant: str | None = None  # the latest completed instant when planned: information only
+    config_version: str | None = None  # the instant of the config in force, which apply replaces
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "changes", tuple(sorted(self.changes, key=lambda c: c.partition)))
@@ -145,10 +152,10 @@ class Plan:
 
     @property
     def plan_id(self) -> str:
-        """A digest of what apply would do against which table state; rows and bytes are left out,
-        being informational (and estimates) that must not invalidate an approval."""
+        """A digest of what apply would do (see the module's docstring): not of the instant it was
+        planned at, nor of rows and bytes, which must not invalidate an approval."""
         canonical = {
-            "base_instant": self.base_instant,
+            "config_version": self.config_version,
             **self._configs(),
             "changes": [[c.partition, c.old_buckets, c.new_buckets, c.reason.value] for c in self.changes],
         }
@@ -184,6 +191,7 @@ class Plan:
         return {
             "id": self.plan_id,
             "baseInstant": self.base_instant,
+            "configVersion": self.config_version,
             **self._configs(),
             "configChanges": self.config_changes,
             "noop": self.is_noop,
@@ -200,6 +208,7 @@ class Plan:
                 current=None if current is None else _rules_from_dict(current),
                 changes=tuple(PartitionChange.from_dict(c) for c in data["changes"]),
                 base_instant=data["baseInstant"],
+                config_version=data.get("configVersion"),
             )
         except (KeyError, TypeError, ValueError) as error:
             raise PlanError(f"malformed plan report: {error!r}", hint=_REPLAN) from None
@@ -236,6 +245,7 @@ def make_plan(
     current_buckets: int | None = None,
     convert: bool = False,
     base_instant: str | None = None,
+    config_version: str | None = None,
     misplaced: Collection[str] = (),
 ) -> Plan:
     """Plan the move from ``current`` (None: no config in force) to ``desired``.
@@ -247,6 +257,8 @@ def make_plan(
     ignored, so that a declared spec stays valid after its first apply.
     ``misplaced`` names the partitions whose records a record-level check (``verify``) found out of
     their buckets: each is repaired, with a shuffle, whether or not its count changes.
+    ``config_version`` (the instant of the config in force) is part of the plan's id; ``base_instant``
+    (the latest completed instant) is only shown.
     """
     desired.validate(matcher)
     _check_options(current_buckets, convert)
@@ -271,7 +283,7 @@ def make_plan(
             changes.append(_change(layout, old, new, ChangeReason.RESCALE, is_shuffle_free(layout, old, new)))
         elif not layout.is_clean(old):
             changes.append(_change(layout, old, new, ChangeReason.REPAIR))
-    return Plan(desired, current, tuple(changes), base_instant)
+    return Plan(desired, current, tuple(changes), base_instant, config_version)
 
 
 def _check_options(current_buckets: int | None, convert: bool) -> None:

@@ -4,6 +4,9 @@ Every check looks at facts already read (table config, timeline); the result lis
 once, so a user fixes them in one round. Two moments matter: before the rewrite (``preflight``), and
 just before our replacecommit completes (``concurrent_writes``), when a writer that ignored the "stop
 writers" rule may have changed the partitions we rewrote.
+
+A plan is made while the writers run (they are paused for the apply only), so it notes other writers'
+pending instants instead of refusing them; the apply, which writes, refuses them.
 """
 
 from __future__ import annotations
@@ -97,10 +100,12 @@ def preflight(
     our_pending: frozenset[str],
     disable_metadata_table: bool,
     engine: Engine = Engine.NATIVE,
+    others_pending_noted: bool = False,
 ) -> PreflightResult:
     """Check a table before rewriting it. ``our_pending`` holds the timestamps of instants we started;
     ``disable_metadata_table`` is the user's consent to turn a live metadata table off; ``engine`` is
-    the one asked for (Auto: chosen here, see core.engine)."""
+    the one asked for (Auto: chosen here, see core.engine). With ``others_pending_noted`` (a plan,
+    which writes nothing), pending instants that are not ours become a note instead of a refusal."""
     engine = choose_engine(engine, facts, disable_metadata_table=disable_metadata_table)
     if engine is Engine.HUDI:  # Hudi's procedure reads every table shape Hudi writes
         shape = [_hudi_table_version(facts), _secondary_indexes(facts)]
@@ -112,9 +117,12 @@ def preflight(
             None if disable_metadata_table else _metadata_table(facts),
         ]
         disabling = disable_metadata_table and facts.metadata_table_live
-    refusals = [f for f in (*shape, _foreign_pending(facts, our_pending)) if f is not None]
+    others = _foreign_pending(facts, our_pending)
+    noted = others if others_pending_noted else None
+    refusals = [f for f in (*shape, None if noted else others) if f is not None]
     ours = tuple(instant for instant in facts.pending if instant.timestamp in our_pending)
     notes = [f"our pending instant {_describe(i)} will be rolled back first" for i in ours]
+    notes += [f"{noted.message}: planned all the same; the apply refuses them ({noted.fix})"] if noted else []
     notes += [METADATA_TABLE_NOTE] if disabling else []
     return PreflightResult(tuple(refusals), ours, disabling, tuple(notes), engine)
 

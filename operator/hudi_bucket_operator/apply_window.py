@@ -1,0 +1,163 @@
+"""The writers and the window around an apply, as ``decide`` drives them: which writers a pass must look at,
+and one pass of maintenance.py's steps (the apply's result recorded when it ended, then the next step).
+``decide`` passes itself in, and the way it records an apply's result, so this module needs neither."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from datetime import datetime
+from typing import Any
+
+from hudi_bucket.contract.requests import JobKind
+from hudi_bucket_operator import conditions, maintenance
+from hudi_bucket_operator.decisions import (
+    SEQUENCE,
+    Decision,
+    Observed,
+    ObservedJob,
+    SubmitJob,
+    recorded,
+    with_last_job,
+)
+from hudi_bucket_operator.rounds import report_needed
+from hudi_bucket_operator.spec import APPLY_NOW, PAUSED, InvalidSpecError, TableSpec, parse_spec
+from hudi_bucket_operator.writers import Writer
+
+# The result of a finished apply (with the status that names it as the last job) and ``decide`` itself.
+RecordApply = Callable[[dict[str, Any], TableSpec, ObservedJob, datetime], Decision]
+Decide = Callable[[Observed, datetime], Decision]
+
+
+def writers_needed(observed: Observed) -> list[Writer]:
+    """The writers a pass must look at: while the steps around an apply run, and when a finished job's
+    result is about to be recorded (a plan approved then pauses them). None otherwise: a poll of the
+    API per writer, bounded by these moments, instead of a watch on every workload."""
+    state = observed.status.get("writers")
+    try:
+        spec = parse_spec(observed.spec).writers
+    except InvalidSpecError:
+        spec = None
+    if maintenance.active(state):
+        return maintenance.to_observe(spec, state)
+    if spec is not None and spec.workloads and report_needed(observed) is not None:
+        return list(spec.workloads)
+    return []
+
+
+def maintain(
+    observed: Observed,
+    status: dict[str, Any],
+    spec: TableSpec | None,
+    now: datetime,
+    *,
+    record_apply: RecordApply,
+    decide: Decide,
+    invalid: str = "",
+) -> Decision:
+    """One pass of the steps around an apply: its result recorded when it ended, then the next step."""
+    state = dict(status["writers"])
+    recorded_job, events = None, ()
+    apply_job = _apply_of(observed, state)
+    if apply_job is not None and spec is not None:
+        done = recorded(record_apply(with_last_job(status, apply_job), spec, apply_job, now))
+        status, recorded_job, events = done.status, done.recorded, done.events
+        held = conditions.condition(status, conditions.STALLED) or {}
+        ready = conditions.condition(status, conditions.READY) or {}
+        outcome = (
+            maintenance.Outcome(True, ready.get("reason", "Applied"), ready.get("message", ""))
+            if conditions.is_ready(status)
+            else maintenance.Outcome(False, held.get("reason", "JobFailed"), held.get("message", ""))
+        )
+        step = maintenance.resume(state, observed.writers, now, outcome)
+    else:
+        step = maintenance.advance(
+            state,
+            writers=None if spec is None else spec.writers,
+            window=None if spec is None else spec.window,
+            seen=observed.writers,
+            generation=observed.generation,
+            paused=observed.annotations.get(PAUSED, "").lower() == "true",
+            apply_now=observed.annotations.get(APPLY_NOW, ""),
+            now=now,
+        )
+        if invalid and step.outcome is not None:
+            step = replace(step, outcome=maintenance.Outcome(False, "InvalidSpec", invalid))
+    status = {**status, "writers": step.state} if step.state else _without(status, "writers")
+    events = (*events, *step.events)
+    actions = step.actions
+    if step.carry_on:
+        after = decide(replace(observed, status=status), now)
+        return replace(after, events=events + after.events, recorded=after.recorded or recorded_job)
+    if step.outcome is not None or step.stall is not None:
+        end = step.outcome or step.stall
+        assert end is not None
+        if end.ready:
+            _note_downtime(status, state)
+            status = conditions.ready(status, now, end.reason, end.message)
+        else:
+            status = conditions.stalled(status, now, end.reason, end.message)
+            told = (conditions.condition(dict(observed.status), conditions.STALLED) or {}).get("message")
+            if told != end.message and not any(r == end.reason for _, r, _ in events):
+                events = (*events, ("Warning", end.reason, end.message))
+        return Decision(status, recorded=recorded_job, events=events, spec=spec, writer_actions=actions)
+    submit = None
+    if step.submit_apply and spec is not None:
+        request = spec.job_request(
+            JobKind.APPLY, approved_plan=state["planId"], check_records=bool(state.get("checkRecords"))
+        )
+        submit = SubmitJob(request, state["generation"], state["retryToken"], SEQUENCE[JobKind.APPLY])
+    if step.phase == "Paused":
+        status = conditions.paused(status, now)
+    elif step.phase == maintenance.Step.AWAITING_WINDOW:
+        status = conditions.awaiting(status, now, step.message, reason=maintenance.Step.AWAITING_WINDOW.value)
+    else:
+        status = conditions.progressing(status, now, step.phase or "Applying", step.message)
+    moving = submit is not None or step.phase not in ("Paused", maintenance.Step.AWAITING_WINDOW)
+    poll = maintenance.POLL_SECONDS if moving else _until_window(step.state, now)
+    return Decision(
+        status,
+        submit=submit,
+        recorded=recorded_job,
+        events=events,
+        requeue=moving,
+        spec=spec,
+        writer_actions=actions,
+        poll_seconds=poll,
+    )
+
+
+def _apply_of(observed: Observed, state: Mapping[str, Any]) -> ObservedJob | None:
+    """The finished apply job of these steps whose result is not recorded yet, if any."""
+    if state.get("step") not in (maintenance.Step.PAUSING, maintenance.Step.APPLYING):
+        return None
+    found = [
+        j
+        for j in observed.jobs
+        if j.kind is JobKind.APPLY
+        and j.generation == state["generation"]
+        and j.retry_token == state["retryToken"]
+        and j.phase.terminal
+    ]
+    if not found:
+        return None
+    job = max(found, key=lambda j: j.created)
+    last = observed.status.get("lastJob") or {}
+    return None if last.get("name") == job.name and last.get("recorded") else job
+
+
+def _note_downtime(status: dict[str, Any], state: Mapping[str, Any]) -> None:
+    """The writers' downtime beside the apply it made way for, in history."""
+    last = (status.get("writers") or {}).get("last")
+    history = status.get("history") or []
+    if last and history and history[0].get("planId") == state.get("planId"):
+        status["history"] = [{**history[0], "writersDowntimeSeconds": last["downtimeSeconds"]}, *history[1:]]
+
+
+def _until_window(state: Mapping[str, Any], now: datetime) -> float | None:
+    start = state.get("nextWindow")
+    return None if not start else max(1.0, (datetime.fromisoformat(start) - now).total_seconds())
+
+
+def _without(status: Mapping[str, Any], key: str) -> dict[str, Any]:
+    return {k: v for k, v in status.items() if k != key}

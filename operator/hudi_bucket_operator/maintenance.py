@@ -1,0 +1,310 @@
+"""The steps around an apply that rewrites partitions: wait for the window, pause the table's writers,
+wait until they are quiet, apply, resume them as they were (pure: no I/O, no clock of its own).
+
+``status.writers`` is the memory of these steps, written before anything is done to a writer: each
+writer's state before the pause is recorded first, so an operator restarted at any point resumes them
+exactly as they were. Every way out of a pause (the apply done or failed, a timeout, a writer gone, a
+new generation, the paused annotation, an invalid spec) goes through ``Resuming``, which ends only once
+every writer is back as it was.
+
+    AwaitingWindow -> Pausing -> Applying -> Resuming -> (cleared; the outcome goes to the conditions)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from enum import StrEnum
+from typing import Any
+
+from hudi_bucket_operator.writers import (
+    ObservedWriter,
+    SuspendField,
+    Window,
+    Writer,
+    WriterAction,
+    WritersSpec,
+    WriterVerb,
+)
+
+POLL_SECONDS = 2.0  # how soon a table whose writers are moving is looked at again
+
+
+class Step(StrEnum):
+    AWAITING_WINDOW = "AwaitingWindow"
+    PAUSING = "Pausing"
+    APPLYING = "Applying"
+    RESUMING = "Resuming"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What the conditions say once the writers are back: Ready or Stalled, with the reason."""
+
+    ready: bool
+    reason: str
+    message: str
+
+    def to_status(self) -> dict[str, Any]:
+        return {"ready": self.ready, "reason": self.reason, "message": self.message}
+
+    @classmethod
+    def from_status(cls, raw: Mapping[str, Any]) -> Outcome:
+        return cls(bool(raw["ready"]), str(raw["reason"]), str(raw["message"]))
+
+
+@dataclass(frozen=True)
+class Advance:
+    """One pass's step: the new ``status.writers``, what to do to writers, and what to tell people."""
+
+    state: dict[str, Any]
+    actions: tuple[WriterAction, ...] = ()
+    phase: str = ""  # "" once the steps are over
+    message: str = ""
+    submit_apply: bool = False
+    outcome: Outcome | None = None  # set when the steps end with the writers resumed
+    carry_on: bool = False  # the steps ended without an outcome: decide as if they never began
+    events: tuple[tuple[str, str, str], ...] = ()
+    stall: Outcome | None = None  # the steps ended before any writer was paused, stalled
+
+
+def active(state: Mapping[str, Any] | None) -> bool:
+    return bool(state and state.get("step"))
+
+
+def holding(state: Mapping[str, Any] | None) -> bool:
+    """Whether writers may be paused by the operator right now (so they must be resumed)."""
+    return bool(state and state.get("step") in (Step.PAUSING, Step.APPLYING, Step.RESUMING))
+
+
+def begin(
+    plan_id: str, generation: int, token: str, check_records: bool, last: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    """The first step of an approved plan that rewrites partitions."""
+    state: dict[str, Any] = {
+        "step": Step.AWAITING_WINDOW.value,
+        "planId": plan_id,
+        "generation": generation,
+        "retryToken": token,
+        "checkRecords": check_records,
+    }
+    return {**state, "last": last} if last else state
+
+
+def to_observe(spec: WritersSpec | None, state: Mapping[str, Any] | None) -> list[Writer]:
+    """The writers whose state a pass needs: the spec's, and those the status holds paused."""
+    writers = {w.key: w for w in (spec.workloads if spec else ())}
+    for item in (state or {}).get("items") or []:
+        writer = recorded_writer(item)
+        writers.setdefault(writer.key, writer)
+    return list(writers.values())
+
+
+def recorded_writer(item: Mapping[str, Any]) -> Writer:
+    """A writer as status recorded it: enough to read and resume it, whatever the spec says now."""
+    path = item.get("path")
+    suspend = SuspendField(path, "", "", path, ()) if path else None
+    return Writer(item["apiVersion"], item["kind"], item["name"], item["plural"], suspend)
+
+
+def advance(
+    state: Mapping[str, Any],
+    *,
+    writers: WritersSpec | None,
+    window: Window | None,
+    seen: Mapping[str, ObservedWriter] | None,
+    generation: int,
+    paused: bool,
+    apply_now: str,
+    now: datetime,
+) -> Advance:
+    """The next step, given the state recorded, what the writers look like and the spec (None: invalid).
+    An apply job of these steps, in flight or finished, is the caller's to look at first."""
+    state = dict(state)
+    step = Step(state["step"])
+    if step is Step.RESUMING:
+        return _resume(state, seen, now)
+    if step is Step.AWAITING_WINDOW:
+        return _await(state, writers, window, seen, generation, paused, apply_now, now)
+    # Pausing, or Applying with no apply job left to look at.
+    if writers is None:
+        return resume(state, seen, now, Outcome(False, "InvalidSpec", "the spec became invalid"))
+    if generation != state["generation"]:
+        return resume(state, seen, now, None)
+    if paused:
+        return resume(state, seen, now, None, again=True)
+    if step is Step.APPLYING:
+        message = "the apply job is gone and its result was never read"
+        return resume(state, seen, now, Outcome(False, "ApplyJobLost", message))
+    return _pause(state, writers, seen, now)
+
+
+def _await(
+    state: dict[str, Any],
+    writers: WritersSpec | None,
+    window: Window | None,
+    seen: Mapping[str, ObservedWriter] | None,
+    generation: int,
+    paused: bool,
+    apply_now: str,
+    now: datetime,
+) -> Advance:
+    if writers is None or generation != state["generation"]:
+        return Advance(_cleared(state), carry_on=True)
+    if paused:
+        return Advance(state, phase="Paused")
+    overridden = apply_now == state["planId"]
+    if window is not None and window.start_of(now) is None and not overridden:
+        state["nextWindow"] = _stamp(window.next_start(now))
+        message = (
+            f"plan {state['planId']} waits for its window ({window.text}, UTC): next at {state['nextWindow']}"
+        )
+        return Advance(state, phase=Step.AWAITING_WINDOW.value, message=message)
+    state.pop("nextWindow", None)
+    if not writers.workloads:
+        return Advance(_cleared(state), submit_apply=True)
+    if seen is None:
+        message = "spec.writers needs the operator in a cluster: the local mode cannot pause workloads"
+        return Advance(_cleared(state), stall=Outcome(False, "WritersUnavailable", message))
+    missing = [w.key for w in writers.workloads if not seen[w.key].found]
+    if missing:
+        message = f"writer(s) not found in the table's namespace: {', '.join(missing)}; nothing was paused"
+        return Advance(_cleared(state), stall=Outcome(False, "WriterNotFound", message))
+    # Recorded before anything is paused: this status is written first, the pauses come next pass.
+    state["items"] = [{**w.to_status(), "prior": seen[w.key].state()} for w in writers.workloads]
+    state.update(step=Step.PAUSING.value, pausedAt=_stamp(now))
+    state["deadline"] = _stamp(now + timedelta(seconds=writers.quiesce_timeout))
+    names = ", ".join(w.key for w in writers.workloads)
+    why = "the window is open" if not overridden else "the apply-now annotation names this plan"
+    message = f"pausing the table's writers ({names}) to apply plan {state['planId']}: {why}"
+    return Advance(
+        state, phase="PausingWriters", message=message, events=(("Normal", "PausingWriters", message),)
+    )
+
+
+def _pause(
+    state: dict[str, Any], writers: WritersSpec, seen: Mapping[str, ObservedWriter] | None, now: datetime
+) -> Advance:
+    by_key = {w.key: w for w in writers.workloads}
+    items = state.get("items") or []
+    if seen is None or any(item_key(i) not in by_key for i in items):
+        return resume(state, seen, now, None)  # the spec names other writers now: start over
+    missing = [item_key(i) for i in items if not seen[item_key(i)].found]
+    if missing:
+        message = f"writer(s) gone while pausing: {', '.join(missing)}"
+        return resume(state, seen, now, Outcome(False, "WriterNotFound", message))
+    actions, loud = [], []
+    for item in items:
+        writer, found = by_key[item_key(item)], seen[item_key(item)]
+        if not _paused(writer, found):
+            actions.append(
+                _action(WriterVerb.PAUSE, writer, 0 if writer.scaled else writer.suspend.suspended)
+            )  # type: ignore[union-attr]
+        if not _quiet(writer, found):
+            loud.append(writer.key + (f" ({found.pods} pod(s))" if writer.scaled else ""))
+    if not loud:
+        state["step"] = Step.APPLYING.value
+        names = ", ".join(item_key(i) for i in items)
+        message = f"writers paused ({names}): applying plan {state['planId']}"
+        return Advance(
+            state, phase="Applying", message=message, submit_apply=True,
+            events=(("Normal", "WritersPaused", message),),
+        )  # fmt: skip
+    if now >= datetime.fromisoformat(state["deadline"]):
+        message = f"writers not quiet by the quiesce timeout ({state['deadline']}): {', '.join(loud)}"
+        return resume(state, seen, now, Outcome(False, "QuiesceTimeout", message))
+    message = f"waiting for the writers to stop: {', '.join(loud)}"
+    return Advance(state, tuple(actions), phase="PausingWriters", message=message)
+
+
+def resume(
+    state: Mapping[str, Any],
+    seen: Mapping[str, ObservedWriter] | None,
+    now: datetime,
+    outcome: Outcome | None,
+    *,
+    again: bool = False,
+) -> Advance:
+    """Resume every writer recorded, then end with ``outcome`` (None: carry on as if nothing began;
+    ``again``: wait for the window again, the same plan)."""
+    state = {**state, "step": Step.RESUMING.value}
+    if outcome is not None:
+        state["outcome"] = outcome.to_status()
+    if again:
+        state["again"] = True
+    return _resume(state, seen, now)
+
+
+def _resume(state: dict[str, Any], seen: Mapping[str, ObservedWriter] | None, now: datetime) -> Advance:
+    actions, waiting = [], []
+    for item in state.get("items") or []:
+        key, prior = item_key(item), item["prior"]
+        found = (seen or {}).get(key)
+        if found is None or not found.found:
+            continue  # unobservable (local mode) or deleted: nothing left to resume
+        if found.state() != prior:
+            writer = recorded_writer(item)
+            actions.append(_action(WriterVerb.RESUME, writer, prior.get("replicas", prior.get("value"))))
+            waiting.append(key)
+    if seen is None and state.get("items"):
+        waiting = [item_key(i) for i in state["items"]]
+    if waiting:
+        message = f"resuming the table's writers: {', '.join(waiting)}"
+        return Advance(state, tuple(actions), phase="ResumingWriters", message=message)
+    paused_at = state.get("pausedAt")
+    events: list[tuple[str, str, str]] = []
+    last = state.get("last")
+    if paused_at:
+        seconds = round((now - datetime.fromisoformat(paused_at)).total_seconds(), 1)
+        names = [item_key(i) for i in state.get("items") or []]
+        described = ", ".join(_described(i) for i in state.get("items") or [])
+        last = {"pausedAt": paused_at, "resumedAt": _stamp(now), "downtimeSeconds": seconds, "writers": names}
+        events.append(("Normal", "WritersResumed", f"resumed {described} after {seconds:g} s paused"))
+    outcome = Outcome.from_status(state["outcome"]) if state.get("outcome") else None
+    if state.get("again"):
+        fresh = begin(state["planId"], state["generation"], state["retryToken"], state["checkRecords"], last)
+        return Advance(
+            fresh, phase=Step.AWAITING_WINDOW.value, events=tuple(events), message="paused by annotation"
+        )
+    cleared = {"last": last} if last else {}
+    return Advance(cleared, outcome=outcome, carry_on=outcome is None, events=tuple(events))
+
+
+def item_key(item: Mapping[str, Any]) -> str:
+    return f"{item['kind']}/{item['name']}"
+
+
+def _described(item: Mapping[str, Any]) -> str:
+    prior = item["prior"]
+    if "replicas" in prior:
+        return f"{item_key(item)} ({prior['replicas']} replica(s))"
+    return f"{item_key(item)} ({item['path']}: {prior['value']})"
+
+
+def _paused(writer: Writer, found: ObservedWriter) -> bool:
+    if writer.scaled:
+        return found.replicas == 0
+    return found.value == writer.suspend.suspended  # type: ignore[union-attr]
+
+
+def _quiet(writer: Writer, found: ObservedWriter) -> bool:
+    if writer.scaled:
+        return found.replicas == 0 and found.pods == 0
+    return found.stopped
+
+
+def _action(verb: WriterVerb, writer: Writer, value: object) -> WriterAction:
+    base = {"verb": verb, "api_version": writer.api_version, "kind": writer.kind}
+    base |= {"plural": writer.plural, "name": writer.name}
+    if writer.scaled:
+        return WriterAction(**base, replicas=int(value))  # type: ignore[arg-type]
+    return WriterAction(**base, path=writer.suspend.path, value=None if value is None else str(value))  # type: ignore[union-attr]
+
+
+def _cleared(state: Mapping[str, Any]) -> dict[str, Any]:
+    return {"last": state["last"]} if state.get("last") else {}
+
+
+def _stamp(moment: datetime) -> str:
+    return moment.isoformat(timespec="seconds").replace("+00:00", "Z")

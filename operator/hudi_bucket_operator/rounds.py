@@ -1,0 +1,131 @@
+"""The rounds of jobs: a generation's chain under its retry token, the one report ``decide`` will read, and
+the scheduled rounds of a settled table (a layout check when spec.verify says, a re-measurement when
+replanEvery says), each under a retry token of its own. Pure."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime, timedelta
+from typing import Any
+
+from hudi_bucket.contract.requests import ApplyRequest, JobKind, PlanRequest, VerifyRequest
+from hudi_bucket_operator import conditions
+from hudi_bucket_operator.decisions import (
+    SEQUENCE,
+    Decision,
+    Observed,
+    ObservedJob,
+    SubmitJob,
+    layout_broken,
+)
+from hudi_bucket_operator.spec import RETRY, TableSpec
+
+SIZING_ROUND = "@sizing-"  # in a retry token: the start (Unix seconds) of a scheduled re-measurement
+VERIFY_ROUND = "@verify-"  # in a retry token: the start (Unix seconds) of a layout check
+ROUNDS = (SIZING_ROUND, VERIFY_ROUND)
+
+
+def report_needed(observed: Observed) -> ObservedJob | None:
+    """The one job whose report ``decide`` will read: the latest of this generation's chain, once it
+    has finished and until its result is recorded. Reports are fetched for it alone, not on every pass."""
+    chain = current_chain(observed)
+    if not chain or any(not j.phase.terminal for j in observed.jobs):
+        return None
+    latest, last = chain[-1], observed.status.get("lastJob") or {}
+    return None if last.get("name") == latest.name and last.get("recorded") else latest
+
+
+def retry_token(observed: Observed) -> str:
+    """The retry token this generation's jobs carry: the retry annotation's, followed by the round of
+    a scheduled re-measurement when one started since (see ``_replan``). It changes only when a new
+    plan is submitted, so a job in flight across a round's start is still recorded."""
+    last = str((observed.status.get("lastJob") or {}).get("retryToken", ""))
+    return last if of_a_round(observed, last) else observed.annotations.get(RETRY, "")
+
+
+def of_a_round(observed: Observed, token: str) -> bool:
+    """Whether ``token`` is a scheduled round's (a layout check, a re-measurement) under the retry annotation."""
+    base = observed.annotations.get(RETRY, "")
+    return token.startswith(tuple(base + r for r in ROUNDS))
+
+
+def plan_request(spec: TableSpec, status: Mapping[str, Any]) -> PlanRequest | ApplyRequest | VerifyRequest:
+    return spec.job_request(JobKind.PLAN, check_records=layout_broken(status))
+
+
+def scheduled(
+    observed: Observed, status: dict[str, Any], spec: TableSpec, paused: bool, now: datetime
+) -> Decision:
+    """A settled table: a layout check or a re-measurement when one is due, else nothing."""
+    return (
+        _verify_round(observed, status, spec, paused, now)
+        or _replan(observed, status, spec, paused, now)
+        or Decision(status, spec=spec)
+    )
+
+
+def _verify_round(
+    observed: Observed, status: dict[str, Any], spec: TableSpec, paused: bool, now: datetime
+) -> Decision | None:
+    """A layout check of a Ready table, when spec.verify's schedule says (counted from the last check;
+    a table never checked is checked now), or at once after a repair; None when none is due. Like a
+    re-measurement, it starts a new round of jobs under a new retry token."""
+    layout = status.get("layout") or {}
+    if paused or not conditions.is_ready(status):
+        return None
+    if layout.get("recheck"):
+        message = "checking the layout again after its repair"
+    elif spec.verify is None:
+        return None
+    else:
+        checked = layout.get("checkedAt")
+        if checked and now < spec.verify.next_after(datetime.fromisoformat(checked)):
+            return None
+        message = f"checking the layout (spec.verify.schedule {spec.verify.text!r})"
+    token = observed.annotations.get(RETRY, "") + VERIFY_ROUND + str(int(now.timestamp()))
+    submit = SubmitJob(spec.job_request(JobKind.VERIFY), observed.generation, token, SEQUENCE[JobKind.VERIFY])
+    return Decision(
+        conditions.scheduled(status, "Verifying"),
+        submit=submit,
+        requeue=True,
+        events=(("Normal", "Verifying", message),),
+        spec=spec,
+    )
+
+
+def _replan(
+    observed: Observed, status: dict[str, Any], spec: TableSpec, paused: bool, now: datetime
+) -> Decision | None:
+    """A new plan for a sized table that is Ready and whose last measurement is ``replanEvery`` old, so
+    its counts follow its data as it grows; None when none is due. It starts a new round of jobs under
+    a new retry token (the annotation's and the round's start), as a retry would."""
+    sizing = (status.get("plan") or {}).get("sizing") or {}
+    if spec.replan_every is None or paused or not conditions.is_ready(status) or not sizing.get("measured"):
+        return None
+    measured = datetime.fromisoformat(sizing["measured"])
+    if now < measured + timedelta(seconds=spec.replan_every):
+        return None
+    token = observed.annotations.get(RETRY, "") + SIZING_ROUND + str(int(now.timestamp()))
+    message = f"measuring again: the last sizing, at {sizing['measured']}, is older than replanEvery"
+    return Decision(
+        conditions.scheduled(status, "Planning"),
+        submit=SubmitJob(plan_request(spec, status), observed.generation, token, 0),
+        requeue=True,
+        events=(("Normal", "Planning", message),),
+        spec=spec,
+    )
+
+
+def scheduled_work(observed: Observed, job: ObservedJob) -> bool:
+    """Whether ``job`` is scheduled work (a layout check, a re-measurement, the plan after either) on a
+    table still Ready: what it finds has not changed anything yet."""
+    return conditions.is_ready(observed.status) and of_a_round(observed, job.retry_token)
+
+
+def current_chain(observed: Observed) -> list[ObservedJob]:
+    """This generation's jobs (for the current retry token), in the order they ran."""
+    token = retry_token(observed)
+    return sorted(
+        (j for j in observed.jobs if j.generation == observed.generation and j.retry_token == token),
+        key=lambda j: (j.sequence, j.created),
+    )

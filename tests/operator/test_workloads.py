@@ -1,0 +1,82 @@
+"""The writers through the API: what is read of them, and the one patch each pause or resume is."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from hudi_bucket_operator import kube, workloads
+from hudi_bucket_operator.spec import parse_spec
+from hudi_bucket_operator.writers import ObservedWriter, WriterAction, WriterVerb
+
+pytestmark = pytest.mark.asyncio
+
+FLINK = {
+    "apiVersion": "flink.apache.org/v1beta1", "kind": "FlinkDeployment", "name": "cdc",
+    "suspend": {"path": "spec.job.state", "suspended": "suspended", "running": "running",
+                "stoppedPath": "status.jobStatus.state", "stopped": ["SUSPENDED"]},
+}  # fmt: skip
+SPEC = {
+    "table": {"uri": "s3a://x"},
+    "buckets": {"default": 4, "rules": [{"pattern": "x", "buckets": 8}]},
+    "writers": {
+        "workloads": [
+            {"kind": "Deployment", "name": "ingest"},
+            {"kind": "StatefulSet", "name": "gone"},
+            FLINK,
+        ]
+    },
+}
+
+
+class FakeClient:
+    def __init__(self) -> None:
+        self.calls: list[tuple[Any, ...]] = []
+
+    async def get(
+        self, resource: kube.Resource, namespace: str, name: str, subresource: str = ""
+    ) -> dict[str, Any]:
+        self.calls.append(("get", resource.path(namespace, name, subresource)))
+        if name == "gone":
+            raise kube.KubeNotFoundError(404, "not found")
+        if subresource == "scale":
+            return {"spec": {"replicas": 0}, "status": {"replicas": 0, "selector": "app=ingest"}}
+        return {"spec": {"job": {"state": "suspended"}}, "status": {"jobStatus": {"state": "SUSPENDED"}}}
+
+    async def count_pods(self, namespace: str, selector: str) -> int:
+        self.calls.append(("pods", namespace, selector))
+        return 1  # one still terminating
+
+    async def merge_patch(
+        self, resource: kube.Resource, namespace: str, name: str, patch: dict[str, Any], subresource: str = ""
+    ) -> None:
+        self.calls.append(("patch", resource.path(namespace, name, subresource), patch))
+
+
+async def test_writers_are_read_by_scale_and_pods_or_by_their_suspend_field() -> None:
+    client = FakeClient()
+    seen = await workloads.observe(client, "lake", parse_spec(SPEC).writers.workloads)  # type: ignore[arg-type]
+    assert seen == {
+        "Deployment/ingest": ObservedWriter(replicas=0, pods=1),
+        "StatefulSet/gone": ObservedWriter(found=False),
+        "FlinkDeployment/cdc": ObservedWriter(value="suspended", stopped=True),
+    }
+    assert ("pods", "lake", "app=ingest") in client.calls
+    assert ("get", "/apis/apps/v1/namespaces/lake/deployments/ingest/scale") in client.calls
+    assert ("get", "/apis/flink.apache.org/v1beta1/namespaces/lake/flinkdeployments/cdc") in client.calls
+
+
+async def test_a_pause_or_resume_is_one_merge_patch() -> None:
+    client = FakeClient()
+    actions = [
+        WriterAction(WriterVerb.PAUSE, "apps/v1", "StatefulSet", "statefulsets", "db", replicas=0),
+        WriterAction(WriterVerb.RESUME, "flink.apache.org/v1beta1", "FlinkDeployment", "flinkdeployments", "cdc",
+                     path="spec.job.state", value="running"),
+    ]  # fmt: skip
+    await workloads.perform(client, "lake", actions)  # type: ignore[arg-type]
+    assert client.calls == [
+        ("patch", "/apis/apps/v1/namespaces/lake/statefulsets/db/scale", {"spec": {"replicas": 0}}),
+        ("patch", "/apis/flink.apache.org/v1beta1/namespaces/lake/flinkdeployments/cdc",
+         {"spec": {"job": {"state": "running"}}}),
+    ]  # fmt: skip

@@ -1,0 +1,416 @@
+"""Writers and windows: a plan that rewrites partitions starts only in its window, with the table's
+writers paused, and they are resumed as they were, whatever happens, wherever the operator crashes.
+
+The first tables read spec.writers and spec.apply.window. Then ``decide`` is run against a small world
+of writers (a Deployment whose pods go a pass after its replicas do, a FlinkDeployment whose status
+says it stopped a pass after it is suspended) and an apply job: every crash point is a pass whose
+writer actions are lost, or whose status write is lost too (its job submitted all the same), and the
+operator restarted with only the stored status.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from hbt_resources import SPEC
+from hudi_bucket.contract.reports import ApplyResult, JobError, JobReport, Outcome, PlanResult, TableBuckets
+from hudi_bucket.contract.requests import JobKind
+from hudi_bucket.core.hashing_config import HashingConfig
+from hudi_bucket.core.planning import ChangeReason, PartitionChange, Plan
+from hudi_bucket.core.rules import BucketRules
+from hudi_bucket_operator import maintenance
+from hudi_bucket_operator.apply_window import writers_needed
+from hudi_bucket_operator.conditions import condition
+from hudi_bucket_operator.decisions import Decision, JobPhase, Observed, ObservedJob
+from hudi_bucket_operator.reconcile import decide
+from hudi_bucket_operator.spec import APPLY_NOW, PAUSED, InvalidSpecError, parse_spec
+from hudi_bucket_operator.writers import ObservedWriter, WriterVerb, get_path, merge_patch_for
+
+NOW = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)  # noon: outside a 01:00-04:00 window
+NIGHT = datetime(2026, 11, 24, 1, 30, tzinfo=UTC)
+RULES = BucketRules.parse("11-11,16", 4)
+CHANGE = PartitionChange("day=2026-11-11", 4, 16, 4, 1000, 10, ChangeReason.RESCALE, shuffle_free=True)
+PLAN = Plan(RULES, None, (CHANGE,), "20261123100000000")
+CONFIG_ONLY = Plan(RULES, None, (), "20261123100000000")  # new rules, no partition rewritten
+FLINK = {
+    "apiVersion": "flink.apache.org/v1beta1",
+    "kind": "FlinkDeployment",
+    "name": "orders-cdc",
+    "suspend": {
+        "path": "spec.job.state",
+        "suspended": "suspended",
+        "running": "running",
+        "stoppedPath": "status.jobStatus.state",
+        "stopped": ["SUSPENDED", "FINISHED", "CANCELED"],
+    },
+}
+WORKLOADS = [{"kind": "Deployment", "name": "ingest"}, FLINK]
+WINDOW = {"schedule": "0 1 * * *", "duration": "3h"}
+WRITERS_SPEC = {
+    **SPEC,
+    "apply": {"policy": "Automatic", "window": WINDOW},
+    "writers": {"workloads": WORKLOADS},
+}
+
+
+# --- the spec -------------------------------------------------------------------------------------------
+
+
+def test_writers_and_a_window_are_read_from_the_spec() -> None:
+    spec = parse_spec({**WRITERS_SPEC, "writers": {"workloads": WORKLOADS, "quiesceTimeout": "5m"}})
+    deployment, flink = spec.writers.workloads
+    assert (deployment.api_version, deployment.plural, deployment.scaled) == ("apps/v1", "deployments", True)
+    assert (flink.plural, flink.suspend.path if flink.suspend else None) == (
+        "flinkdeployments",
+        "spec.job.state",
+    )
+    assert spec.writers.quiesce_timeout == 300
+    assert parse_spec(SPEC).writers.quiesce_timeout == 15 * 60  # the default
+    assert spec.window is not None
+    assert spec.window.start_of(NOW) is None
+    assert spec.window.next_start(NOW) == datetime(2026, 11, 24, 1, 0, tzinfo=UTC)
+    assert spec.window.start_of(NIGHT) == datetime(2026, 11, 24, 1, 0, tzinfo=UTC)
+    assert spec.window.start_of(datetime(2026, 11, 24, 4, 0, tzinfo=UTC)) is None  # the end is out
+
+
+@pytest.mark.parametrize(
+    ("writers", "window", "says"),
+    [
+        ({"workloads": [{"kind": "Deployment"}]}, None, "spec.writers.workloads[0].name is required"),
+        ({"workloads": [{"kind": "Job", "name": "x", "apiVersion": "batch/v1"}]}, None, "how a Job is suspended"),
+        (
+            {"workloads": [{"kind": "Deployment", "name": "x", "suspend": FLINK["suspend"]}]}, None,
+            "a Deployment is paused by scaling it to 0",
+        ),
+        ({"workloads": [{**FLINK, "suspend": {**FLINK["suspend"], "path": "metadata.x"}}]}, None, "under spec"),
+        ({"workloads": [{**FLINK, "suspend": {**FLINK["suspend"], "stopped": []}}]}, None, "stopped must be"),
+        ({"workloads": WORKLOADS + WORKLOADS[:1]}, None, "names Deployment/ingest more than once"),
+        ({"quiesceTimeout": "15"}, None, "spec.writers.quiesceTimeout must be a duration"),
+        (None, {"schedule": "6h", "duration": "1h"}, "spec.apply.window.schedule must be a cron expression"),
+        (None, {"schedule": "0 1 * * *"}, "spec.apply.window.duration is required"),
+    ],
+)  # fmt: skip
+def test_a_bad_writer_or_window_is_refused_naming_its_field(
+    writers: dict[str, Any] | None, window: dict[str, Any] | None, says: str
+) -> None:
+    spec: dict[str, Any] = {**SPEC, "apply": {"window": window} if window else {}}
+    if writers is not None:
+        spec["writers"] = writers
+    with pytest.raises(InvalidSpecError, match=None) as refused:
+        parse_spec(spec)
+    assert says in str(refused.value)
+
+
+def test_paths_read_and_merge_patch_a_field() -> None:
+    assert (
+        get_path({"status": {"jobStatus": {"state": "SUSPENDED"}}}, "status.jobStatus.state") == "SUSPENDED"
+    )
+    assert get_path({"status": {}}, "status.jobStatus.state") is None
+    assert merge_patch_for("spec.job.state", "suspended") == {"spec": {"job": {"state": "suspended"}}}
+
+
+# --- the steps, one decision each ----------------------------------------------------------------------
+
+
+def report(kind: JobKind, outcome: Outcome, result: dict[str, Any]) -> JobReport:
+    error = (
+        JobError("ConcurrentWriteError", "another writer committed", "retry")
+        if outcome is Outcome.FAILED
+        else None
+    )
+    return JobReport(kind, "s3a://x", outcome, f"{kind}: {outcome.value}", "t0", "t1", result, error)
+
+
+def planned(plan: Plan = PLAN) -> JobReport:
+    return report(
+        JobKind.PLAN, Outcome.SUCCEEDED, {**PlanResult(plan, {}).to_dict(), **TableBuckets().to_dict()}
+    )
+
+
+def applied(ok: bool = True) -> JobReport:
+    result = ApplyResult(PLAN, "20261124013000000", 1, 1000, 10, 1.5, True, (), {})
+    in_force = TableBuckets.of(HashingConfig.from_rules(RULES, "20261124013000000"), {CHANGE.partition: 16})
+    outcome = Outcome.SUCCEEDED if ok else Outcome.FAILED
+    return report(JobKind.APPLY, outcome, {**result.to_dict(), **in_force.to_dict()} if ok else {})
+
+
+def job(kind: JobKind, phase: JobPhase, result: JobReport | None = None) -> ObservedJob:
+    sequence = 0 if kind is JobKind.PLAN else 1
+    created = f"2026-11-23T11:0{sequence}:00Z"
+    return ObservedJob(f"orders-{kind.value}-1", kind, 1, "", phase, created, sequence, "", result)
+
+
+PLAN_DONE = job(JobKind.PLAN, JobPhase.COMPLETED, planned())
+RUNNING_WRITERS = {
+    "Deployment/ingest": ObservedWriter(replicas=3, pods=3),
+    "FlinkDeployment/orders-cdc": ObservedWriter(value="running"),
+}
+
+
+def test_an_approved_plan_outside_its_window_waits_saying_when_the_window_opens() -> None:
+    decision = decide(Observed(WRITERS_SPEC, 1, {}, {}, (PLAN_DONE,), writers=RUNNING_WRITERS), NOW)
+    assert decision.status["phase"] == "AwaitingWindow"
+    assert decision.status["writers"]["nextWindow"] == "2026-11-24T01:00:00Z"
+    assert (decision.submit, decision.writer_actions, decision.recorded) == (None, (), PLAN_DONE.name)
+    assert [r for _, r, _ in decision.events] == ["AwaitingWindow"]
+    ready = condition(decision.status, "Ready")
+    assert ready is not None
+    assert "waits for its window (0 1 * * * for 3h, UTC): next at 2026-11-24T01:00:00Z" in ready["message"]
+    # Recorded: the next passes keep waiting, quietly, until the window opens.
+    again = decide(Observed(WRITERS_SPEC, 1, {}, decision.status, (PLAN_DONE,)), NOW + timedelta(hours=1))
+    assert (again.status["phase"], again.events, again.submit) == ("AwaitingWindow", (), None)
+    opened = decide(
+        Observed(WRITERS_SPEC, 1, {}, decision.status, (PLAN_DONE,), writers=RUNNING_WRITERS), NIGHT
+    )
+    assert opened.status["phase"] == "PausingWriters"
+
+
+def test_the_apply_now_annotation_overrides_the_window_for_its_plan_only() -> None:
+    waiting = decide(Observed(WRITERS_SPEC, 1, {}, {}, (PLAN_DONE,), writers=RUNNING_WRITERS), NOW).status
+    other = {APPLY_NOW: "sha256:" + "0" * 64}
+    assert (
+        decide(Observed(WRITERS_SPEC, 1, other, waiting, (PLAN_DONE,), writers=RUNNING_WRITERS), NOW).status[
+            "phase"
+        ]
+        == "AwaitingWindow"
+    )
+    this = {APPLY_NOW: PLAN.plan_id}
+    now = decide(Observed(WRITERS_SPEC, 1, this, waiting, (PLAN_DONE,), writers=RUNNING_WRITERS), NOW)
+    assert now.status["phase"] == "PausingWriters"
+
+
+def test_in_the_window_the_writers_prior_state_is_recorded_before_anything_is_paused() -> None:
+    decision = decide(Observed(WRITERS_SPEC, 1, {}, {}, (PLAN_DONE,), writers=RUNNING_WRITERS), NIGHT)
+    assert decision.status["phase"] == "PausingWriters"
+    assert decision.writer_actions == ()  # this status first
+    assert [(i["kind"], i["name"], i["prior"]) for i in decision.status["writers"]["items"]] == [
+        ("Deployment", "ingest", {"replicas": 3}),
+        ("FlinkDeployment", "orders-cdc", {"value": "running"}),
+    ]
+    assert decision.status["writers"]["deadline"] == "2026-11-24T01:45:00Z"  # quiesceTimeout's default
+    assert decision.poll_seconds == maintenance.POLL_SECONDS
+    paused = decide(
+        Observed(WRITERS_SPEC, 1, {}, decision.status, (PLAN_DONE,), writers=RUNNING_WRITERS), NIGHT
+    )
+    assert [(a.verb, a.kind, a.replicas, a.path, a.value) for a in paused.writer_actions] == [
+        (WriterVerb.PAUSE, "Deployment", 0, "", None),
+        (WriterVerb.PAUSE, "FlinkDeployment", None, "spec.job.state", "suspended"),
+    ]
+    assert paused.submit is None
+    assert (
+        "waiting for the writers to stop: Deployment/ingest (3 pod(s)), FlinkDeployment/orders-cdc"
+        in (paused.status["conditions"][0]["message"])
+    )
+
+
+@pytest.mark.parametrize(
+    ("spec", "plan"),
+    [
+        ({**SPEC, "apply": {"policy": "Automatic"}}, PLAN),
+        (WRITERS_SPEC, CONFIG_ONLY),
+    ],
+    ids=["no-writers-no-window", "config-only"],
+)
+def test_an_apply_needing_no_window_nor_pause_starts_at_once(spec: dict[str, Any], plan: Plan) -> None:
+    plan_done = job(JobKind.PLAN, JobPhase.COMPLETED, planned(plan))
+    decision = decide(Observed(spec, 1, {}, {}, (plan_done,), writers=RUNNING_WRITERS), NOW)
+    assert decision.submit is not None
+    assert decision.submit.kind is JobKind.APPLY
+    assert ("writers" not in decision.status, decision.writer_actions) == (True, ())
+
+
+def test_a_window_without_writers_starts_the_apply_once_it_opens() -> None:
+    spec = {**SPEC, "apply": {"policy": "Automatic", "window": WINDOW}}
+    waiting = decide(Observed(spec, 1, {}, {}, (PLAN_DONE,)), NOW)
+    assert (waiting.status["phase"], waiting.submit, waiting.requeue) == ("AwaitingWindow", None, False)
+    opened = decide(Observed(spec, 1, {}, waiting.status, (PLAN_DONE,)), NIGHT)
+    assert opened.submit is not None
+    assert opened.submit.approved_plan == PLAN.plan_id
+
+
+def test_a_writer_not_found_stalls_before_anything_is_paused() -> None:
+    seen = {**RUNNING_WRITERS, "Deployment/ingest": ObservedWriter(found=False)}
+    decision = decide(Observed(WRITERS_SPEC, 1, {}, {}, (PLAN_DONE,), writers=seen), NIGHT)
+    assert (decision.status["phase"], decision.writer_actions, decision.submit) == ("Stalled", (), None)
+    assert "Deployment/ingest; nothing was paused" in decision.status["conditions"][0]["message"]
+    assert [r for _, r, _ in decision.events][-1] == "WriterNotFound"
+
+
+def test_which_writers_a_pass_reads() -> None:
+    assert writers_needed(Observed(WRITERS_SPEC, 1, {}, {}, ())) == []  # nothing to decide about them
+    assert [w.key for w in writers_needed(Observed(WRITERS_SPEC, 1, {}, {}, (PLAN_DONE,)))] == [
+        "Deployment/ingest", "FlinkDeployment/orders-cdc",
+    ]  # fmt: skip
+    recorded = decide(Observed(WRITERS_SPEC, 1, {}, {}, (PLAN_DONE,), writers=RUNNING_WRITERS), NIGHT).status
+    # The spec made invalid: the writers recorded paused are still read, to resume them.
+    observed = Observed({"table": {}}, 2, {}, recorded, (PLAN_DONE,))
+    assert [w.key for w in writers_needed(observed)] == ["Deployment/ingest", "FlinkDeployment/orders-cdc"]
+
+
+# --- a small world, and the operator crashed at every pass -----------------------------------------------
+
+
+@dataclass
+class World:
+    """Writers that stop a pass after they are told to (pods go, Flink reports SUSPENDED), and an apply
+    job that runs for one pass, then completes or fails."""
+
+    replicas: int = 3
+    pods: int = 3
+    flink: str = "running"
+    flink_stopped: bool = False
+    apply_fails: bool = False
+    jobs: list[ObservedJob] = field(default_factory=lambda: [PLAN_DONE])
+    applies: int = 0
+    paused_at: list[int] = field(default_factory=list)  # the passes at which a writer was paused
+    running: set[str] = field(default_factory=set)
+
+    def seen(self) -> dict[str, ObservedWriter]:
+        return {
+            "Deployment/ingest": ObservedWriter(replicas=self.replicas, pods=self.pods),
+            "FlinkDeployment/orders-cdc": ObservedWriter(value=self.flink, stopped=self.flink_stopped),
+        }
+
+    def act(self, decision: Decision) -> None:
+        for action in decision.writer_actions:
+            if action.kind == "Deployment":
+                self.replicas = action.replicas or 0
+            else:
+                self.flink = action.value or ""
+
+    def submit(self, decision: Decision) -> None:
+        apply = decision.submit is not None and decision.submit.kind is JobKind.APPLY
+        if apply and not any(j.kind is JobKind.APPLY for j in self.jobs):  # adopted, as the backend does
+            self.applies += 1
+            self.jobs.append(job(JobKind.APPLY, JobPhase.RUNNING))
+
+    def tick(self, pass_no: int) -> None:
+        self.pods = self.replicas  # pods follow the replicas a pass later
+        self.flink_stopped = self.flink == "suspended"
+        if self.replicas == 0 or self.flink == "suspended":
+            self.paused_at.append(pass_no)
+        # A job runs through one pass (seen in flight), and ends before the next.
+        self.jobs = [
+            replace(j, phase=JobPhase.COMPLETED, report=applied(not self.apply_fails))
+            if j.kind is JobKind.APPLY and j.phase is JobPhase.RUNNING and j.name in self.running
+            else j
+            for j in self.jobs
+        ]
+        self.running = {j.name for j in self.jobs if j.phase is JobPhase.RUNNING}
+
+    @property
+    def as_before(self) -> bool:
+        return (self.replicas, self.flink) == (3, "running")
+
+
+def run(
+    world: World, crash_at: int | None = None, lose_status: bool = False, **kwargs: Any
+) -> dict[str, Any]:
+    """Passes until the steps are over; at ``crash_at`` the operator dies after writing the status (its
+    writer actions lost) or, with ``lose_status``, before writing it (its job submitted all the same)."""
+    status: dict[str, Any] = {}
+    annotations = kwargs.get("annotations", {})
+    spec = kwargs.get("spec", WRITERS_SPEC)
+    for pass_no in range(40):
+        observed = Observed(spec, 1, annotations, status, tuple(world.jobs), writers=world.seen())
+        decision = decide(observed, NIGHT + timedelta(seconds=2 * pass_no))
+        world.submit(decision)  # the controller submits first, then writes the status, then acts
+        if pass_no != crash_at or not lose_status:
+            status = decision.status
+        if pass_no != crash_at:
+            world.act(decision)
+        world.tick(pass_no)
+        if (
+            pass_no > 2
+            and not maintenance.active(status.get("writers"))
+            and status.get("phase") != "Applying"
+        ):
+            return status
+    raise AssertionError(f"never settled: {status}")
+
+
+def test_a_rescale_pauses_the_writers_applies_and_resumes_them_as_they_were() -> None:
+    world = World()
+    status = run(world)
+    assert (status["phase"], world.applies, world.as_before) == ("Ready", 1, True)
+    assert status["history"][0]["outcome"] == "Succeeded"
+    last = status["writers"]["last"]
+    assert last["writers"] == ["Deployment/ingest", "FlinkDeployment/orders-cdc"]
+    assert last["downtimeSeconds"] > 0
+    assert status["history"][0]["writersDowntimeSeconds"] == last["downtimeSeconds"]
+
+
+def test_a_failed_apply_resumes_the_writers_then_stalls_with_the_jobs_words() -> None:
+    world = World(apply_fails=True)
+    status = run(world)
+    assert (status["phase"], world.as_before) == ("Stalled", True)
+    assert "another writer committed (retry)" in status["conditions"][0]["message"]
+
+
+def test_writers_that_do_not_stop_in_time_are_resumed_and_the_table_stalls() -> None:
+    spec = {**WRITERS_SPEC, "writers": {"workloads": WORKLOADS, "quiesceTimeout": "1m"}}
+    world = World()
+    status: dict[str, Any] = {}
+    for pass_no in range(60):  # Flink never says it stopped
+        decision = decide(Observed(spec, 1, {}, status, tuple(world.jobs), writers=world.seen()),
+                          NIGHT + timedelta(seconds=5 * pass_no))  # fmt: skip
+        status = decision.status
+        world.act(decision)
+        world.pods = world.replicas
+        if status["phase"] == "Stalled":
+            break
+    assert (status["phase"], world.applies, world.as_before) == ("Stalled", 0, True)
+    held = condition(status, "Stalled")
+    assert held is not None
+    assert held["reason"] == "QuiesceTimeout"
+    assert "FlinkDeployment/orders-cdc" in held["message"]
+
+
+@pytest.mark.parametrize("lose_status", [False, True], ids=["after-status", "before-status"])
+@pytest.mark.parametrize("apply_fails", [False, True], ids=["applied", "apply-failed"])
+@pytest.mark.parametrize("crash_at", range(9))
+def test_an_operator_crashed_at_any_pass_never_leaves_a_writer_paused(
+    crash_at: int, apply_fails: bool, lose_status: bool
+) -> None:
+    world = World(apply_fails=apply_fails)
+    status = run(world, crash_at=crash_at, lose_status=lose_status)
+    assert world.as_before, f"left paused: {world}"
+    assert world.applies == 1
+    assert status["phase"] == ("Stalled" if apply_fails else "Ready")
+    assert "step" not in status["writers"]
+
+
+@pytest.mark.parametrize(
+    "interruption",
+    [
+        {"annotations": {PAUSED: "true"}},
+        {"spec": {**WRITERS_SPEC, "buckets": {"default": 0}}},
+    ],
+    ids=["paused-annotation", "spec-made-invalid"],
+)
+def test_writers_paused_before_the_apply_are_resumed_when_the_table_is_paused_or_its_spec_broken(
+    interruption: dict[str, Any],
+) -> None:
+    world = World()
+    status: dict[str, Any] = {}
+    for pass_no in range(2):  # the priors recorded, the writers paused
+        decision = decide(
+            Observed(WRITERS_SPEC, 1, {}, status, tuple(world.jobs), writers=world.seen()), NIGHT
+        )
+        status = decision.status
+        world.act(decision)
+        world.tick(pass_no)
+    assert world.replicas == 0
+    spec, annotations = interruption.get("spec", WRITERS_SPEC), interruption.get("annotations", {})
+    for _ in range(4):
+        decision = decide(
+            Observed(spec, 1, annotations, status, tuple(world.jobs), writers=world.seen()), NIGHT
+        )
+        status = decision.status
+        world.act(decision)
+    assert (world.as_before, world.applies) == (True, 0)
+    assert status["phase"] == ("Paused" if annotations else "Stalled")
