@@ -175,7 +175,7 @@ class ControlPlane:
                 == "yes"
             ),
             30,
-            [],
+            self._processes,  # fails at once, with the logs, if the control plane dies meanwhile
             f"{user} may {verb} {resource} in {namespace}",
         )
 

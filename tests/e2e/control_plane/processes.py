@@ -97,7 +97,8 @@ def wait_until(
     what: str,
     interval: float = 0.1,
 ) -> None:
-    """Polls ``condition()`` until it is true; fails early, with the log, if a watched process exits."""
+    """Polls ``condition()`` until it is true; fails early, with the log, if a watched process exits.
+    ``watched`` is not empty: the last one's log goes with a timeout."""
     deadline = time.monotonic() + timeout
     while True:
         for process in watched:
