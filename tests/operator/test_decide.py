@@ -259,7 +259,7 @@ POLICY = JobDefaults("registry.example/hudi-job:1.0", "3.5.8", allowed_images=("
 
 
 @pytest.mark.parametrize(
-    ("spark", "reason"),
+    ("spark_spec", "reason"),
     [
         ({"image": "docker.io/someone/else:latest"}, "ImageNotAllowed"),
         ({"serviceAccount": "cluster-admin"}, "ServiceAccountNotAllowed"),
@@ -273,9 +273,9 @@ POLICY = JobDefaults("registry.example/hudi-job:1.0", "3.5.8", allowed_images=("
     ],
 )
 def test_a_job_the_operator_would_not_run_is_one_stalled_decision_with_one_event(
-    spark: dict[str, Any], reason: str
+    spark_spec: dict[str, Any], reason: str
 ) -> None:
-    observed = Observed({**SPEC, "spark": spark}, 1, {}, {}, (), job_defaults=POLICY)
+    observed = Observed({**SPEC, "spark": spark_spec}, 1, {}, {}, (), job_defaults=POLICY)
     first = decide(observed, NOW)
     assert (first.submit, first.status["phase"]) == (None, "Stalled")
     assert [(kind, why) for kind, why, _ in first.events] == [("Warning", reason)]
