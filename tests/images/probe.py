@@ -11,7 +11,7 @@ if __name__ == "__main__":
     code = main(sys.argv[1:])
     from pyspark.sql import SparkSession
 
-    from hudi_bucket.jobs.session import on_classpath
+    from hudi_bucket.spark.session import on_classpath
 
     spark = SparkSession.getActiveSession()
     classes = {
