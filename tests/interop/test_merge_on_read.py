@@ -18,12 +18,15 @@ from cli_runs import run
 from hudi_rs import latest_file_slices
 
 from bucket_tables import live_groups
+from hudi_bucket.commands.apply import apply, plan
 from hudi_bucket.commands.verify import verify, verify_table
-from hudi_bucket.contract.requests import HUDI_BUNDLE_ENV
+from hudi_bucket.contract.requests import HUDI_BUNDLE_ENV, ApplyOptions, RescaleOptions
 from hudi_bucket.core.buckets import record_key_bucket_id
+from hudi_bucket.core.planning import ChangeReason
+from hudi_bucket.core.rules import BucketRules
 from hudi_bucket.spark.context import TableContext
-from hudi_spark import bucket_options, hudi_write
-from hudi_tables import MERGE_ON_READ, day_of, records, write_hudi_bucket_table
+from hudi_spark import bucket_options, data_rows, hudi_read, hudi_write
+from hudi_tables import MERGE_ON_READ, day_of, one_record_per_key, records, write_hudi_bucket_table
 
 pytestmark = pytest.mark.spark
 
@@ -84,12 +87,12 @@ def test_verify_reads_the_log_records_of_a_clean_table(spark: Any, mor_table: Pa
     assert result.checked_rows > base_rows  # the upsert's records, read from the log files
 
 
-def test_verify_finds_log_records_a_writer_put_in_another_buckets_file_group(
-    spark: Any, tmp_path: Path
-) -> None:
-    # Hudi writes a plain bucket table of 2 buckets, then a writer set to 3 buckets upserts it: keys of
-    # its buckets 0 and 1 go to the log files of those file groups, whatever their bucket under 2.
-    root = tmp_path / "orders_mor_3"
+UPSERTED = range(20, 60)
+
+
+def misplaced_by_a_writer(spark: Any, root: Path) -> Path:
+    """Hudi writes a plain bucket table of 2 buckets, then a writer set to 3 buckets upserts it: keys of
+    its buckets 0 and 1 go to the log files of those file groups, whatever their bucket under 2."""
     options = bucket_options(
         record_key="id",
         partition_field="day",
@@ -99,8 +102,15 @@ def test_verify_finds_log_records_a_writer_put_in_another_buckets_file_group(
         **MERGE_ON_READ,
     )
     hudi_write(spark, root, records(spark, range(40), 1), options)
-    upserted = range(20, 60)
-    hudi_write(spark, root, records(spark, upserted, 2), {**options, "hoodie.bucket.index.num.buckets": "3"})
+    hudi_write(spark, root, records(spark, UPSERTED, 2), {**options, "hoodie.bucket.index.num.buckets": "3"})
+    return root
+
+
+def test_verify_finds_log_records_a_writer_put_in_another_buckets_file_group(
+    spark: Any, tmp_path: Path
+) -> None:
+    root = misplaced_by_a_writer(spark, tmp_path / "orders_mor_3")
+    upserted = UPSERTED
     ctx = TableContext.open(spark, str(root))
 
     result = verify_table(
@@ -141,3 +151,31 @@ def test_without_hudis_bundle_verify_says_it_did_not_read_the_log_files(mor_tabl
     unread = report["result"]["unreadLogFiles"]
     assert unread == len([f for f in mor_table.glob("day=*/.*.log.*") if not f.name.endswith(".crc")])
     assert f"the records of {unread} log file(s) were not read" in report["message"]
+
+
+def test_log_records_in_another_buckets_file_group_are_repaired_by_native_and_the_table_stays_merge_on_read(
+    spark: Any, tmp_path: Path
+) -> None:
+    root = misplaced_by_a_writer(spark, tmp_path / "orders_mor_3")
+    # Hudi reads both copies of a misplaced key (the base file's and the log's); the repair keeps the
+    # one Hudi's merge keeps, the later ts. Columns sorted: day, id, name, ts.
+    latest: dict[Any, tuple] = {}
+    for row in data_rows(hudi_read(spark, root)):
+        if row[1] not in latest or row[3] > latest[row[1]][3]:
+            latest[row[1]] = row
+    expected = sorted(latest.values(), key=repr)
+    ctx = TableContext.open(spark, str(root))
+    rules = BucketRules.parse("^none$,2", 2)
+    checked, _ = plan(ctx, RescaleOptions(rules, check_records=True, current_buckets=2))
+    assert {c.reason for c in checked.changes} == {ChangeReason.REPAIR}
+
+    result = apply(
+        ctx.reload(),
+        ApplyOptions(rules, check_records=True, current_buckets=2, approved_plan=checked.plan_id),
+    )
+
+    assert result.instant is not None
+    assert result.partitions_repaired == len(checked.changes)
+    assert verify(ctx.reload()).ok
+    assert ctx.reload().table.is_merge_on_read
+    assert one_record_per_key(spark, root) == expected
