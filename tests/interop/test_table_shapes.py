@@ -1,11 +1,13 @@
-"""Every copy-on-write table Hudi wrote that `apply --convert` must lay out in buckets: the fixture
+"""Every table Hudi wrote that `apply --convert` must lay out in buckets: the copy-on-write fixture
 tables, and shapes written here by Apache Hudi: virtual keys (no meta fields, simple and complex keys),
-a timestamp key generator, and base files that disagree on a column's type (an evolved schema). After
+a timestamp key generator, each also MERGE_ON_READ with updates in log files, and base files that
+disagree on a column's type (an evolved schema). After
 the rescale Hudi and hudi-rs read the rows they read before and `verify` passes; on the shapes, Hudi then
 upserts with the writer options our report prints, leaving one record per key."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -38,9 +40,12 @@ Written = tuple[dict[str, str], Any]
 """The options Hudi wrote a table with, and the rows of its last write."""
 
 
-def virtual_keys(spark: Any, path: Path, version: int, key: str, generator: str) -> Written:
+def virtual_keys(
+    spark: Any, path: Path, version: int, key: str, generator: str, table: Mapping[str, str] = {}
+) -> Written:
     options = {
         **BEFORE_ADOPTION,
+        **table,
         **VIRTUAL_KEYS,
         "hoodie.datasource.write.recordkey.field": key,
         "hoodie.datasource.write.partitionpath.field": "day",
@@ -54,9 +59,10 @@ def virtual_keys(spark: Any, path: Path, version: int, key: str, generator: str)
     return options, last
 
 
-def timestamp_keys(spark: Any, path: Path) -> Written:
+def timestamp_keys(spark: Any, path: Path, table: Mapping[str, str] = {}) -> Written:
     options = {
         **BEFORE_ADOPTION,
+        **table,
         "hoodie.datasource.write.recordkey.field": "id",
         "hoodie.datasource.write.partitionpath.field": "ts_millis",
         "hoodie.datasource.write.precombine.field": "ts",
@@ -100,11 +106,24 @@ def evolved_schema(spark: Any, path: Path) -> Written:
     return options, last
 
 
+# The second write's updates stay in log files (a small base file would take them otherwise).
+MERGE_ON_READ = {
+    "hoodie.datasource.write.table.type": "MERGE_ON_READ",
+    "hoodie.parquet.small.file.limit": "0",
+    "hoodie.compact.inline": "false",
+}
 SHAPES = {
     "virtual-keys-simple-v6": lambda spark, path: virtual_keys(spark, path, 6, "id", "SIMPLE"),
     "virtual-keys-complex-v8": lambda spark, path: virtual_keys(spark, path, 8, "id,name", "COMPLEX"),
     "timestamp-keygen-v9": timestamp_keys,
     "evolved-schema-v9": evolved_schema,
+    "mor-virtual-keys-simple-v6": lambda spark, path: virtual_keys(
+        spark, path, 6, "id", "SIMPLE", MERGE_ON_READ
+    ),
+    "mor-virtual-keys-complex-v8": lambda spark, path: virtual_keys(
+        spark, path, 8, "id,name", "COMPLEX", MERGE_ON_READ
+    ),
+    "mor-timestamp-keygen-v9": lambda spark, path: timestamp_keys(spark, path, MERGE_ON_READ),
 }
 
 
@@ -112,6 +131,8 @@ SHAPES = {
 def test_hudi_written_shapes_convert_and_read_back_alike(spark: Any, tmp_path: Path, shape: str) -> None:
     root = tmp_path / shape
     options, last = SHAPES[shape](spark, root)
+    logs = [p for p in root.rglob(".*.log.*") if not p.name.endswith(".crc")]
+    assert bool(logs) == shape.startswith("mor-")  # MERGE_ON_READ: updates in log files
     before, before_rs = data_rows(hudi_read(spark, root)), hudi_rs_rows(root)
 
     ctx = TableContext.open(spark, str(root))
