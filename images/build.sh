@@ -147,7 +147,8 @@ for name in "${names[@]}"; do
   mkdir -p "$LAYOUT"
   buildah "${STORAGE[@]}" push "localhost/hudi-bucket-operator-build:$tag" "oci:$LAYOUT:$tag" >>"$log" 2>&1 ||
     fail "buildah push of $name"
-  size=$(buildah "${STORAGE[@]}" images --format '{{.Size}}' "localhost/hudi-bucket-operator-build:$tag" | head -n 1)
+  # sed, not head: head would close the pipe on buildah listing more than one line (SIGPIPE: 141 under pipefail)
+  size=$(buildah "${STORAGE[@]}" images --format '{{.Size}}' "localhost/hudi-bucket-operator-build:$tag" | sed -n 1p)
   echo "images/build.sh: $name built in $((built - started)) s, stored in $((SECONDS - built)) s ($size)" >&2
   # Earlier builds of this image are not needed again (a checkout of their sources rebuilds its own).
   for old in $(grep -o "\"$name-[0-9a-f]\{16\}\"" "$LAYOUT/index.json" | tr -d '"' | sort -u); do
