@@ -59,7 +59,8 @@ missing() {
 if [ "${1:-}" = --check ]; then missing; exit 0; fi
 
 hash_of() {  # the sha256 of files and folders, by path and content, as COPY and .dockerignore see them
-  find "$@" -type f ! -path '*/__pycache__/*' ! -name '*.pyc' -print0 | LC_ALL=C sort -z |
+  find "$@" -type f ! -path '*/__pycache__/*' ! -name '*.pyc' ! -path '*/.mypy_cache/*' ! -path '*/.ruff_cache/*' \
+    ! -path '*/.pytest_cache/*' -print0 | LC_ALL=C sort -z |
     xargs -0 sha256sum | sha256sum | cut -c1-16
 }
 BASE_KEY=$(printf '%s\n' "${MMDEBSTRAP_ARGS[@]}" "${MIRRORS[@]}" | sha256sum | cut -c1-16)

@@ -8,8 +8,10 @@ from __future__ import annotations
 import csv
 import json
 import os
+import subprocess
 from pathlib import Path
 
+import pytest
 import yaml
 
 from containers import Image
@@ -60,6 +62,27 @@ def test_operator_image_loads_the_operator_and_has_no_pyspark(
     assert (uid, python.rsplit(".", 1)[0], found.strip()) == ("10001", "3.11", "[]")
 
 
+def python_sources(root: Path) -> dict[str, bytes]:
+    return {
+        str(path.relative_to(root)): path.read_bytes()
+        for package in ("hudi_bucket", "hudi_bucket_operator")
+        for path in (root / package).rglob("*.py")
+    }
+
+
+@pytest.mark.parametrize("name", ["operator", "job"])
+def test_each_image_holds_the_package_of_this_checkout(images: dict[str, Image], name: str) -> None:
+    # A rebuild once kept an install layer from an earlier build (its cache key left the wheel out), and
+    # the job image ran modules deleted since: the image's files, not only its tag, are this checkout's.
+    (site,) = (images[name].bundle / "rootfs" / "opt" / "hudi-bucket-operator" / "venv").glob(
+        "lib/python3*/site-packages"
+    )
+    ours = {**python_sources(REPO / "spark_app"), **python_sources(REPO / "operator")}
+    installed = python_sources(site)
+    assert sorted(installed) == sorted(ours)
+    assert [path for path in ours if installed[path] != ours[path]] == []
+
+
 def write_orders(folder: Path) -> Path:
     source = folder / "orders.csv"
     with source.open("w", newline="") as out:
@@ -68,6 +91,11 @@ def write_orders(folder: Path) -> Path:
         for i in range(2000):
             rows.writerow([f"o{i:05d}", f"2025-11-{1 + i % 3:02d}", i * 1.5, i])
     return source
+
+
+def tails(run: subprocess.CompletedProcess[str]) -> str:
+    """Both streams' ends: spark-submit passes the Python driver's own output, tracebacks too, to stdout."""
+    return f"stdout:\n{run.stdout[-3000:]}\nstderr:\n{run.stderr[-3000:]}"
 
 
 def driver(*job: str) -> list[str]:
@@ -112,7 +140,7 @@ def test_job_image_runs_a_write_and_a_plan_with_its_spark_and_jars(
         mounts={"/data": data},
         env=env,
     )
-    assert write.returncode == 0, write.stderr[-3000:]
+    assert write.returncode == 0, tails(write)
     report = json.loads((data / "write.json").read_text())
     assert report["outcome"] == "Succeeded", report
     assert report["result"]["rowsWritten"] == 2000
@@ -135,7 +163,7 @@ def test_job_image_runs_a_write_and_a_plan_with_its_spark_and_jars(
         mounts={"/data": data},
         env=env,
     )
-    assert plan.returncode == 0, plan.stderr[-3000:]
+    assert plan.returncode == 0, tails(plan)
     found = json.loads(plan.stdout.strip().splitlines()[-1])
     assert found["exit"] == 0
     assert (found["uid"], found["python"].rsplit(".", 1)[0], found["spark"]) == (185, "3.11", SPARK_VERSION)
