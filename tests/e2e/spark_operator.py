@@ -112,9 +112,16 @@ class SparkOperatorStandIn:
         if self._stop.is_set() or not self._exists(run):  # deleted while held: never runs
             return
         service_account = app["spec"]["driver"].get("serviceAccount") or "default"
-        files = pods.service_account_files(
-            self.control_plane, run.namespace, service_account, self.work_dir / f"sa-{run.name}"
-        )
+        try:
+            files = pods.service_account_files(
+                self.control_plane, run.namespace, service_account, self.work_dir / f"sa-{run.name}"
+            )
+        except client.ApiException as err:  # its namespace going away (a test's end), or no such account
+            if self._exists(run):  # as the Spark Operator ends a failed submission under restartPolicy Never
+                message = f"failed to submit spark application: {err.status} {err.reason}"
+                self._set_state(run, "SUBMISSION_FAILED", message)
+                self._set_state(run, "FAILED", message)
+            return
         self._set_state(run, "RUNNING")
         command = [sys.executable, "-m", "hudi_bucket", *run.arguments, "--master", "local[1]"]
         env = {
