@@ -19,6 +19,7 @@ the window around an apply in apply_window.py. This module records each finished
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
@@ -117,6 +118,14 @@ def _decide(observed: Observed, now: datetime) -> Decision:
             return rounds.scheduled(observed, status, spec, paused, now)
         if paused:
             return Decision(conditions.paused(status, now), spec=spec)
+        if rounds.approved_as_planned(spec, status, token):
+            # Only the approval changed: its apply plans again itself and refuses a plan that is not the
+            # one approved, so a second planning job would only repeat the first (a listing, a count).
+            plan = status["plan"]
+            return _approved(
+                status, spec, plan["id"], bool(plan.get("partitions")), _described(plan),
+                observed.generation, token, now, observed,
+            )  # fmt: skip
         submit = SubmitJob(rounds.plan_request(spec, status), observed.generation, token, 0)
         # A new table's first plan is routine and its status says so: no Event, which at a GitOps sync
         # of many tables would be a quarter of the operator's writes. A change or a retry gets one.
@@ -146,6 +155,9 @@ def _after_job(
         return _unusable(status, spec, job, err, now)
     if check is not None:  # a verify job that checked: passed, or failed on violations
         return _after_verify(status, spec, job, check, now)
+    if job.kind is JobKind.APPLY and report is not None and rounds.planned_anew(report):
+        # The table changed since its plan was approved: the apply's own plan is the one to approve now.
+        return _after_plan(status, spec, job, report, paused, now, observed)
     if job.phase is JobPhase.FAILED or report is None or report.outcome is Outcome.FAILED:
         message = _failure_message(job)
         stalled = conditions.stalled(status, now, "JobFailed", message)
@@ -230,14 +242,10 @@ def _after_plan(
         ready = conditions.ready(status, now, "Converged", message)
         return Decision(ready, recorded=job.name, events=(("Normal", "Converged", message),), spec=spec)
     approved = spec.policy is ApplyPolicy.AUTOMATIC or spec.approved_plan == plan.plan_id
-    totals = plan.totals()
-    described = f"plan {plan.plan_id} rewrites {totals['partitions']} partition(s), {totals['rows']} row(s)"
-    if totals["repairs"]:
-        described += f" ({totals['repairs']} of them to repair their layout)"
-    if totals["duplicateKeys"]:
-        kept = "every copy kept" if spec.keep_duplicates else "one copy of each kept"
-        described += f"; {totals['duplicateKeys']} key(s) found more than once ({kept})"
+    described = _described(status["plan"], spec.keep_duplicates)
     if not approved:
+        # What it was planned from: approving it alone then starts its apply without planning again.
+        status["plan"]["basis"] = rounds.plan_basis(spec, status)
         message = f"{described}: set spec.apply.approvedPlan to {plan.plan_id} to apply it"
         awaiting = conditions.awaiting(status, now, message)
         return Decision(
@@ -246,23 +254,56 @@ def _after_plan(
     if paused:
         # Not recorded: once the annotation goes, this plan is looked at again and applied.
         return Decision(conditions.paused(status, now), spec=spec)
-    if plan.changes and (spec.window is not None or spec.writers.workloads) and observed is not None:
-        # Partitions are rewritten: in the window only, with the writers paused (config alone needs neither).
+    decision = _approved(
+        status,
+        spec,
+        plan.plan_id,
+        bool(plan.changes),
+        described,
+        job.generation,
+        job.retry_token,
+        now,
+        observed,
+    )
+    return replace(decision, recorded=job.name)
+
+
+def _described(plan: Mapping[str, Any], keep_duplicates: bool = False) -> str:
+    """A plan in one line, from its summary in the status."""
+    described = f"plan {plan['id']} rewrites {plan['partitions']} partition(s), {plan['rows']} row(s)"
+    if plan.get("repairs"):
+        described += f" ({plan['repairs']} of them to repair their layout)"
+    if plan.get("duplicateKeys"):
+        kept = "every copy kept" if keep_duplicates else "one copy of each kept"
+        described += f"; {plan['duplicateKeys']} key(s) found more than once ({kept})"
+    return described
+
+
+def _approved(
+    status: dict[str, Any],
+    spec: TableSpec,
+    plan_id: str,
+    rewrites: bool,
+    described: str,
+    generation: int,
+    token: str,
+    now: datetime,
+    observed: Observed | None,
+) -> Decision:
+    """An approved plan's apply: at once, or in the window with the writers paused when it rewrites
+    partitions (a config change alone needs neither)."""
+    if rewrites and (spec.window is not None or spec.writers.workloads) and observed is not None:
         last = (status.get("writers") or {}).get("last")
-        status["writers"] = maintenance.begin(
-            plan.plan_id, job.generation, job.retry_token, layout_broken(status), last
-        )
+        status["writers"] = maintenance.begin(plan_id, generation, token, layout_broken(status), last)
         decision = _maintain(replace(observed, status=status), status, spec, now)
         events = (("Normal", "AwaitingWindow", decision.status["conditions"][0]["message"]),)
         if decision.status.get("phase") != maintenance.Step.AWAITING_WINDOW:
             events = (("Normal", "Approved", described),)
-        return replace(decision, recorded=job.name, events=events + decision.events)
-    request = spec.job_request(JobKind.APPLY, approved_plan=plan.plan_id, check_records=layout_broken(status))
-    submit = SubmitJob(request, job.generation, job.retry_token, SEQUENCE[JobKind.APPLY])
+        return replace(decision, events=events + decision.events)
+    request = spec.job_request(JobKind.APPLY, approved_plan=plan_id, check_records=layout_broken(status))
     return Decision(
         conditions.progressing(status, now, "Applying", described),
-        submit=submit,
-        recorded=job.name,
+        submit=SubmitJob(request, generation, token, SEQUENCE[JobKind.APPLY]),
         requeue=True,
         events=(("Normal", "Applying", described),),
         spec=spec,

@@ -4,11 +4,15 @@ replanEvery says), each under a retry token of its own. Pure."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
+from hudi_bucket.contract.reports import JobReport
 from hudi_bucket.contract.requests import ApplyRequest, JobKind, PlanRequest, VerifyRequest
+from hudi_bucket.errors import PlanNotApprovedError
 from hudi_bucket_operator import conditions
 from hudi_bucket_operator.decisions import (
     SEQUENCE,
@@ -18,7 +22,7 @@ from hudi_bucket_operator.decisions import (
     SubmitJob,
     layout_broken,
 )
-from hudi_bucket_operator.spec import RETRY, TableSpec
+from hudi_bucket_operator.spec import RETRY, ApplyPolicy, TableSpec
 
 SIZING_ROUND = "@sizing-"  # in a retry token: the start (Unix seconds) of a scheduled re-measurement
 VERIFY_ROUND = "@verify-"  # in a retry token: the start (Unix seconds) of a layout check
@@ -51,6 +55,36 @@ def of_a_round(observed: Observed, token: str) -> bool:
 
 def plan_request(spec: TableSpec, status: Mapping[str, Any]) -> PlanRequest | ApplyRequest | VerifyRequest:
     return spec.job_request(JobKind.PLAN, check_records=layout_broken(status))
+
+
+def plan_basis(spec: TableSpec, status: Mapping[str, Any]) -> str:
+    """What a plan was made from, in a few characters: its job's request (the table, the rules or the
+    sizing, the engine, what it checks). Another generation with the same basis would plan the same."""
+    argv = plan_request(spec, status).to_argv()
+    return hashlib.sha256(json.dumps(argv).encode()).hexdigest()[:16]
+
+
+def approved_as_planned(spec: TableSpec, status: Mapping[str, Any], token: str) -> bool:
+    """Whether a new generation only approved the plan awaiting approval (or made the policy Automatic):
+    then its apply starts at once. A retry (a new token) or any change to what was planned plans again."""
+    plan, last = status.get("plan") or {}, status.get("lastJob") or {}
+    return (
+        status.get("phase") == "AwaitingApproval"
+        and bool(plan.get("id"))
+        and (spec.policy is ApplyPolicy.AUTOMATIC or spec.approved_plan == plan["id"])
+        and plan.get("basis") == plan_basis(spec, status)
+        and last.get("retryToken", "") == token
+    )
+
+
+def planned_anew(report: JobReport) -> bool:
+    """Whether an apply refused because the table changed since its plan was approved, and reported the
+    plan it found instead (which then awaits approval, as a plan job's would)."""
+    return (
+        report.error is not None
+        and report.error.type == PlanNotApprovedError.__name__
+        and "plan" in report.result
+    )
 
 
 def scheduled(

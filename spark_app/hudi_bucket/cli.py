@@ -37,7 +37,7 @@ from hudi_bucket.contract.requests import (
     build_parser,
     request_from,
 )
-from hudi_bucket.errors import HudiBucketError, LayoutViolationError
+from hudi_bucket.errors import HudiBucketError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -53,10 +53,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         outcome, message, result = COMMANDS[kind](spark, request)
         report = JobReport(kind, args.table, outcome, message, started, now_iso(), result)
     except HudiBucketError as err:
-        # A failed verify still reports what it checked (its violations), for the operator's status.
-        found = err.result if isinstance(err, LayoutViolationError) else {}
+        # What it found still goes in the report (a verify's violations, the plan an apply found instead
+        # of the approved one), for the operator's status.
         report = JobReport(
-            kind, args.table, Outcome.FAILED, str(err), started, now_iso(), found, JobError.of(err)
+            kind, args.table, Outcome.FAILED, str(err), started, now_iso(), err.result, JobError.of(err)
         )
     if getattr(args, "report", ""):
         try:

@@ -11,11 +11,16 @@ class HudiBucketError(Exception):
     """Root of all errors raised on purpose by hudi-bucket-operator."""
 
     hint: str = ""
+    # What the command found before it failed, for its report (a verify's violations, an apply's new plan).
+    result: dict[str, object]
 
-    def __init__(self, message: str, *, hint: str | None = None) -> None:
+    def __init__(
+        self, message: str, *, hint: str | None = None, result: dict[str, object] | None = None
+    ) -> None:
         super().__init__(message)
         if hint is not None:
             self.hint = hint
+        self.result = result or {}
 
     def __str__(self) -> str:
         message = super().__str__()
@@ -76,6 +81,13 @@ class PlanError(HudiBucketError):
     """A plan that cannot be made from the options given, or a plan report that cannot be trusted."""
 
 
+class PlanNotApprovedError(PlanError):
+    """The plan an apply found is not the one approved (the table changed since): its result is that plan,
+    for approval."""
+
+    hint = "the table or the rules changed since approval; review the new plan and approve its id"
+
+
 class NotBucketIndexedError(PlanError):
     """Partitions whose file groups are not bucket file groups, while no conversion was asked for."""
 
@@ -101,8 +113,7 @@ class LayoutViolationError(HudiBucketError):
     )
 
     def __init__(self, message: str, *, result: dict[str, object]) -> None:
-        super().__init__(message)
-        self.result = result
+        super().__init__(message, result=result)
 
 
 class InvalidTableDefinitionError(HudiBucketError, ValueError):

@@ -91,7 +91,7 @@ def test_apply_repairs_every_violation_verify_finds_in_one_replacecommit(
 def test_an_approval_of_the_plan_without_the_record_check_does_not_apply_a_repair(
     spark: Any, hudi_tables: HudiBucketTables, tmp_path: Path
 ) -> None:
-    from hudi_bucket.commands.apply import PlanNotApprovedError
+    from hudi_bucket.errors import PlanNotApprovedError
 
     root = tmp_path / "orders"
     hudi_tables.copy(root, 9)

@@ -161,6 +161,27 @@ def test_report_option_writes_the_report_of_a_failure(
     assert "--convert" in written.error.hint
 
 
+def test_an_apply_refusing_a_plan_it_was_not_approved_for_reports_the_plan_it_found(
+    capsys: pytest.CaptureFixture[str], written_table: MakeTable, tmp_path: Path
+) -> None:
+    root, report = written_table(V8), tmp_path / "report.json"
+    before = listing(root)
+    stale = "sha256:" + "0" * 64
+
+    result = run(capsys, "apply", "--table", str(root), *RULES, "--convert", "--approved-plan", stale,
+                 "--report", str(report))  # fmt: skip
+
+    assert result.code == EXIT_FAILED
+    assert listing(root) == before
+    written = JobReport.from_json(report.read_bytes())
+    assert written.error is not None
+    assert written.error.type == "PlanNotApprovedError"
+    found = PlanResult.from_dict(written.result)  # what the operator puts up for approval instead
+    assert found.plan.plan_id != stale
+    assert f"the plan is {found.plan.plan_id}" in written.error.message
+    assert [c.partition for c in found.plan.changes] == ["10", "20", "30"]
+
+
 @pytest.mark.parametrize(
     "argv",
     [

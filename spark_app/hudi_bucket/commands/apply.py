@@ -17,7 +17,7 @@ import time
 from hudi_bucket.checks.duplicates import count_duplicate_keys
 from hudi_bucket.checks.layout_check import ViolationKind, verify_table
 from hudi_bucket.checks.preconditions import check_table, roll_back_our_leftovers
-from hudi_bucket.contract.reports import ApplyResult
+from hudi_bucket.contract.reports import TABLE_ITEMS, ApplyResult, PlanResult, TableBuckets
 from hudi_bucket.contract.requests import ApplyOptions, RescaleOptions
 from hudi_bucket.core.commits import INSERT_OVERWRITE, CommitMetadata
 from hudi_bucket.core.completeness import check_recorded_schema
@@ -40,7 +40,7 @@ from hudi_bucket.core.preflight import (
 from hudi_bucket.core.rules import BucketRules
 from hudi_bucket.core.sizing import Sizing, measure, size_table
 from hudi_bucket.core.timeline import WRITE_ACTIONS, Action, Timeline
-from hudi_bucket.errors import ConcurrentWriterError, PlanError
+from hudi_bucket.errors import ConcurrentWriterError, PlanError, PlanNotApprovedError
 from hudi_bucket.hudi import config_store
 from hudi_bucket.hudi.fs_view import load_file_groups, rows_by_base_file
 from hudi_bucket.hudi.table import disable_metadata_table, latest_table_schema, timeline_store
@@ -52,10 +52,6 @@ from hudi_bucket.writing.rescale import PartitionRewrite, read_records, rewrite_
 
 # What only a record-level check finds; the file ids' own violations are the plan's (PartitionLayout).
 _RECORD_VIOLATIONS = frozenset({ViolationKind.MISPLACED_RECORDS})
-
-
-class PlanNotApprovedError(PlanError):
-    """The plan that would run is not the one approved."""
 
 
 def plan(
@@ -191,12 +187,15 @@ def _count_now(
 def apply(ctx: TableContext, options: ApplyOptions) -> ApplyResult:
     started = time.monotonic()
     ctx, cleaned = roll_back_our_leftovers(ctx)
-    the_plan, checks = plan(ctx, options, writing=True)
+    the_plan, checks, sizing = sized_plan(ctx, options, writing=True)
     notes = [f"rolled back our unfinished rescale {t}" for t in cleaned]
     if options.approved_plan and options.approved_plan != the_plan.plan_id:
+        found = PlanResult(
+            the_plan, checks.to_dict(), None if sizing is None else sizing.to_dict(max_choices=TABLE_ITEMS)
+        )
         raise PlanNotApprovedError(
             f"the plan is {the_plan.plan_id}, but {options.approved_plan} was approved",
-            hint="the table or the rules changed since approval; review the new plan and approve its id",
+            result={**found.to_dict(), **TableBuckets().to_dict()},
         )
     writers = writer_options(the_plan.desired, ctx.hash_fields)
     if the_plan.is_noop:

@@ -1,0 +1,107 @@
+"""Approving a plan starts its apply at once: the apply plans again itself and refuses any plan but the
+approved one, so the approval's generation runs no second planning job. Anything else that changed plans
+again; an apply that finds the table changed since reports the plan it found, which awaits approval."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from hbt_resources import SPEC
+from hudi_bucket.contract.reports import JobError, JobReport, Outcome, PlanResult, TableBuckets
+from hudi_bucket.contract.requests import ApplyRequest, JobKind, PlanRequest
+from hudi_bucket.core.planning import ChangeReason, PartitionChange, Plan
+from hudi_bucket.core.rules import BucketRules
+from hudi_bucket.errors import PlanNotApprovedError
+from hudi_bucket_operator.decisions import Decision, JobPhase, Observed, ObservedJob
+from hudi_bucket_operator.reconcile import decide
+from hudi_bucket_operator.spec import RETRY
+
+NOW = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
+RULES = BucketRules.parse("11-11,16", 4)
+PLAN = Plan(RULES, None, (PartitionChange("day=2026-11-11", 4, 16, 4, 1000, 10, ChangeReason.RESCALE),), "1")
+# Another writer rescaled the partition since: the same rules, another change.
+CHANGED = Plan(
+    RULES, None, (PartitionChange("day=2026-11-11", 2, 16, 4, 1000, 10, ChangeReason.RESCALE),), "2"
+)
+
+
+def approving(plan: Plan, **apply: Any) -> dict[str, Any]:
+    return {**SPEC, "apply": {"policy": "Manual", "approvedPlan": plan.plan_id, **apply}}
+
+
+def plan_job(generation: int = 1, token: str = "") -> ObservedJob:
+    result = {**PlanResult(PLAN, {}).to_dict(), **TableBuckets().to_dict()}
+    report = JobReport(JobKind.PLAN, "s3a://x", Outcome.SUCCEEDED, "planned", "t0", "t1", result)
+    return ObservedJob(
+        f"plan-{generation}", JobKind.PLAN, generation, token, JobPhase.COMPLETED, "t1", 0, "", report
+    )
+
+
+def awaiting_approval(token: str = "") -> dict[str, Any]:
+    """The status once the first plan was recorded: AwaitingApproval."""
+    observed = Observed(SPEC, 1, {RETRY: token} if token else {}, {}, (plan_job(token=token),))
+    decision = decide(observed, NOW)
+    assert decision.status["phase"] == "AwaitingApproval"
+    return decision.status
+
+
+def next_pass(spec: dict[str, Any], status: dict[str, Any], *jobs: ObservedJob, token: str = "") -> Decision:
+    return decide(Observed(spec, 2, {RETRY: token} if token else {}, status, jobs), NOW)
+
+
+def test_an_approval_alone_starts_the_apply_of_the_plan_awaiting_it_without_planning_again() -> None:
+    decision = next_pass(approving(PLAN), awaiting_approval())
+
+    assert decision.submit is not None
+    assert isinstance(decision.submit.request, ApplyRequest)
+    assert (decision.submit.approved_plan, decision.submit.generation) == (PLAN.plan_id, 2)
+    assert decision.status["phase"] == "Applying"
+    assert [reason for _, reason, _ in decision.events] == ["Applying"]
+
+
+def test_a_plan_awaiting_approval_records_what_it_was_planned_from() -> None:
+    status = awaiting_approval()
+    assert len(status["plan"]["basis"]) == 16
+    assert awaiting_approval()["plan"]["basis"] == status["plan"]["basis"]  # the same spec, the same basis
+
+
+def test_an_approval_with_other_changes_plans_again() -> None:
+    changed = {**approving(PLAN), "buckets": {**SPEC["buckets"], "default": 8}}
+    decision = next_pass(changed, awaiting_approval())
+    assert decision.submit is not None
+    assert isinstance(decision.submit.request, PlanRequest)
+
+
+def test_a_retry_with_the_approval_plans_again() -> None:
+    decision = next_pass(approving(PLAN), awaiting_approval(), token="2")
+    assert decision.submit is not None
+    assert isinstance(decision.submit.request, PlanRequest)
+
+
+def test_approving_another_id_plans_again() -> None:
+    decision = next_pass(approving(CHANGED), awaiting_approval())
+    assert decision.submit is not None
+    assert isinstance(decision.submit.request, PlanRequest)
+
+
+def test_an_apply_that_found_the_table_changed_puts_the_plan_it_found_up_for_approval() -> None:
+    started = next_pass(approving(PLAN), awaiting_approval())
+    found = {**PlanResult(CHANGED, {}).to_dict(), **TableBuckets().to_dict()}
+    error = JobError(PlanNotApprovedError.__name__, "the plan is another", PlanNotApprovedError.hint)
+    report = JobReport(JobKind.APPLY, "s3a://x", Outcome.FAILED, "refused", "t1", "t2", found, error)
+    refused = ObservedJob("apply-2", JobKind.APPLY, 2, "", JobPhase.FAILED, "t2", 1, "", report)
+
+    decision = next_pass(approving(PLAN), started.status, refused)
+
+    assert decision.submit is None
+    assert decision.status["phase"] == "AwaitingApproval"
+    assert decision.status["plan"]["id"] == CHANGED.plan_id
+    assert f"approvedPlan to {CHANGED.plan_id}" in decision.status["conditions"][0]["message"]
+    assert decision.recorded == "apply-2"
+
+    # Approving the plan it found applies that one, again without a planning job.
+    recorded = {**decision.status, "lastJob": {**decision.status["lastJob"], "recorded": True}}
+    again = decide(Observed(approving(CHANGED), 3, {}, recorded, (refused,)), NOW)
+    assert again.submit is not None
+    assert (again.submit.kind, again.submit.approved_plan) == (JobKind.APPLY, CHANGED.plan_id)
