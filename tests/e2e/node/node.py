@@ -1,0 +1,178 @@
+"""One real Kubernetes node beside the control plane: kubelet, containerd, runc, the CNI bridge.
+
+Only one node runs on a machine at a time (an flock beside its run folder). Its run folder holds every
+folder kubelet and containerd write, and the record of what they change elsewhere (host.py): ``stop()``
+puts that back, and so does the next ``start()`` after a run that was killed.
+"""
+
+from __future__ import annotations
+
+import atexit
+import fcntl
+import os
+import subprocess
+import time
+from pathlib import Path
+from typing import IO
+
+from kubernetes import client
+
+from control_plane import ControlPlane
+from control_plane.cluster import _free_loopback_ports
+from control_plane.processes import ManagedProcess, wait_until
+
+from . import host
+from .containerd import Containerd
+from .images import pack_pause_image
+from .kubelet import Kubelet
+
+NODE_NAME = "hbo-node"
+NODE_IP = "10.213.0.1"  # on a link of its own: kubelet needs an address that is not loopback
+STOP_GRACE_SECONDS = 2.0
+IMAGE_PREFIX = "hbo.local/"  # no registry by that name: kubelet never pulls (imagePullPolicy Never)
+STATE_DIR = Path(
+    os.environ.get("HBO_CACHE")
+    or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "hudi-bucket-operator"
+)
+
+
+class Node:
+    """``start()`` it from the main thread after the control plane; ``stop()`` before the control plane."""
+
+    def __init__(
+        self, control_plane: ControlPlane, bin_dir: Path, log_dir: Path, state_dir: Path = STATE_DIR
+    ) -> None:
+        self.control_plane = control_plane
+        self.bin_dir = bin_dir
+        self.log_dir = log_dir  # kubelet's and containerd's logs: outside the run folder, they stay
+        self.run_dir = state_dir / "node-run"
+        self._lock_path = state_dir / "node.lock"
+        self._lock: IO[str] | None = None
+        self._pause_tag = bin_dir.parent.name  # kube-<version>
+        self.containerd = Containerd(self.run_dir, f"{IMAGE_PREFIX}pause:{self._pause_tag}")
+        (healthz_port,) = _free_loopback_ports(1)
+        self.kubelet = Kubelet(self.run_dir, NODE_NAME, NODE_IP, self.containerd.endpoint, healthz_port)
+        self._processes: list[ManagedProcess] = []
+        self.name = NODE_NAME
+        self.start_seconds: float | None = None
+        self.stop_seconds: float | None = None
+
+    # --- what tests use -------------------------------------------------------------------------------
+
+    def load_image(self, layout_and_tag: str, repository: str) -> str:
+        """An image from an OCI layout (``LAYOUT:TAG``) into the node; returns the name pods use."""
+        return self.containerd.load(layout_and_tag, f"{IMAGE_PREFIX}{repository}")
+
+    def container_log(self, namespace: str, pod: str, container: str) -> str:
+        """What a container wrote, from kubelet's log files (CRI format: time, stream, tag, text)."""
+        lines = []
+        for path in sorted(self.kubelet.pod_logs.glob(f"{namespace}_{pod}_*/{container}/*.log")):
+            for line in path.read_text().splitlines():
+                lines.append(line.split(" ", 3)[3] if line.count(" ") >= 3 else "")
+        return "\n".join(lines)
+
+    def rss_bytes(self) -> int:
+        """The resident memory of every process the node runs (kubelet, containerd, shims, containers)."""
+        total = 0
+        for pid in host.processes():
+            try:
+                status = Path(f"/proc/{pid}/status").read_text()
+            except OSError:  # ended meanwhile
+                continue
+            for line in status.splitlines():
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1]) * 1024
+        return total
+
+    # --- lifecycle ------------------------------------------------------------------------------------
+
+    def start(self, timeout: float = 120.0) -> None:
+        started = time.monotonic()
+        atexit.register(self.stop)
+        try:
+            self._take_lock(timeout)
+            if self.run_dir.exists():  # a run killed before its teardown: put back what it left
+                host.restore(self.run_dir)
+            self._start(started + timeout)
+        except BaseException:
+            self.stop()
+            raise
+        self.start_seconds = time.monotonic() - started
+
+    def stop(self) -> None:
+        """kubelet first, then containerd; then everything they left. Neither stops a pod on its way out,
+        and all their state goes: a short grace is enough."""
+        atexit.unregister(self.stop)
+        started = time.monotonic()
+        for process in reversed(self._processes):
+            process.stop(timeout=STOP_GRACE_SECONDS)
+        self._processes.clear()
+        if self._lock is not None:
+            try:
+                if self.run_dir.exists():
+                    host.restore(self.run_dir)
+            finally:
+                self._lock.close()  # releases the flock
+                self._lock = None
+        self.stop_seconds = time.monotonic() - started
+
+    def _take_lock(self, timeout: float) -> None:
+        self._lock_path.parent.mkdir(parents=True, exist_ok=True)
+        lock = self._lock_path.open("w")
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    lock.close()
+                    raise RuntimeError(
+                        f"another node runs on this machine ({self._lock_path} is locked)"
+                    ) from None
+                time.sleep(1)
+        lock.write(str(os.getpid()))
+        lock.flush()
+        self._lock = lock
+
+    def _start(self, deadline: float) -> None:
+        self.run_dir.mkdir(parents=True)
+        host.HostRecord.take().save(self.run_dir)  # before anything outside the folder changes
+        host.make_cgroups()
+        self._add_node_link()
+        self.containerd.write_config()
+        containerd = self._launch("containerd", self.containerd.argv())
+        wait_until(self.containerd.serving, deadline - time.monotonic(), [containerd], "containerd serves")
+        pause = pack_pause_image(self.bin_dir / "pause", self.run_dir / "pause-image", self._pause_tag)
+        self.containerd.load(pause, f"{IMAGE_PREFIX}pause")
+        kubelet = self._launch(
+            "kubelet", [str(self.bin_dir / "kubelet"), *self.kubelet.prepare(self.control_plane)]
+        )
+        wait_until(
+            self._ready, deadline - time.monotonic(), [containerd, kubelet], f"node {NODE_NAME} is Ready"
+        )
+
+    def _add_node_link(self) -> None:
+        for command in (
+            # A bridge, not a dummy link: this machine's kernel has no dummy driver.
+            ["ip", "link", "add", host.NODE_LINK, "type", "bridge"],
+            ["ip", "address", "add", f"{NODE_IP}/32", "dev", host.NODE_LINK],
+            ["ip", "link", "set", host.NODE_LINK, "up"],
+        ):
+            subprocess.run(command, capture_output=True, check=True)
+
+    def _launch(self, name: str, argv: list[str]) -> ManagedProcess:
+        process = ManagedProcess(
+            name, argv, self.log_dir / f"{name}.log", cgroup_procs=host.unified_cgroup() / "cgroup.procs"
+        )
+        self._processes.append(process)
+        process.start()
+        return process
+
+    def _ready(self) -> bool:
+        try:
+            node = client.CoreV1Api(self.control_plane.api_client()).read_node(NODE_NAME, _request_timeout=2)
+        except client.ApiException:
+            return False
+        conditions = {c.type: c.status for c in node.status.conditions or []}
+        return conditions.get("Ready") == "True"
