@@ -65,11 +65,13 @@ class ManagedProcess:
         """None while it runs (or before it started)."""
         return None if self._process is None else self._process.poll()
 
-    def stop(self, timeout: float = 10.0) -> None:
-        """SIGTERM to its process group, SIGKILL after ``timeout`` seconds; safe to call twice."""
+    def stop(self, timeout: float = 10.0) -> int | None:
+        """SIGTERM to its process group, SIGKILL after ``timeout`` seconds; safe to call twice.
+
+        Returns its exit code (negative: the signal that ended it), None when it was not running."""
         process = self._process
         if process is None:
-            return
+            return None
         atexit.unregister(self.stop)
         if process.poll() is None:
             self._signal_group(process.pid, signal.SIGTERM)
@@ -79,6 +81,7 @@ class ManagedProcess:
                 self._signal_group(process.pid, signal.SIGKILL)
                 process.wait(timeout)
         self._process = None
+        return process.returncode
 
     @staticmethod
     def _signal_group(pid: int, sig: signal.Signals) -> None:

@@ -1,6 +1,11 @@
 """The node's container runtime: Debian's containerd 1.6 with runc and the CNI bridge plugin, every
-folder it would take by default (/var/lib/containerd, /run/containerd, /opt/containerd, /etc/cni/net.d,
-/var/run/netns) moved into the run folder, and images loaded from OCI layouts (no registry)."""
+folder it would take by default (/var/run/containerd, /opt/containerd, /etc/cni/net.d, /var/run/netns)
+moved into the run folder, and images loaded from OCI layouts (no registry).
+
+Its root (/var/lib/containerd: the images, a minute to load ours) is a cache that outlives the run,
+kept only when the node stopped cleanly: it then holds no container (``remove_containers``), and a next
+node loads nothing again. After a killed run it is wiped (``forget_images``), as containers it knew of
+would otherwise come back."""
 
 from __future__ import annotations
 
@@ -12,7 +17,8 @@ from .host import CNI_BRIDGE, CNI_NETWORK
 
 CNI_PLUGINS = Path("/usr/lib/cni")  # Debian's containernetworking-plugins
 POD_SUBNET = "10.213.1.0/24"
-NAMESPACE = "k8s.io"  # containerd's namespace for what the CRI plugin (so kubelet) sees
+NAMESPACE = "k8s.io"
+CRI_ROOT = "io.containerd.grpc.v1.cri"  # containerd's namespace for what the CRI plugin (so kubelet) sees
 # Plugins a node needs none of: snapshotters for other filesystems, tracing. (The v1 runtime stays:
 # containerd 1.6's task service needs it loaded, unused as it is.)
 DISABLED_PLUGINS = (
@@ -26,8 +32,10 @@ DISABLED_PLUGINS = (
 
 
 class Containerd:
-    def __init__(self, run_dir: Path, sandbox_image: str) -> None:
+    def __init__(self, run_dir: Path, image_store: Path, sandbox_image: str) -> None:
         self.dir = run_dir / "containerd"
+        self.image_store = image_store
+        self._clean_mark = image_store / "stopped-cleanly"
         self.socket = self.dir / "containerd.sock"
         self.config_path = self.dir / "config.toml"
         self.cni_conf_dir = self.dir / "cni-conf"
@@ -51,7 +59,7 @@ class Containerd:
         cri = 'plugins."io.containerd.grpc.v1.cri"'
         disabled = ", ".join(f'"{plugin}"' for plugin in DISABLED_PLUGINS)
         return f"""version = 2
-root = "{d / "root"}"
+root = "{self.image_store / "root"}"
 state = "{d / "state"}"
 disabled_plugins = [{disabled}]
 
@@ -108,7 +116,7 @@ disabled_plugins = [{disabled}]
             ],
         }
 
-    def ctr(self, *args: str, timeout: float = 300) -> str:
+    def ctr(self, *args: str, timeout: float = 300, check: bool = True) -> str:
         result = subprocess.run(
             ["ctr", f"--address={self.socket}", f"--namespace={NAMESPACE}", *args],
             capture_output=True,
@@ -116,7 +124,7 @@ disabled_plugins = [{disabled}]
             timeout=timeout,
             check=False,
         )
-        if result.returncode != 0:
+        if check and result.returncode != 0:
             raise RuntimeError(f"ctr {' '.join(args)} exited {result.returncode}: {result.stderr.strip()}")
         return result.stdout
 
@@ -130,13 +138,43 @@ disabled_plugins = [{disabled}]
     def image_names(self) -> set[str]:
         return set(self.ctr("images", "list", "--quiet").split())
 
+    def open_image_store(self) -> None:
+        """Before containerd starts: the store as a clean stop left it, else an empty one."""
+        if not self._clean_mark.exists():
+            self.forget_images()
+        self.image_store.mkdir(parents=True, exist_ok=True)
+        self._clean_mark.unlink(missing_ok=True)  # until this run, too, stops cleanly
+
+    def forget_images(self) -> None:
+        subprocess.run(["rm", "-rf", "--one-file-system", str(self.image_store)], check=True)
+
+    def remove_containers(self) -> None:
+        """Every container and its task, while containerd still runs: what a next node must not find."""
+        for container in self.ctr("containers", "list", "--quiet").split():
+            self.ctr("tasks", "delete", "--force", container, check=False)
+            self.ctr("containers", "delete", container)
+
+    def close_image_store(self) -> None:
+        """After containerd stopped, its containers removed: the CRI plugin's files of the pods it ran
+        (hosts, resolv.conf) go, and the store is marked fit for a next run."""
+        for kind in ("sandboxes", "containers"):
+            subprocess.run(
+                ["rm", "-rf", "--one-file-system", str(self.image_store / "root" / CRI_ROOT / kind)],
+                check=True,
+            )
+        self._clean_mark.touch()
+
     def load(self, layout_and_tag: str, repository: str) -> str:
         """The image at ``LAYOUT:TAG`` (an OCI layout) as ``REPOSITORY:TAG``, the name it returns (pods use
         it with imagePullPolicy Never). Loading the same image twice loads nothing."""
         tag = layout_and_tag.rsplit(":", 1)[1]
         name = f"{repository}:{tag}"
-        if name in self.image_names():
+        names = self.image_names()
+        if name in names:
             return name
+        for earlier in names:  # of an earlier build: not needed again, and a gigabyte each
+            if earlier.startswith(f"{repository}:"):
+                self.ctr("images", "delete", earlier)
         # An OCI archive keeps the layers compressed as they are (a Docker archive would inflate them).
         archive = self.dir / "import.tar"
         subprocess.run(

@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 import signal
 import subprocess
 import time
@@ -40,6 +39,7 @@ SYSCTLS = (
 # containerd 1.6's shim sockets, kubelet's device-plugin socket.
 FIXED_PATHS = ("/var/log/containers", "/var/lib/cni", "/run/containerd", "/var/lib/kubelet")
 RECORD = "host.json"
+CRI_STATE = "io.containerd.grpc.v1.cri"  # the CRI plugin's folder in containerd's state folder
 
 
 @dataclass(frozen=True)
@@ -183,22 +183,26 @@ def restore(run_dir: Path) -> None:
         for name, value in record.sysctls.items():
             (Path("/proc/sys") / name).write_text(value)
         for path in record.absent_paths:
-            shutil.rmtree(path, ignore_errors=True)
-    _forget_pod_logs(run_dir)
+            subprocess.run(["rm", "-rf", "--one-file-system", path], check=True)
+    _forget_entries_in_fixed_paths(run_dir)
     # Never remove a folder that still has something mounted below it: that would delete what the
-    # mount shows (a host path, say), not the node's files.
+    # mount shows (a host path, say), not the node's files. (rm's --one-file-system would not enter it.)
     if mounts_under(run_dir):
         raise RuntimeError(f"not removing {run_dir}: still mounted {mounts_under(run_dir)}")
-    shutil.rmtree(run_dir, ignore_errors=True)
+    subprocess.run(["rm", "-rf", "--one-file-system", str(run_dir)], check=True)
 
 
-def _forget_pod_logs(run_dir: Path) -> None:
-    """kubelet's symlinks in /var/log/containers (when that folder was there before) into our logs."""
+def _forget_entries_in_fixed_paths(run_dir: Path) -> None:
+    """Ours in the fixed folders that were there before (and so stay): kubelet's symlinks to our pods'
+    logs, libcni's results for our sandboxes."""
     links = Path("/var/log/containers")
     if links.is_dir():
         for link in links.iterdir():
             if link.is_symlink() and os.readlink(link).startswith(str(run_dir)):
                 link.unlink()
-    # libcni caches each attachment's result, by network name, in its fixed folder.
-    for cached in Path("/var/lib/cni/results").glob(f"{CNI_NETWORK}-*"):
-        cached.unlink(missing_ok=True)
+    # libcni caches each attachment's result in its fixed folder, named by network and sandbox.
+    sandboxes = {p.name for p in run_dir.glob(f"containerd/state/{CRI_STATE}/sandboxes/*")}
+    for cached in Path("/var/lib/cni/results").glob("*"):
+        network_and_sandbox = cached.name.rsplit("-", 1)[0]
+        if any(network_and_sandbox.endswith(f"-{sandbox}") for sandbox in sandboxes):
+            cached.unlink(missing_ok=True)

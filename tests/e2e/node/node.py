@@ -46,13 +46,14 @@ class Node:
         self.bin_dir = bin_dir
         self.log_dir = log_dir  # kubelet's and containerd's logs: outside the run folder, they stay
         self.run_dir = state_dir / "node-run"
+        image_store = state_dir / "node-images"
         self._lock_path = state_dir / "node.lock"
         self._lock: IO[str] | None = None
         self._pause_tag = bin_dir.parent.name  # kube-<version>
-        self.containerd = Containerd(self.run_dir, f"{IMAGE_PREFIX}pause:{self._pause_tag}")
+        self.containerd = Containerd(self.run_dir, image_store, f"{IMAGE_PREFIX}pause:{self._pause_tag}")
         (healthz_port,) = _free_loopback_ports(1)
         self.kubelet = Kubelet(self.run_dir, NODE_NAME, NODE_IP, self.containerd.endpoint, healthz_port)
-        self._processes: list[ManagedProcess] = []
+        self._processes: dict[str, ManagedProcess] = {}
         self.name = NODE_NAME
         self.start_seconds: float | None = None
         self.stop_seconds: float | None = None
@@ -93,6 +94,7 @@ class Node:
             self._take_lock(timeout)
             if self.run_dir.exists():  # a run killed before its teardown: put back what it left
                 host.restore(self.run_dir)
+            self.containerd.open_image_store()
             self._start(started + timeout)
         except BaseException:
             self.stop()
@@ -100,17 +102,28 @@ class Node:
         self.start_seconds = time.monotonic() - started
 
     def stop(self) -> None:
-        """kubelet first, then containerd; then everything they left. Neither stops a pod on its way out,
-        and all their state goes: a short grace is enough."""
+        """kubelet first, then every container, then containerd; then everything they left. Neither
+        daemon stops a pod on its way out, and their state goes: a short grace is enough."""
         atexit.unregister(self.stop)
         started = time.monotonic()
-        for process in reversed(self._processes):
-            process.stop(timeout=STOP_GRACE_SECONDS)
-        self._processes.clear()
+        if "kubelet" in self._processes:
+            self._processes.pop("kubelet").stop(timeout=STOP_GRACE_SECONDS)
+        containerd = self._processes.pop("containerd", None)
+        emptied = False
+        if containerd is not None:
+            if containerd.exit_code() is None:
+                try:
+                    self.containerd.remove_containers()
+                    emptied = True
+                except (RuntimeError, subprocess.TimeoutExpired):
+                    pass  # the image store is wiped by the next run instead
+            emptied = containerd.stop(timeout=STOP_GRACE_SECONDS) == 0 and emptied
         if self._lock is not None:
             try:
                 if self.run_dir.exists():
                     host.restore(self.run_dir)
+                if emptied:
+                    self.containerd.close_image_store()
             finally:
                 self._lock.close()  # releases the flock
                 self._lock = None
@@ -165,7 +178,7 @@ class Node:
         process = ManagedProcess(
             name, argv, self.log_dir / f"{name}.log", cgroup_procs=host.unified_cgroup() / "cgroup.procs"
         )
-        self._processes.append(process)
+        self._processes[name] = process
         process.start()
         return process
 
