@@ -63,6 +63,12 @@ def control_plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlP
 
 
 @pytest.fixture(scope="session")
+def kube_bin_dir() -> Path:
+    """The folder of the binaries build.sh built (or ``$HBO_KUBE_BIN``)."""
+    return _bin_dir()
+
+
+@pytest.fixture(scope="session")
 def node(control_plane: ControlPlane, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Node]:
     """One node for the session, started by the first test that asks for it; its logs stay in pytest's
     temp folder, and nothing else of it stays on the machine."""

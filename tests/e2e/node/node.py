@@ -1,8 +1,9 @@
 """One real Kubernetes node beside the control plane: kubelet, containerd, runc, the CNI bridge.
 
-Only one node runs on a machine at a time (an flock beside its run folder). Its run folder holds every
-folder kubelet and containerd write, and the record of what they change elsewhere (host.py): ``stop()``
-puts that back, and so does the next ``start()`` after a run that was killed.
+Only one node runs on a machine at a time, whatever cache folder each run uses: they share names (the
+cgroup, the links). The lock, /run/lock/hbo-node.lock, holds the run folder of the node that last had it.
+That folder holds every folder kubelet and containerd write, and the record of what they change elsewhere
+(host.py): ``stop()`` puts that back, and so does the next ``start()`` after a run that was killed.
 """
 
 from __future__ import annotations
@@ -29,6 +30,10 @@ from .kubelet import Kubelet
 NODE_NAME = "hbo-node"
 NODE_IP = "10.213.0.1"  # on a link of its own: kubelet needs an address that is not loopback
 STOP_GRACE_SECONDS = 2.0
+LOCK_PATH = Path("/run/lock/hbo-node.lock")
+# Short: containerd's and the shims' unix sockets are in it, and a socket's path has at most 107 bytes
+# (containerd allows 104).
+RUN_DIR = Path("/run/hbo-node")
 IMAGE_PREFIX = "hbo.local/"  # no registry by that name: kubelet never pulls (imagePullPolicy Never)
 STATE_DIR = Path(
     os.environ.get("HBO_CACHE")
@@ -40,14 +45,19 @@ class Node:
     """``start()`` it from the main thread after the control plane; ``stop()`` before the control plane."""
 
     def __init__(
-        self, control_plane: ControlPlane, bin_dir: Path, log_dir: Path, state_dir: Path = STATE_DIR
+        self,
+        control_plane: ControlPlane,
+        bin_dir: Path,
+        log_dir: Path,
+        state_dir: Path = STATE_DIR,
+        run_dir: Path = RUN_DIR,
     ) -> None:
         self.control_plane = control_plane
         self.bin_dir = bin_dir
         self.log_dir = log_dir  # kubelet's and containerd's logs: outside the run folder, they stay
-        self.run_dir = state_dir / "node-run"
+        self.run_dir = run_dir
         image_store = state_dir / "node-images"
-        self._lock_path = state_dir / "node.lock"
+        self._lock_path = LOCK_PATH
         self._lock: IO[str] | None = None
         self._pause_tag = bin_dir.parent.name  # kube-<version>
         self.containerd = Containerd(self.run_dir, image_store, f"{IMAGE_PREFIX}pause:{self._pause_tag}")
@@ -91,9 +101,10 @@ class Node:
         started = time.monotonic()
         atexit.register(self.stop)
         try:
-            self._take_lock(timeout)
-            if self.run_dir.exists():  # a run killed before its teardown: put back what it left
-                host.restore(self.run_dir)
+            previous = self._take_lock(timeout)
+            for left in {previous, self.run_dir}:  # a run killed before its teardown left these
+                if left is not None and left.exists():
+                    host.restore(left)
             self.containerd.open_image_store()
             self._start(started + timeout)
         except BaseException:
@@ -129,9 +140,10 @@ class Node:
                 self._lock = None
         self.stop_seconds = time.monotonic() - started
 
-    def _take_lock(self, timeout: float) -> None:
+    def _take_lock(self, timeout: float) -> Path | None:
+        """Waits for the lock; returns the run folder the node before wrote in it."""
         self._lock_path.parent.mkdir(parents=True, exist_ok=True)
-        lock = self._lock_path.open("w")
+        lock = self._lock_path.open("a+")  # not truncated before it is ours
         deadline = time.monotonic() + timeout
         while True:
             try:
@@ -144,9 +156,13 @@ class Node:
                         f"another node runs on this machine ({self._lock_path} is locked)"
                     ) from None
                 time.sleep(1)
-        lock.write(str(os.getpid()))
+        lock.seek(0)
+        previous = lock.read().strip()
+        lock.truncate(0)
+        lock.write(str(self.run_dir))
         lock.flush()
         self._lock = lock
+        return Path(previous) if previous else None
 
     def _start(self, deadline: float) -> None:
         self.run_dir.mkdir(parents=True)
@@ -158,6 +174,7 @@ class Node:
         wait_until(self.containerd.serving, deadline - time.monotonic(), [containerd], "containerd serves")
         pause = pack_pause_image(self.bin_dir / "pause", self.run_dir / "pause-image", self._pause_tag)
         self.containerd.load(pause, f"{IMAGE_PREFIX}pause")
+        self._forget_earlier_registration()
         kubelet = self._launch(
             "kubelet", [str(self.bin_dir / "kubelet"), *self.kubelet.prepare(self.control_plane)]
         )
@@ -181,6 +198,15 @@ class Node:
         self._processes[name] = process
         process.start()
         return process
+
+    def _forget_earlier_registration(self) -> None:
+        """An earlier node of this control plane stays Ready for a while after it stopped (kubelet does
+        not deregister): deleted, it cannot pass for this one."""
+        try:
+            client.CoreV1Api(self.control_plane.api_client()).delete_node(NODE_NAME)
+        except client.ApiException as error:
+            if error.status != 404:
+                raise
 
     def _ready(self) -> bool:
         try:
