@@ -91,3 +91,27 @@ def test_a_job_image_pod_runs_to_success_as_non_root_in_a_restricted_namespace(
         f"\nnode started in {node.start_seconds:.1f} s, job image loaded in {loaded:.1f} s, pod created to"
         f" Succeeded in {seconds:.1f} s, node RSS {node.rss_bytes() / 2**20:.0f} MiB"
     )
+
+
+def test_an_operator_image_pod_placed_by_the_scheduler_starts_its_entry_point_in_a_restricted_namespace(
+    control_plane: ControlPlane, node: Node, our_images: dict[str, str], namespace: str
+) -> None:
+    restricted_namespace(control_plane, namespace)
+    image = node.load_image(our_images["operator"], "hudi-bucket-operator")
+    pod = client.V1Pod(
+        metadata=client.V1ObjectMeta(name="operator-help"),
+        spec=client.V1PodSpec(
+            restart_policy="Never",  # no node named: kube-scheduler places it, as the chart's Deployment
+            automount_service_account_token=False,
+            # Appended to the image's entrypoint: `hudi-bucket-operator run --help`.
+            containers=[restricted_container("operator", image, ["--help"])],
+        ),
+    )
+
+    ended, seconds = run_to_completion(control_plane, namespace, pod)
+
+    log = node.container_log(namespace, "operator-help", "operator")
+    assert ended.status.phase == "Succeeded", (ended.status, log)
+    assert ended.spec.node_name == node.name
+    assert "--log-format" in log
+    print(f"\noperator pod: created to Succeeded in {seconds:.1f} s")

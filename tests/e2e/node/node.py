@@ -1,4 +1,5 @@
-"""One real Kubernetes node beside the control plane: kubelet, containerd, runc, the CNI bridge.
+"""One real Kubernetes node beside the control plane: kubelet, containerd, runc, the CNI bridge, and
+kube-scheduler (pods that name no node, as Spark's executors, are placed on it).
 
 Only one node runs on a machine at a time, whatever cache folder each run uses: they share names (the
 cgroup, the links). The lock, /run/lock/hbo-node.lock, holds the run folder of the node that last had it.
@@ -19,7 +20,9 @@ from typing import IO
 from kubernetes import client
 
 from control_plane import ControlPlane
+from control_plane.certs import make_client_cert
 from control_plane.cluster import _free_loopback_ports
+from control_plane.kubeconfig import write_kubeconfig
 from control_plane.processes import ManagedProcess, wait_until
 
 from . import host
@@ -113,12 +116,13 @@ class Node:
         self.start_seconds = time.monotonic() - started
 
     def stop(self) -> None:
-        """kubelet first, then every container, then containerd; then everything they left. Neither
-        daemon stops a pod on its way out, and their state goes: a short grace is enough."""
+        """The scheduler and kubelet first, then every container, then containerd; then everything they
+        left. Neither daemon stops a pod on its way out, and their state goes: a short grace is enough."""
         atexit.unregister(self.stop)
         started = time.monotonic()
-        if "kubelet" in self._processes:
-            self._processes.pop("kubelet").stop(timeout=STOP_GRACE_SECONDS)
+        for name in ("kube-scheduler", "kubelet"):
+            if name in self._processes:
+                self._processes.pop(name).stop(timeout=STOP_GRACE_SECONDS)
         containerd = self._processes.pop("containerd", None)
         emptied = False
         if containerd is not None:
@@ -181,6 +185,23 @@ class Node:
         wait_until(
             self._ready, deadline - time.monotonic(), [containerd, kubelet], f"node {NODE_NAME} is Ready"
         )
+        self._launch("kube-scheduler", [str(self.bin_dir / "kube-scheduler"), *self._scheduler_args()])
+
+    def _scheduler_args(self) -> list[str]:
+        """As the user the bootstrap RBAC binds for it; no port of its own (nothing here scrapes it)."""
+        pki = self.control_plane.pki
+        folder = self.run_dir / "scheduler"
+        folder.mkdir()
+        user = "system:kube-scheduler"
+        cert = make_client_cert(folder, "client", pki.ca, user)
+        kubeconfig = write_kubeconfig(
+            folder / "kubeconfig",
+            server=self.control_plane.server,
+            ca_file=pki.ca.cert,
+            user=user,
+            client_cert=(cert.cert, cert.key),
+        )
+        return [f"--kubeconfig={kubeconfig}", "--leader-elect=false", "--secure-port=0"]
 
     def _add_node_link(self) -> None:
         for command in (
