@@ -2,9 +2,11 @@
 back: by the node's ``stop()``, or by the next run when a run was killed (SIGKILL leaves containerd's
 shims, the containers, their mounts, network namespaces and cgroups behind).
 
-Everything a node starts runs in one cgroup of the unified hierarchy (``hbo-node``): containerd forks its
-shims, and the shims the containers, so that cgroup holds every process to kill, whoever their parent is
-now. kubelet puts the pods' cgroups under the v1 hierarchies' ``hbo-node`` (its ``cgroupRoot``).
+kubelet and containerd run in ``hbo-node/daemons`` of the unified hierarchy: containerd forks its shims,
+and the shims the containers, so ``hbo-node`` holds every process to kill, whoever their parent is now.
+kubelet puts the pods' cgroups under ``hbo-node`` in each hierarchy (its ``cgroupRoot``). Tried on cgroups
+v1 with the unified hierarchy beside (this VM); a machine with cgroups v2 alone takes the same names,
+untried.
 """
 
 from __future__ import annotations
@@ -67,8 +69,15 @@ class HostRecord:
             return None  # killed before it was written: nothing outside the folder was changed yet
 
 
+def _unified_hierarchy() -> Path:
+    """cgroups v2: all of /sys/fs/cgroup, or beside the v1 hierarchies in a hybrid setup (this VM's)."""
+    return CGROUP_FS if (CGROUP_FS / "cgroup.controllers").exists() else CGROUP_FS / "unified"
+
+
 def cgroups() -> list[Path]:
     """The node's cgroup in each hierarchy (the v1 controllers', the unified one)."""
+    if _unified_hierarchy() == CGROUP_FS:
+        return [CGROUP_FS / CGROUP_NAME]
     return [
         hierarchy / CGROUP_NAME
         for hierarchy in sorted(CGROUP_FS.iterdir())
@@ -76,12 +85,14 @@ def cgroups() -> list[Path]:
     ]
 
 
-def unified_cgroup() -> Path:
-    return CGROUP_FS / "unified" / CGROUP_NAME
+def daemons_cgroup() -> Path:
+    """Where kubelet, containerd (and so the shims) run: beside the pods' ``kubepods``, as cgroups v2
+    lets a cgroup that hands controllers to its children hold no process itself."""
+    return _unified_hierarchy() / CGROUP_NAME / "daemons"
 
 
 def make_cgroups() -> None:
-    for cgroup in cgroups():
+    for cgroup in [*cgroups(), daemons_cgroup()]:
         cgroup.mkdir(exist_ok=True)
         if cgroup.parent.name == "cpuset":  # a v1 cpuset cgroup starts with no CPUs and no memory nodes
             for setting in ("cpuset.cpus", "cpuset.mems"):

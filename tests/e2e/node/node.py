@@ -214,7 +214,7 @@ class Node:
 
     def _launch(self, name: str, argv: list[str]) -> ManagedProcess:
         process = ManagedProcess(
-            name, argv, self.log_dir / f"{name}.log", cgroup_procs=host.unified_cgroup() / "cgroup.procs"
+            name, argv, self.log_dir / f"{name}.log", cgroup_procs=host.daemons_cgroup() / "cgroup.procs"
         )
         self._processes[name] = process
         process.start()
