@@ -174,7 +174,7 @@ disabled_plugins = [{disabled}]
             return name
         for earlier in names:  # of an earlier build: not needed again, and a gigabyte each
             if earlier.startswith(f"{repository}:"):
-                self.ctr("images", "delete", earlier)
+                self.ctr("images", "delete", "--sync", earlier)  # its layers too, now
         # An OCI archive keeps the layers compressed as they are (a Docker archive would inflate them).
         archive = self.dir / "import.tar"
         subprocess.run(
