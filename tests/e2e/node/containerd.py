@@ -153,6 +153,10 @@ disabled_plugins = [{disabled}]
         for container in self.ctr("containers", "list", "--quiet").split():
             self.ctr("tasks", "delete", "--force", container, check=False)
             self.ctr("containers", "delete", container)
+        # Their snapshots go with containerd's garbage collection, which would not have run before it
+        # stops; ctr waits for one only when it deletes an image: a name made for that, then.
+        self.ctr("images", "tag", self.sandbox_image, f"{self.sandbox_image}-collect")
+        self.ctr("images", "delete", "--sync", f"{self.sandbox_image}-collect")
 
     def close_image_store(self) -> None:
         """After containerd stopped, its containers removed: the CRI plugin's files of the pods it ran
