@@ -102,6 +102,7 @@ def test_an_operator_image_pod_placed_by_the_scheduler_starts_its_entry_point_in
         metadata=client.V1ObjectMeta(name="operator-help"),
         spec=client.V1PodSpec(
             restart_policy="Never",  # no node named: kube-scheduler places it, as the chart's Deployment
+            tolerations=[client.V1Toleration(**node.toleration)],  # the node takes only the pods it runs
             automount_service_account_token=False,
             # Appended to the image's entrypoint: `hudi-bucket-operator run --help`.
             containers=[restricted_container("operator", image, ["--help"])],

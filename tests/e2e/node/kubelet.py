@@ -14,6 +14,10 @@ from control_plane.kubeconfig import write_kubeconfig
 
 from .host import CGROUP_NAME
 
+# Registered with the node: the scheduler places only pods that tolerate it, so the pods other e2e tests
+# leave behind (the chart's Deployment, whose image no registry here serves) stay Pending as before.
+TAINT = {"key": "hudi-bucket-operator.test/node", "effect": "NoSchedule"}
+
 
 class Kubelet:
     def __init__(
@@ -84,4 +88,5 @@ class Kubelet:
             "imageGCHighThresholdPercent": 100,
             "serializeImagePulls": False,
             "nodeStatusUpdateFrequency": "2s",
+            "registerWithTaints": [TAINT],
         }

@@ -28,7 +28,7 @@ from control_plane.processes import ManagedProcess, wait_until
 from . import host
 from .containerd import Containerd
 from .images import pack_pause_image
-from .kubelet import Kubelet
+from .kubelet import TAINT, Kubelet
 
 NODE_NAME = "hbo-node"
 NODE_IP = "10.213.0.1"  # on a link of its own: kubelet needs an address that is not loopback
@@ -68,6 +68,7 @@ class Node:
         self.kubelet = Kubelet(self.run_dir, NODE_NAME, NODE_IP, self.containerd.endpoint, healthz_port)
         self._processes: dict[str, ManagedProcess] = {}
         self.name = NODE_NAME
+        self.toleration = {"key": TAINT["key"], "operator": "Exists", "effect": TAINT["effect"]}
         self.start_seconds: float | None = None
         self.stop_seconds: float | None = None
 
