@@ -34,7 +34,7 @@ os.environ.setdefault("HBO_METRICS_PORT", "0")
 JVM_FIXTURES = frozenset({"spark"})
 SHARED_FIXTURES = frozenset({"fixture_table"})
 NOT_UNIT_FIXTURES = JVM_FIXTURES | {"s3_server", "control_plane"}
-NOT_UNIT_MARKERS = ("spark", "e2e", "images")
+NOT_UNIT_MARKERS = ("spark", "e2e", "images", "node")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -2,6 +2,9 @@
 
 The binaries are built from source once per version (tests/e2e/control_plane/build.sh, about 6 minutes
 the first time; `./dev setup` does it too). ``$HBO_KUBE_BIN`` names a folder of prebuilt ones instead.
+
+Tests that run pods use the ``node`` fixture (a real kubelet and containerd, as root; marked ``node``):
+only they start one, and they get our images built by images/build.sh.
 """
 
 from __future__ import annotations
@@ -14,8 +17,11 @@ from pathlib import Path
 import pytest
 
 from control_plane import ControlPlane, ensure_binaries
+from node import Node, install_tools, missing_tools
+from node.images import build_our_images
 
 E2E_DIR = Path(__file__).parent
+_our_images: dict[str, str] = {}
 
 
 def _bin_dir() -> Path:
@@ -27,16 +33,22 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if E2E_DIR in item.path.parents:
             item.add_marker(pytest.mark.e2e)
+            if "node" in item.fixturenames:  # type: ignore[attr-defined]
+                item.add_marker(pytest.mark.node)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Builds before the first test, so a first build's minutes count against no test's timeout."""
-    if session.config.option.collectonly or os.environ.get("HBO_KUBE_BIN"):
+    if session.config.option.collectonly:
         return
-    if any(item.get_closest_marker("e2e") for item in session.items):
-        capture = session.config.pluginmanager.getplugin("capturemanager")
+    capture = session.config.pluginmanager.getplugin("capturemanager")
+    if not os.environ.get("HBO_KUBE_BIN") and any(item.get_closest_marker("e2e") for item in session.items):
         with capture.global_and_fixture_disabled():  # show build.sh's progress lines as they come
             ensure_binaries()
+    if os.geteuid() == 0 and any(item.get_closest_marker("node") for item in session.items):
+        with capture.global_and_fixture_disabled():
+            install_tools()
+            _our_images.update(build_our_images())
 
 
 @pytest.fixture(scope="session")
@@ -48,6 +60,34 @@ def control_plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlP
         yield plane
     finally:
         plane.stop()
+
+
+@pytest.fixture(scope="session")
+def kube_bin_dir() -> Path:
+    """The folder of the binaries build.sh built (or ``$HBO_KUBE_BIN``)."""
+    return _bin_dir()
+
+
+@pytest.fixture(scope="session")
+def node(control_plane: ControlPlane, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Node]:
+    """One node for the session, started by the first test that asks for it; its logs stay in pytest's
+    temp folder, and nothing else of it stays on the machine."""
+    lacking = missing_tools()
+    if lacking:
+        pytest.skip(lacking)
+    started = Node(control_plane, _bin_dir(), tmp_path_factory.mktemp("node"))
+    started.start()
+    try:
+        yield started
+    finally:
+        started.stop()
+        print(f"node stopped and the machine put back in {started.stop_seconds:.1f} s")
+
+
+@pytest.fixture(scope="session")
+def our_images() -> dict[str, str]:
+    """Both images as OCI layouts, {name: 'LAYOUT:TAG'} (built before the first test)."""
+    return _our_images or build_our_images()
 
 
 @pytest.fixture

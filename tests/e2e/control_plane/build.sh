@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the Kubernetes control plane that the e2e tests run (etcd, kube-apiserver,
-# kube-controller-manager) from source, through the Go module proxy, into a cache folder outside the
-# repo, once per version:
+# kube-controller-manager, kube-scheduler) and the node's kubelet and pause binary (tests/e2e/node) from
+# source, through the Go module proxy, into a cache folder outside the repo, once per version:
 #   ${HBO_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/hudi-bucket-operator}/kube-<version>/bin/
 # The last line on stdout is always that bin folder; progress goes to stderr. When the binaries are
 # there already it prints only that line; with --check it prints what the machine lacks to build them
@@ -19,7 +19,8 @@ CACHE=${HBO_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/hudi-bucket-operator}
 TARGET="$CACHE/kube-$KUBE_VERSION"
 # Written last, inside the folder that is then renamed into place: its content is the proof of a
 # complete build of exactly these versions.
-STAMP="kubernetes=$KUBE_VERSION etcd=$ETCD_VERSION go=$GO_MINOR"
+KUBE_COMMANDS=(kube-apiserver kube-controller-manager kube-scheduler kubelet)
+STAMP="kubernetes=$KUBE_VERSION etcd=$ETCD_VERSION go=$GO_MINOR commands=${KUBE_COMMANDS[*]} pause"
 
 built() { [ "$(cat "$TARGET/versions" 2>/dev/null)" = "$STAMP" ]; }
 
@@ -37,9 +38,12 @@ go_problem() {
     *) echo "$found found: Kubernetes $KUBE_VERSION must be built with Go $GO_MINOR.x, its .go-version (https://go.dev/dl/)" ;;
   esac
 }
+gcc_problem() {  # the pause binary is C, linked statically as Kubernetes builds it
+  command -v gcc >/dev/null || echo "gcc not found: the node's pause binary is built with it (apt-get install gcc libc6-dev)"
+}
 
 if [ "${1:-}" = --check ]; then
-  problem=$(built || go_problem)
+  problem=$(built || { go_problem; gcc_problem; })
   [ -z "$problem" ] || { echo "$problem"; exit 1; }
   exit 0
 fi
@@ -53,7 +57,7 @@ if command -v flock >/dev/null; then
   if built; then echo "$TARGET/bin"; exit 0; fi
 fi
 
-problem=$(go_problem)
+problem=$(go_problem; gcc_problem)
 if [ -n "$problem" ]; then echo "build.sh: $problem" >&2; exit 1; fi
 go_version=$(go env GOVERSION)
 
@@ -89,12 +93,19 @@ for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
   ldflags+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=$build_date"
 done
 
+packages=("${KUBE_COMMANDS[@]/#/k8s.io/kubernetes/cmd/}")
 (
   cd "$work/kube"
-  go get "k8s.io/kubernetes/cmd/kube-apiserver@$KUBE_VERSION" "k8s.io/kubernetes/cmd/kube-controller-manager@$KUBE_VERSION"
-  go build -trimpath -ldflags="$ldflags" -o "$work/out/bin/" \
-    k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager
-) > "$log" 2>&1 || fail "building kube-apiserver and kube-controller-manager"
+  go get "${packages[@]/%/@$KUBE_VERSION}"
+  go build -trimpath -ldflags="$ldflags" -o "$work/out/bin/" "${packages[@]}"
+) > "$log" 2>&1 || fail "building ${KUBE_COMMANDS[*]}"
+
+# The pause binary every pod's sandbox runs, from the C source in the same module tree, static as
+# Kubernetes' own pause image has it (the node packs it into an image for containerd).
+pause_src="$(cd "$work/kube" && go list -m -f '{{.Dir}}' k8s.io/kubernetes)/build/pause/linux/pause.c"
+gcc -Os -Wall -Werror -static -DVERSION="$KUBE_VERSION" -o "$work/out/bin/pause" "$pause_src" >> "$log" 2>&1 ||
+  fail "building pause"
+strip "$work/out/bin/pause"
 
 # etcd: its main package is the root of go.etcd.io/etcd/server/v3, built from a throwaway module too
 # (its own go.mod has replace lines, so `go install pkg@version` refuses it).

@@ -28,11 +28,22 @@ def _die_with_parent() -> None:
 
 
 class ManagedProcess:
-    def __init__(self, name: str, argv: Sequence[str], log_path: Path) -> None:
+    """``cgroup_procs``, a cgroup's ``cgroup.procs`` file, puts the process (and so all it forks) in that
+    cgroup before it runs: a daemon whose children outlive it (containerd's shims) can then be found."""
+
+    def __init__(
+        self, name: str, argv: Sequence[str], log_path: Path, cgroup_procs: Path | None = None
+    ) -> None:
         self.name = name
         self.argv = list(argv)
         self.log_path = log_path
+        self.cgroup_procs = cgroup_procs
         self._process: subprocess.Popen[bytes] | None = None
+
+    def _before_exec(self) -> None:
+        _die_with_parent()
+        if self.cgroup_procs is not None:
+            self.cgroup_procs.write_text(str(os.getpid()))
 
     def start(self) -> None:
         with self.log_path.open("ab") as log:
@@ -42,7 +53,7 @@ class ManagedProcess:
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,  # its own process group: a terminal's Ctrl-C reaches only pytest
-                preexec_fn=_die_with_parent,  # noqa: PLW1509 (no threads are started by then)
+                preexec_fn=self._before_exec,  # noqa: PLW1509 (no threads are started by then)
             )
         atexit.register(self.stop)
 
@@ -54,11 +65,13 @@ class ManagedProcess:
         """None while it runs (or before it started)."""
         return None if self._process is None else self._process.poll()
 
-    def stop(self, timeout: float = 10.0) -> None:
-        """SIGTERM to its process group, SIGKILL after ``timeout`` seconds; safe to call twice."""
+    def stop(self, timeout: float = 10.0) -> int | None:
+        """SIGTERM to its process group, SIGKILL after ``timeout`` seconds; safe to call twice.
+
+        Returns its exit code (negative: the signal that ended it), None when it was not running."""
         process = self._process
         if process is None:
-            return
+            return None
         atexit.unregister(self.stop)
         if process.poll() is None:
             self._signal_group(process.pid, signal.SIGTERM)
@@ -68,6 +81,7 @@ class ManagedProcess:
                 self._signal_group(process.pid, signal.SIGKILL)
                 process.wait(timeout)
         self._process = None
+        return process.returncode
 
     @staticmethod
     def _signal_group(pid: int, sig: signal.Signals) -> None:

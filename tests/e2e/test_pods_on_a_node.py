@@ -1,0 +1,118 @@
+"""Pods of our images on a real node (kubelet, containerd, runc), admitted by Pod Security ``restricted``:
+what the chart and our SparkApplications must ask for, shown to start and run here."""
+
+from __future__ import annotations
+
+import time
+
+from kubernetes import client
+
+from control_plane import ControlPlane
+from control_plane.processes import wait_until
+from node import Node
+
+RESTRICTED = "pod-security.kubernetes.io/enforce"
+
+
+def restricted_namespace(control_plane: ControlPlane, namespace: str) -> None:
+    control_plane.kubectl("label", "namespace", namespace, f"{RESTRICTED}=restricted")
+    core = client.CoreV1Api(control_plane.api_client())
+
+    def has_default_service_account() -> bool:  # made by a controller, a moment after the namespace
+        try:
+            core.read_namespaced_service_account("default", namespace)
+        except client.ApiException:
+            return False
+        return True
+
+    wait_until(has_default_service_account, 30, [], "the namespace has its default ServiceAccount")
+
+
+def restricted_container(name: str, image: str, args: list[str]) -> client.V1Container:
+    """What Pod Security ``restricted`` asks of a container: not root, no privilege escalation, no
+    capabilities, the runtime's default seccomp profile."""
+    return client.V1Container(
+        name=name,
+        image=image,
+        image_pull_policy="Never",  # loaded into the node: there is no registry
+        args=args,
+        security_context=client.V1SecurityContext(
+            run_as_non_root=True,
+            allow_privilege_escalation=False,
+            capabilities=client.V1Capabilities(drop=["ALL"]),
+            seccomp_profile=client.V1SeccompProfile(type="RuntimeDefault"),
+        ),
+    )
+
+
+def run_to_completion(
+    control_plane: ControlPlane, namespace: str, pod: client.V1Pod, timeout: float = 120
+) -> tuple[client.V1Pod, float]:
+    """Creates the pod and waits for it to end; returns it and the seconds from creation to its end."""
+    core = client.CoreV1Api(control_plane.api_client())
+    created = time.monotonic()
+    core.create_namespaced_pod(namespace, pod)
+    deadline = created + timeout
+    while True:
+        current = core.read_namespaced_pod(pod.metadata.name, namespace)
+        if current.status.phase in ("Succeeded", "Failed"):
+            return current, time.monotonic() - created
+        if time.monotonic() > deadline:
+            raise AssertionError(f"pod still {current.status.phase} after {timeout} s: {current.status}")
+        time.sleep(0.2)
+
+
+def test_a_job_image_pod_runs_to_success_as_non_root_in_a_restricted_namespace(
+    control_plane: ControlPlane, node: Node, our_images: dict[str, str], namespace: str
+) -> None:
+    restricted_namespace(control_plane, namespace)
+    loading = time.monotonic()
+    image = node.load_image(our_images["job"], "hudi-bucket-operator-job")
+    loaded = time.monotonic() - loading
+    pod = client.V1Pod(
+        metadata=client.V1ObjectMeta(name="job-help"),
+        spec=client.V1PodSpec(
+            node_name=node.name,
+            restart_policy="Never",
+            automount_service_account_token=False,
+            # Through the image's entrypoint (tini, then any command as given), as Spark's pods start.
+            containers=[restricted_container("job", image, ["sh", "-c", "id -u; hudi-bucket-job --help"])],
+        ),
+    )
+
+    ended, seconds = run_to_completion(control_plane, namespace, pod)
+
+    log = node.container_log(namespace, "job-help", "job")
+    assert ended.status.phase == "Succeeded", (ended.status, log)
+    uid, _, usage = log.partition("\n")
+    assert uid == "185"  # the image's own user, as Spark's images have it
+    assert "usage: hudi-bucket-job" in usage
+    print(
+        f"\nnode started in {node.start_seconds:.1f} s, job image loaded in {loaded:.1f} s, pod created to"
+        f" Succeeded in {seconds:.1f} s, node RSS {node.rss_bytes() / 2**20:.0f} MiB"
+    )
+
+
+def test_an_operator_image_pod_placed_by_the_scheduler_starts_its_entry_point_in_a_restricted_namespace(
+    control_plane: ControlPlane, node: Node, our_images: dict[str, str], namespace: str
+) -> None:
+    restricted_namespace(control_plane, namespace)
+    image = node.load_image(our_images["operator"], "hudi-bucket-operator")
+    pod = client.V1Pod(
+        metadata=client.V1ObjectMeta(name="operator-help"),
+        spec=client.V1PodSpec(
+            restart_policy="Never",  # no node named: kube-scheduler places it, as the chart's Deployment
+            tolerations=[client.V1Toleration(**node.toleration)],  # the node takes only the pods it runs
+            automount_service_account_token=False,
+            # Appended to the image's entrypoint: `hudi-bucket-operator run --help`.
+            containers=[restricted_container("operator", image, ["--help"])],
+        ),
+    )
+
+    ended, seconds = run_to_completion(control_plane, namespace, pod)
+
+    log = node.container_log(namespace, "operator-help", "operator")
+    assert ended.status.phase == "Succeeded", (ended.status, log)
+    assert ended.spec.node_name == node.name
+    assert "--log-format" in log
+    print(f"\noperator pod: created to Succeeded in {seconds:.1f} s")
