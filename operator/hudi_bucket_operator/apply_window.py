@@ -57,7 +57,8 @@ def maintain(
 ) -> Decision:
     """One pass of the steps around an apply: its result recorded when it ended, then the next step."""
     state = dict(status["writers"])
-    recorded_job, events = None, ()
+    recorded_job: str | None = None
+    events: tuple[tuple[str, str, str], ...] = ()
     apply_job = _apply_of(observed, state)
     if apply_job is not None and spec is not None:
         done = recorded(record_apply(with_last_job(status, apply_job), spec, apply_job, now))

@@ -141,7 +141,7 @@ class LocalBackend:
 
     def __init__(self, state_dir: Path, master: str = "local[2]", echo: Any = None) -> None:
         self.state_dir = state_dir
-        self.job_defaults = None
+        self.job_defaults: JobDefaults | None = None  # local processes: no bounds on a pod to check
         self.master = master
         self.echo = echo or (lambda _line: None)
         self.jobs: dict[str, _LocalJob] = {}

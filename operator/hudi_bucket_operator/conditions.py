@@ -8,6 +8,7 @@ and every bucket in one file group. A condition keeps its lastTransitionTime whi
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
@@ -110,9 +111,9 @@ def layout_health(
     return status
 
 
-def condition(status: dict[str, Any], kind: str) -> dict[str, Any] | None:
+def condition(status: Mapping[str, Any], kind: str) -> dict[str, Any] | None:
     return next((c for c in status.get("conditions") or [] if c.get("type") == kind), None)
 
 
-def is_ready(status: dict[str, Any]) -> bool:
+def is_ready(status: Mapping[str, Any]) -> bool:
     return (condition(status, READY) or {}).get("status") == "True"

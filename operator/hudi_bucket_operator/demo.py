@@ -64,7 +64,7 @@ def run_job(request: JobRequest, log: Path) -> dict[str, Any]:
     argv = replace(request, report=str(report)).to_argv()
     with log.open("wb") as out:
         code = subprocess.call([sys.executable, "-m", "hudi_bucket", *argv], stdout=out, stderr=out)
-    result = json.loads(report.read_text())
+    result: dict[str, Any] = json.loads(report.read_text())
     if code != 0:
         raise SystemExit(f"{request.kind} failed: {result.get('message')} (log: {log})")
     return result

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
+from typing import Any, cast
 
 import kopf
 
@@ -85,6 +85,9 @@ async def cleanup(memo: kopf.Memo, **_: Any) -> None:
     await memo.kube.close()
 
 
+JobIndex = kopf.Index[str, ObservedJob]  # a table's uid -> its jobs
+
+
 @kopf.index(JOBS.group, JOBS.version, JOBS.plural, labels=OURS)
 async def job_index(body: kopf.Body, **_: Any) -> dict[str, ObservedJob]:
     """Each of our SparkApplications as its owning table's uid -> the job (no body is kept)."""
@@ -92,9 +95,11 @@ async def job_index(body: kopf.Body, **_: Any) -> dict[str, ObservedJob]:
     return {} if found is None else {found[0]: found[1]}
 
 
-@kopf.on.event(GROUP, VERSION, PLURAL)
+# Kopf passes an index to a handler by its name, through the keywords its WatchingFn protocol leaves
+# open, which the protocol cannot say: hence the two ignores.
+@kopf.on.event(GROUP, VERSION, PLURAL)  # type: ignore[arg-type]
 async def changed(
-    event: kopf.RawEvent, body: kopf.Body, memo: kopf.Memo, job_index: kopf.Index, **_: Any
+    event: kopf.RawEvent, body: kopf.Body, memo: kopf.Memo, job_index: JobIndex, **_: Any
 ) -> None:
     memo.indexes["jobs"] = job_index
     uid = body.get("metadata", {}).get("uid", "")
@@ -113,8 +118,8 @@ async def changed(
     memo.tables[uid] = table
 
 
-@kopf.on.event(JOBS.group, JOBS.version, JOBS.plural, labels=OURS)
-async def job_changed(body: kopf.Body, memo: kopf.Memo, job_index: kopf.Index, **_: Any) -> None:
+@kopf.on.event(JOBS.group, JOBS.version, JOBS.plural, labels=OURS)  # type: ignore[arg-type]
+async def job_changed(body: kopf.Body, memo: kopf.Memo, job_index: JobIndex, **_: Any) -> None:
     """A job moved (submitted, running, finished, deleted): look at the table that owns it."""
     memo.indexes["jobs"] = job_index
     found = observed_job(body)
@@ -123,9 +128,10 @@ async def job_changed(body: kopf.Body, memo: kopf.Memo, job_index: kopf.Index, *
 
 
 def _queue(memo: kopf.Memo) -> WorkQueue[str]:
-    if not memo.queue.started:
-        memo.queue.start()
-    return memo.queue
+    queue: WorkQueue[str] = memo.queue
+    if not queue.started:
+        queue.start()
+    return queue
 
 
 async def _resync(memo: kopf.Memo) -> None:
@@ -184,9 +190,9 @@ async def _jobs(memo: kopf.Memo, body: dict[str, Any]) -> list[ObservedJob]:
     return indexed + list(expected.values())
 
 
-def _reference(table: dict[str, Any]) -> dict[str, Any]:
-    """What Kopf needs to post an event about a table."""
-    return {"apiVersion": API_VERSION, "kind": KIND, "metadata": table["metadata"]}
+def _reference(table: dict[str, Any]) -> kopf.Body:
+    """What Kopf needs to post an event about a table (a body's fields, read as a body)."""
+    return cast(kopf.Body, {"apiVersion": API_VERSION, "kind": KIND, "metadata": table["metadata"]})
 
 
 def _echo_of_our_write(memo: kopf.Memo, uid: str, table: dict[str, Any]) -> bool:

@@ -13,7 +13,7 @@ every writer is back as it was.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
@@ -198,9 +198,8 @@ def _pause(
     for item in items:
         writer, found = by_key[item_key(item)], seen[item_key(item)]
         if not _paused(writer, found):
-            actions.append(
-                _action(WriterVerb.PAUSE, writer, 0 if writer.scaled else writer.suspend.suspended)
-            )  # type: ignore[union-attr]
+            paused = 0 if writer.suspend is None else writer.suspend.suspended
+            actions.append(_action(WriterVerb.PAUSE, writer, paused))
         if not _quiet(writer, found):
             loud.append(writer.key + (f" ({found.pods} pod(s))" if writer.scaled else ""))
     if not loud:
@@ -294,12 +293,12 @@ def _quiet(writer: Writer, found: ObservedWriter) -> bool:
     return found.stopped
 
 
-def _action(verb: WriterVerb, writer: Writer, value: object) -> WriterAction:
-    base = {"verb": verb, "api_version": writer.api_version, "kind": writer.kind}
-    base |= {"plural": writer.plural, "name": writer.name}
-    if writer.scaled:
-        return WriterAction(**base, replicas=int(value))  # type: ignore[arg-type]
-    return WriterAction(**base, path=writer.suspend.path, value=None if value is None else str(value))  # type: ignore[union-attr]
+def _action(verb: WriterVerb, writer: Writer, value: int | str | None) -> WriterAction:
+    """``value``: the replicas of a scaled writer, else its suspend field's value."""
+    action = WriterAction(verb, writer.api_version, writer.kind, writer.plural, writer.name)
+    if writer.suspend is None:
+        return replace(action, replicas=int(value or 0))
+    return replace(action, path=writer.suspend.path, value=None if value is None else str(value))
 
 
 def _cleared(state: Mapping[str, Any]) -> dict[str, Any]:

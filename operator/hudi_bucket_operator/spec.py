@@ -148,17 +148,27 @@ class TableSpec:
         the plan was made is never rewritten on a stale approval. ``check_records``: plan and apply read
         every record's key and repair the partitions holding records out of their buckets.
         """
-        table = {"table": self.uri, "hash_fields": self.hash_fields, "key_style": self.key_style}
         if kind is JobKind.VERIFY:
-            return VerifyRequest(**table)
+            return VerifyRequest(table=self.uri, hash_fields=self.hash_fields, key_style=self.key_style)
         disable = self.metadata_table is MetadataTablePolicy.DISABLE
         rescale = (self.rules, self.current_buckets, self.convert, disable, self.engine, self.sizing)
-        checks = {"check_records": check_records, "keep_duplicates": self.keep_duplicates}
         if kind is JobKind.PLAN:
-            return PlanRequest(**table, rescale=RescaleOptions(*rescale, **checks))
+            options = RescaleOptions(
+                *rescale, check_records=check_records, keep_duplicates=self.keep_duplicates
+            )
+            return PlanRequest(
+                table=self.uri, hash_fields=self.hash_fields, key_style=self.key_style, rescale=options
+            )
         if kind is JobKind.APPLY and approved_plan:
-            options = ApplyOptions(*rescale, **checks, approved_plan=approved_plan)
-            return ApplyRequest(**table, rescale=options)
+            applied = ApplyOptions(
+                *rescale,
+                check_records=check_records,
+                keep_duplicates=self.keep_duplicates,
+                approved_plan=approved_plan,
+            )
+            return ApplyRequest(
+                table=self.uri, hash_fields=self.hash_fields, key_style=self.key_style, rescale=applied
+            )
         raise ValueError(
             f"a table runs verify jobs, plan jobs and apply jobs of an approved plan, not {kind} "
             f"{approved_plan!r}"
@@ -187,7 +197,7 @@ def parse_spec(spec: Mapping[str, Any]) -> TableSpec:
     buckets = _section(spec, "spec", "buckets", problems, expected="an object with default and rules")
     apply = _section(spec, "spec", "apply", problems, optional=True) or {}
 
-    uri, hash_fields, key_style = "", (), None
+    uri, hash_fields, key_style = "", tuple[str, ...](), None
     if table is not None:
         uri = _uri(table.get("uri"), problems)
         hash_fields = _hash_fields(table.get("hashFields"), problems)

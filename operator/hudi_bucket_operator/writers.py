@@ -278,7 +278,8 @@ def _suspend(where: str, raw: object, kind: str, problems: Problems) -> SuspendF
         ok = False
     if not ok:
         return None
-    return SuspendField(raw["path"], raw["suspended"], raw["running"], raw["stoppedPath"], tuple(stopped))
+    values = tuple(str(s) for s in stopped) if isinstance(stopped, list) else ()  # a list: checked above
+    return SuspendField(raw["path"], raw["suspended"], raw["running"], raw["stoppedPath"], values)
 
 
 def parse_window(raw: object, problems: Problems) -> Window | None:
