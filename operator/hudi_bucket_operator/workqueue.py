@@ -23,9 +23,12 @@ class WorkQueue(Generic[K]):
         self,
         work: Callable[[K], Awaitable[None]],
         workers: int = 8,
-        base_delay: float = 0.5,
+        base_delay: float = 0.005,
         max_delay: float = 300.0,
     ) -> None:
+        # controller-runtime's per-item base: events and resyncs add a failing key too, and each of those
+        # passes counts, so a cause that clears in a second or two (an admission plugin that does not know
+        # a new CRD yet) has often failed eight times by then; from 5 ms that is a 0.6 s wait, not a minute.
         self._work = work
         self._workers = workers
         self._base_delay = base_delay

@@ -113,6 +113,20 @@ async def test_a_failing_key_is_retried_with_growing_delays_until_it_succeeds(qu
     assert asyncio.get_running_loop().time() - started >= 0.01 + 0.02 + 0.04
 
 
+async def test_a_key_failing_six_times_in_a_row_succeeds_within_a_second(queue_of: Any) -> None:
+    """The default backoff starts at controller-runtime's 5 ms: a cause that clears in a second or two
+    (a new CRD an admission plugin does not know yet, while events and resyncs keep adding the key) is
+    not waited out for half a minute, as a half-second start made it after six failures."""
+    work = Work(fail=lambda key, n: n <= 6)
+    queue = queue_of(work)
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    queue.add("t")
+    while work.calls.count("t") < 7 or len(queue):
+        assert loop.time() - started < 1.0, f"{work.calls.count('t')} passes in a second"
+        await asyncio.sleep(0.01)
+
+
 async def test_forgetting_a_key_cancels_its_retry(queue_of: Any) -> None:
     work = Work(fail=lambda key, n: True)
     queue = queue_of(work, workers=1, base_delay=0.05)
