@@ -36,7 +36,8 @@ from harness import (
 )
 from hudi_bucket import cli
 from hudi_bucket.commands.write import write
-from hudi_bucket.contract.requests import WriteOptions
+from hudi_bucket.contract.requests import JobKind, WriteOptions
+from hudi_bucket_operator.spec import parse_spec
 from hudi_spark import data_rows, hudi_read, hudi_write
 from hudi_tables import MERGE_ON_READ, one_record_per_key, write_hudi_bucket_table
 from hudi_tables import records as hudi_records
@@ -98,10 +99,11 @@ class World:
     operator: OperatorProcess
     work: Path
     template: Path
+    rescaled: Path  # the template with spec()'s rules applied
 
-    def table_copy(self, name: str) -> Path:
+    def table_copy(self, name: str, template: Path | None = None) -> Path:
         target = self.work / "tables" / name
-        shutil.copytree(self.template, target)
+        shutil.copytree(template or self.template, target)
         return target
 
     def restart_operator(self) -> None:
@@ -124,6 +126,12 @@ def world(
         default_buckets=2,
     )  # fmt: skip
     write(spark, str(template), request, rows=data)
+    # The tables that start Ready: spec()'s rules applied here, in-process, as its apply job would, so
+    # such a table's first round is one plan that finds nothing to do (no JVM started for an apply).
+    rescaled = work / "rescaled"
+    shutil.copytree(template, rescaled)
+    _, *planned = parse_spec(spec(rescaled)).job_request(JobKind.PLAN).to_argv()
+    assert cli.main(["apply", *planned]) == 0  # what the plan job would plan, applied without approval
 
     cluster = Cluster(control_plane)
     cluster.install_crds()
@@ -135,7 +143,12 @@ def world(
     spark_operator = SparkOperatorStandIn(control_plane, work).start()
     try:
         world = World(
-            cluster, spark_operator, operator_in_pod(cluster, RELEASE_NS, RELEASE, work), work, template
+            cluster,
+            spark_operator,
+            operator_in_pod(cluster, RELEASE_NS, RELEASE, work),
+            work,
+            template,
+            rescaled,
         )
         yield world
         world.operator.stop()
@@ -192,9 +205,10 @@ def test_a_drifted_layout_is_found_on_schedule_and_repaired_once_approved(world:
     """Another writer breaks a Ready table where no plan can see it (a record in the wrong bucket, a
     second version of a key in another bucket); spec.verify's check finds it, LayoutHealthy turns False,
     the repair plan waits for approval, its apply mends the layout and the check after it passes."""
-    cluster, uri = world.cluster, world.table_copy("drifted")
+    cluster, uri = world.cluster, world.table_copy("drifted", world.rescaled)
     cluster.create_table(LAKE, "drifted", spec(uri, policy="Automatic"))
     cluster.phase_is(LAKE, "drifted", "Ready")
+    assert cluster.job_kinds(LAKE, "drifted") == ["plan"]
     before = rows(uri)
     bucket_tables.break_by_moving_a_record(uri, "day=2025-11-11")
     _, key = bucket_tables.break_by_copying_a_record(uri, "day=2025-11-10", amount=999.0)
@@ -240,9 +254,10 @@ def test_a_bucket_split_in_two_file_groups_is_repaired_under_the_automatic_polic
 ) -> None:
     """The third kind of drift: a bucket written as two file groups. With spec.verify on, the operator
     plans its repair and, the policy being Automatic, applies it; the check after it passes."""
-    cluster, uri = world.cluster, world.table_copy("split")
+    cluster, uri = world.cluster, world.table_copy("split", world.rescaled)
     cluster.create_table(LAKE, "split", spec(uri, policy="Automatic"))
     cluster.phase_is(LAKE, "split", "Ready")
+    assert cluster.job_kinds(LAKE, "split") == ["plan"]
     before = sorted(rows(uri), key=repr)
     bucket_tables.break_by_splitting_a_bucket(uri, "day=2025-11-11")
     assert cli.main(["verify", "--table", str(uri)]) == 1
@@ -264,18 +279,14 @@ def test_a_bucket_split_in_two_file_groups_is_repaired_under_the_automatic_polic
     assert hudi_rows == sorted(((r["amount"], r["day"], r["order_id"]) for r in before), key=repr)
 
 
-@pytest.mark.parametrize(
-    ("name", "shape"),
-    [("indexed", {"hoodie.metadata.enable": "true"}), ("logged", MERGE_ON_READ)],
-    ids=["metadata-table", "merge-on-read"],
-)
-def test_a_table_only_hudi_rewrites_is_rescaled_by_the_hudi_engine(
-    world: World, spark: Any, name: str, shape: dict[str, str]
-) -> None:
-    """A table with a live metadata table, and a MERGE_ON_READ table with log files: engine Auto picks
-    Hudi's procedure; Hudi reads the same rows after it and upserts without a duplicate key."""
+def test_a_table_only_hudi_rewrites_is_rescaled_by_the_hudi_engine(world: World, spark: Any) -> None:
+    """A MERGE_ON_READ table with log files: engine Auto picks Hudi's procedure; Hudi reads the same rows
+    after it and upserts without a duplicate key. (Which shapes Auto gives Hudi is the preflight's unit
+    tests'; Hudi's procedure on a table with a metadata table is tests/interop/test_hudi_engine.py's: the
+    operator's path is the same for every shape, so one shape runs it here.)"""
+    name = "logged"
     uri = world.work / "tables" / name
-    options = write_hudi_bucket_table(spark, uri, 9, shape)
+    options = write_hudi_bucket_table(spark, uri, 9, MERGE_ON_READ)
     before = one_record_per_key(spark, uri)
     rules = [{"pattern": "day=2025-11-1[23]", "buckets": 6}]
     table = {

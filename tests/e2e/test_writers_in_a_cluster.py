@@ -11,7 +11,7 @@ table's bucket counts afresh for each batch, as a writer restarted by the resume
 The scenarios, one table and one writer each:
 - a rescale of hot partitions under a steady write load, inside an open window;
 - the apply failing mid-way: a writer nobody named in spec.writers commits while the apply runs, Hudi's
-  eager cleaning rolls the apply back, and the writers are resumed; retried, the rescale goes through;
+  eager cleaning rolls the apply back, and the writers are resumed;
 - a plan approved outside its window waits for it, the writer paused when it opens, and the operator
   SIGKILLed while the writer is paused (restarted, it finishes the apply and resumes the writer).
 After each: no key twice (Hudi's read), every acknowledged upsert there, verify passes, and the writer
@@ -400,14 +400,8 @@ def test_an_apply_that_fails_mid_way_is_rolled_back_and_the_writers_resumed(worl
         assert list(status["writers"]) == ["last"]  # the steps are over: only their record is left
         ingestion.writes_again()
         assert any(e.startswith("WritersResumed") for e in cluster.events(NS, "broken"))
-        failed = status["writers"]["last"]["downtimeSeconds"]
-        # Retried, the rescale goes through under the same load (and verify, below, has counts to check).
-        cluster.patch_table(NS, "broken", {"metadata": {"annotations": {"hudi.bucketops.io/retry": "1"}}})
-        status = cluster.phase_is(NS, "broken", "Ready", timeout=2 * SLOW)
-        assert status["config"]["expressions"] == "11-11,6;11-10,4"
-        assert list(status["writers"]) == ["last"]
-        ingestion.writes_again()
-        print(f"\nbroken: writer paused {failed} s (status.writers.last) for the apply that failed")
+        # (That a retry then goes through is test_in_a_cluster's retry test, and a rescale under this
+        # load the first test's: not run again here, it would cost two more JVMs.)
         report(world, "broken", ingestion, status)
     except BaseException:
         ingestion.stop_quietly()
@@ -425,20 +419,17 @@ def test_a_plan_approved_outside_its_window_waits_for_it_and_survives_an_operato
         spec = table_spec(
             ingestion.uri, ingestion.deployment, "Manual", {"schedule": closed, "duration": "1h"}
         )
-        started = time.monotonic()
         cluster.create_table(NS, "night", spec)
         # Planned while the writer commits (its pending commits are noted, not refused).
         planned = cluster.phase_is(NS, "night", "AwaitingApproval", timeout=SLOW)["plan"]
-        planning = time.monotonic() - started
         assert sorted((i["partition"], i["oldBuckets"], i["newBuckets"]) for i in planned["items"]) == [
             ("day=2025-11-10", 2, 4),
             ("day=2025-11-11", 2, 6),
         ]
-        # Approved, with a window that opens once the plan is made again: the writer's commits since
-        # leave its id as it was, so the approval holds, and the plan waits for the window.
-        schedule, opens = daily_window_opening(
-            datetime.now(UTC) + timedelta(seconds=max(90.0, 2 * planning) + 59)
-        )
+        # Approved, with a window that opens at a whole minute at least half a minute away: an approval
+        # alone plans nothing again (the writer's commits since leave the plan's id as it was), so the
+        # plan is awaiting the window within seconds, and the test waits about a minute, not two.
+        schedule, opens = daily_window_opening(datetime.now(UTC) + timedelta(seconds=30 + 59))
         approval = {"approvedPlan": planned["id"], "window": {"schedule": schedule, "duration": "30m"}}
         cluster.patch_table(NS, "night", {"spec": {"apply": approval}})
         waiting = cluster.phase_is(NS, "night", "AwaitingWindow", timeout=SLOW)
