@@ -16,7 +16,7 @@ import enum
 import types
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any, ClassVar, Literal, Union, get_args, get_origin
+from typing import Annotated, Any, ClassVar, Literal, TypeVar, Union, get_args, get_origin
 
 import annotated_types
 from pydantic import (
@@ -92,6 +92,9 @@ class MetadataTablePolicy(enum.StrEnum):
     DISABLE = "Disable"  # remove it the way Hudi does, and say so
 
 
+_Section = TypeVar("_Section", bound=BaseModel)
+
+
 @dataclass(frozen=True)
 class Expect:
     """What a field must be, as a refusal says it ("spec.x must be <text>, not 5")."""
@@ -107,6 +110,14 @@ def problem(text: str, *, field: str = "") -> PydanticCustomError:
 def wrong(field: str, expected: str, value: object) -> PydanticCustomError:
     """A problem with ``field`` of the object a validator checks, said as a field's type error is."""
     return problem(_must_be(expected, value), field=field)
+
+
+def refuse(section: _Section, found: list[PydanticCustomError]) -> _Section:
+    """``section``, unless a validator found problems with it: then each of them, none hiding another."""
+    if found:
+        errors = [InitErrorDetails(type=each, loc=(), input=section) for each in found]
+        raise ValidationError.from_exception_data(type(section).__name__, errors)
+    return section
 
 
 def _must_be(expected: str, value: object) -> str:
@@ -295,20 +306,25 @@ class BucketsSection(Section):
 
     @model_validator(mode="after")
     def _consistent(self) -> BucketsSection:
+        found = []
         if not self.rules and not (self.rules is None and self.sizing is not None):
-            raise problem(
-                " has no rules: give at least one (Hudi's rule engine fails on an empty list), "
-                "or spec.buckets.sizing, which proposes rules of its own",
-                field="rules",
+            found.append(
+                problem(
+                    " has no rules: give at least one (Hudi's rule engine fails on an empty list), "
+                    "or spec.buckets.sizing, which proposes rules of its own",
+                    field="rules",
+                )
             )
         if self.convert and self.current_buckets is not None:
-            raise problem(
-                " and spec.buckets.currentBuckets cannot both be set: a table that is not bucket-indexed "
-                "yet has no current bucket count; drop currentBuckets (or drop convert if the table is "
-                "already bucket-indexed)",
-                field="convert",
+            found.append(
+                problem(
+                    " and spec.buckets.currentBuckets cannot both be set: a table that is not "
+                    "bucket-indexed yet has no current bucket count; drop currentBuckets (or drop convert "
+                    "if the table is already bucket-indexed)",
+                    field="convert",
+                )
             )
-        return self
+        return refuse(self, found)
 
     def bucket_rules(self) -> BucketRules:
         rules = tuple(Rule(rule.pattern, rule.buckets) for rule in self.rules or ())
@@ -401,11 +417,7 @@ class WorkloadSection(Section):
                 "(only a Deployment or StatefulSet is paused by scale)"
             )
             found.append(wrong("suspend", expected, None))
-        if found:
-            raise ValidationError.from_exception_data(
-                type(self).__name__, [InitErrorDetails(type=each, loc=(), input=self) for each in found]
-            )
-        return self
+        return refuse(self, found)
 
 
 class WritersSection(Section):

@@ -238,10 +238,10 @@ def _writers(writers: WritersSection) -> WritersSpec:
     workloads = []
     for workload in writers.workloads:
         suspend = workload.suspend
-        plural = workload.plural or workload.kind.lower() + "s"
         if suspend is None:  # a Deployment or StatefulSet, paused by scale
-            workloads.append(Writer("apps/v1", workload.kind, workload.name, plural))
+            workloads.append(Writer("apps/v1", workload.kind, workload.name, workload.kind.lower() + "s"))
             continue
+        plural = workload.plural or workload.kind.lower() + "s"
         field = SuspendField(
             suspend.path, suspend.suspended, suspend.running, suspend.stopped_path, tuple(suspend.stopped)
         )

@@ -7,6 +7,7 @@ API server at all. The manifests and the admission model come from hbt_admission
 from __future__ import annotations
 
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import pytest
@@ -574,3 +575,16 @@ def test_the_engine_reaches_both_jobs(given: str | None, engine: Engine) -> None
 def test_an_unknown_engine_is_refused_naming_the_choices() -> None:
     with pytest.raises(InvalidSpecError, match=r"spec\.engine"):
         parse_spec({**SMALL["spec"], "engine": "Spark"})
+
+
+def test_a_spec_handed_over_as_a_read_only_mapping_parses() -> None:
+    # Kopf hands the spec over as a Mapping, not a dict; the models take plain dicts strictly.
+    read_only = MappingProxyType({**SMALL["spec"], "table": MappingProxyType(SMALL["spec"]["table"])})
+    assert parse_spec(read_only) == parse_spec(SMALL["spec"])
+
+
+def test_the_rules_of_one_object_are_all_said_at_once() -> None:
+    buckets = {"default": 4, "rules": [], "convert": True, "currentBuckets": 4}
+    message = refusal(with_spec(SMALL, "buckets", buckets)["spec"])
+    assert "spec.buckets.rules has no rules" in message
+    assert "spec.buckets.convert and spec.buckets.currentBuckets cannot both be set" in message
