@@ -588,3 +588,10 @@ def test_the_rules_of_one_object_are_all_said_at_once() -> None:
     message = refusal(with_spec(SMALL, "buckets", buckets)["spec"])
     assert "spec.buckets.rules has no rules" in message
     assert "spec.buckets.convert and spec.buckets.currentBuckets cannot both be set" in message
+
+
+def test_a_null_field_is_a_field_left_out() -> None:
+    # The API server prunes null fields; a manifest read from a file (the local mode) means the same.
+    nulls = {"apply": None, "spark": {"driver": None, "image": None}, "writers": None, "engine": None}
+    assert parse_spec({**SMALL["spec"], **nulls}) == parse_spec(SMALL["spec"])
+    assert "spec.buckets.default is required" in refusal(with_spec(SMALL, "buckets.default", None)["spec"])
