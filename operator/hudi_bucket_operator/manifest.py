@@ -182,6 +182,7 @@ HashField = Annotated[str, Field(min_length=1), AfterValidator(_no_comma), Expec
 class Section(BaseModel):
     """One object of the spec. Strict: a manifest's "4" is no integer and its "false" no boolean."""
 
+    # Unknown fields are the API server's to prune or refuse; the operator reads what it knows.
     model_config = ConfigDict(strict=True, frozen=True, extra="ignore", alias_generator=to_camel)
     expected: ClassVar[str] = "an object"
 
@@ -517,14 +518,16 @@ def _locate(loc: tuple[int | str, ...]) -> tuple[str, Any]:
     where: str = "spec"
     annotation: Any = TableSpecSection
     for part in loc:
-        base = _bare(annotation)
+        base = _unwrapped(annotation)[0]
         if isinstance(base, type) and issubclass(base, BaseModel):
             info = next(info for info in base.model_fields.values() if info.alias == part)
             where, annotation = f"{where}.{part}", _annotated(info)
         elif get_origin(base) is dict:
             where, annotation = f"{where}[{part!r}]", get_args(base)[1]
-        else:  # a list
+        elif get_origin(base) is list:
             where, annotation = f"{where}[{part}]", get_args(base)[0]
+        else:  # nothing the spec declares: say where, and pydantic's own words
+            return f"{where}[{part}]", None
     return where, annotation
 
 
@@ -532,17 +535,8 @@ def _annotated(info: FieldInfo) -> Any:
     return Annotated[(info.annotation, *info.metadata)] if info.metadata else info.annotation
 
 
-def _bare(annotation: Any) -> Any:
-    """The type under ``Annotated`` and ``| None``."""
-    return _unwrapped(annotation)[0]
-
-
-def _metadata(annotation: Any) -> list[Any]:
-    """Everything ``Annotated`` says about ``annotation``, outermost first, through ``| None``."""
-    return _unwrapped(annotation)[1]
-
-
 def _unwrapped(annotation: Any) -> tuple[Any, list[Any]]:
+    """The type under ``Annotated`` and ``| None``, and all that ``Annotated`` says of it, outer first."""
     found: list[Any] = []
     while True:
         if get_origin(annotation) is Annotated:
@@ -563,11 +557,10 @@ def _unwrapped(annotation: Any) -> tuple[Any, list[Any]]:
 
 def _expected(annotation: Any) -> str | None:
     """What a value of ``annotation`` must be, as a refusal says it."""
-    metadata = _metadata(annotation)
+    base, metadata = _unwrapped(annotation)
     for item in metadata:
         if isinstance(item, Expect):
             return item.text
-    base = _bare(annotation)
     if isinstance(base, type) and issubclass(base, Section):
         return base.expected
     if isinstance(base, type) and issubclass(base, enum.Enum):

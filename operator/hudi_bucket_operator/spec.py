@@ -203,9 +203,10 @@ def parse_spec(spec: Mapping[str, Any]) -> TableSpec:
 
 def _plain(value: Any) -> Any:
     """Plain dicts and lists, as the models take them strictly (Kopf hands a spec over as a Mapping),
-    without null fields: the API server prunes them, and a manifest read from a file means the same."""
+    as JSON has them: keys are strings, and null fields are left out (the API server prunes them; a
+    manifest read from a file means the same)."""
     if isinstance(value, Mapping):
-        return {key: _plain(item) for key, item in value.items() if item is not None}
+        return {str(key): _plain(item) for key, item in value.items() if item is not None}
     if isinstance(value, list):
         return [_plain(item) for item in value]
     return value

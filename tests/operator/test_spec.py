@@ -595,3 +595,9 @@ def test_a_null_field_is_a_field_left_out() -> None:
     nulls = {"apply": None, "spark": {"driver": None, "image": None}, "writers": None, "engine": None}
     assert parse_spec({**SMALL["spec"], **nulls}) == parse_spec(SMALL["spec"])
     assert "spec.buckets.default is required" in refusal(with_spec(SMALL, "buckets.default", None)["spec"])
+
+
+def test_keys_are_strings_as_in_json() -> None:
+    # YAML read from a file may hold a number as a key; the API server's JSON never does.
+    spark = parse_spec(with_spec(SMALL, "spark.sparkConf", {1: "x"})["spec"]).spark
+    assert spark.spark_conf == {"1": "x"}
