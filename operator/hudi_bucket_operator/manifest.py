@@ -16,7 +16,7 @@ import enum
 import types
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any, ClassVar, Literal, TypeVar, Union, get_args, get_origin
+from typing import Annotated, Any, ClassVar, Literal, TypeGuard, Union, get_args, get_origin
 
 import annotated_types
 from pydantic import (
@@ -92,9 +92,6 @@ class MetadataTablePolicy(enum.StrEnum):
     DISABLE = "Disable"  # remove it the way Hudi does, and say so
 
 
-_Section = TypeVar("_Section", bound=BaseModel)
-
-
 @dataclass(frozen=True)
 class Expect:
     """What a field must be, as a refusal says it ("spec.x must be <text>, not 5")."""
@@ -112,12 +109,8 @@ def wrong(field: str, expected: str, value: object) -> PydanticCustomError:
     return problem(_must_be(expected, value), field=field)
 
 
-def refuse(section: _Section, found: list[PydanticCustomError]) -> _Section:
-    """``section``, unless a validator found problems with it: then each of them, none hiding another."""
-    if found:
-        errors = [InitErrorDetails(type=each, loc=(), input=section) for each in found]
-        raise ValidationError.from_exception_data(type(section).__name__, errors)
-    return section
+def _is_int(value: object) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _must_be(expected: str, value: object) -> str:
@@ -186,6 +179,26 @@ class Section(BaseModel):
     model_config = ConfigDict(strict=True, frozen=True, extra="ignore", alias_generator=to_camel)
     expected: ClassVar[str] = "an object"
 
+    @classmethod
+    def rules_broken(cls, data: Mapping[str, Any]) -> list[PydanticCustomError]:
+        """The problems with this object by its own rules (the CRD's CEL rules, and what only code can
+        check), read from the object as written, so that a field's error hides none of them."""
+        return []
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _fields_and_rules(cls, data: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        # As the API server does: the schema's errors and the CEL rules' problems, all said at once.
+        try:
+            section, errors = handler(data), []
+        except ValidationError as err:
+            section, errors = None, [_again(error) for error in err.errors()]
+        if isinstance(data, Mapping):
+            errors += [InitErrorDetails(type=found, loc=(), input=data) for found in cls.rules_broken(data)]
+        if errors:
+            raise ValidationError.from_exception_data(cls.__name__, errors)
+        return section
+
 
 # --- the table and its rules ---------------------------------------------------------------------------
 
@@ -212,20 +225,12 @@ class RuleSection(Section):
     # Bounded by the rule's own check below, which says it as Hudi does (with the pattern).
     buckets: Annotated[int, Expect(f"an integer in 1..{MAX_BUCKETS}")]
 
-    @model_validator(mode="wrap")
     @classmethod
-    def _as_hudi_reads_it(cls, data: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        """The rule as Hudi reads it; a count that is no integer does not stop its pattern's check."""
-        try:
-            rule, errors = handler(data), []
-        except ValidationError as err:
-            rule, errors = None, [_again(error) for error in err.errors()]
-        pattern = data.get("pattern") if isinstance(data, Mapping) else None
-        if isinstance(pattern, str) and (found := _rule_problem(pattern, data.get("buckets"))):
-            errors.append(InitErrorDetails(type=found, loc=(), input=data))
-        if errors:
-            raise ValidationError.from_exception_data(cls.__name__, errors)
-        return rule
+    def rules_broken(cls, data: Mapping[str, Any]) -> list[PydanticCustomError]:
+        # The rule as Hudi reads it; a count that is no integer does not stop its pattern's check.
+        pattern = data.get("pattern")
+        found = _rule_problem(pattern, data.get("buckets")) if isinstance(pattern, str) else None
+        return [] if found is None else [found]
 
 
 def _rule_problem(pattern: str, count: object) -> PydanticCustomError | None:
@@ -233,7 +238,7 @@ def _rule_problem(pattern: str, count: object) -> PydanticCustomError | None:
         return problem(f" is {len(pattern)} characters long: at most {MAX_PATTERN_LENGTH}", field="pattern")
     # BucketRules.validate numbers rules from 1 within the list it checks: check this rule on its own
     # (with a placeholder count if its own is no integer) and name it by its place in the manifest.
-    rule = Rule(pattern, count if isinstance(count, int) and not isinstance(count, bool) else 1)
+    rule = Rule(pattern, count if _is_int(count) else 1)
     try:
         BucketRules((rule,), 1, REGEX).validate(PythonRegexMatcher())
     except HudiBucketError as err:
@@ -244,7 +249,7 @@ def _rule_problem(pattern: str, count: object) -> PydanticCustomError | None:
 
 
 def _again(error: ErrorDetails) -> InitErrorDetails:
-    """A field's error, to raise again beside the rule's own problem."""
+    """A field's error, to raise again beside its section's own problems."""
     kind = error["type"]
     ctx = error.get("ctx", {})
     again: str | PydanticCustomError = kind
@@ -274,15 +279,22 @@ class SizingSection(Section):
             float(self.tolerance),
         )
 
+    @classmethod
+    def rules_broken(cls, data: Mapping[str, Any]) -> list[PydanticCustomError]:
+        low, high = data.get("minBuckets"), data.get("maxBuckets")
+        if _is_int(low) and _is_int(high) and low > high:
+            return [problem(f" {low} must not be above maxBuckets {high}", field="minBuckets")]
+        return []
+
     @model_validator(mode="after")
-    def _consistent(self) -> SizingSection:
-        low, high = self.min_buckets, self.max_buckets
-        if low is not None and high is not None and low > high:
-            raise problem(f" {low} must not be above maxBuckets {high}", field="minBuckets")
-        try:  # what only code can check: that the partitions pattern compiles and means the same in Java
-            self.policy().validate(PythonRegexMatcher())
-        except SizingError as err:
-            raise problem(f": {err.args[0]}") from None
+    def _policy(self) -> SizingSection:
+        # What only code can check: that the partitions pattern compiles and means the same in Java
+        # (bounds out of order are for rules_broken to say, once).
+        if (self.min_buckets or 1) <= (self.max_buckets or MAX_BUCKETS):
+            try:
+                self.policy().validate(PythonRegexMatcher())
+            except SizingError as err:
+                raise problem(f": {err.args[0]}") from None
         return self
 
 
@@ -298,17 +310,10 @@ class BucketsSection(Section):
     keep_duplicates: bool = False
     sizing: SizingSection | None = None
 
-    @field_validator("rules", mode="before")
     @classmethod
-    def _at_most_max_rules(cls, rules: Any) -> Any:
-        if isinstance(rules, list) and len(rules) > MAX_RULES:
-            raise problem(f" has {len(rules)} rules: at most {MAX_RULES} rules are allowed")
-        return rules
-
-    @model_validator(mode="after")
-    def _consistent(self) -> BucketsSection:
-        found = []
-        if not self.rules and not (self.rules is None and self.sizing is not None):
+    def rules_broken(cls, data: Mapping[str, Any]) -> list[PydanticCustomError]:
+        rules, found = data.get("rules"), []
+        if rules == [] or (rules is None and data.get("sizing") is None):
             found.append(
                 problem(
                     " has no rules: give at least one (Hudi's rule engine fails on an empty list), "
@@ -316,7 +321,11 @@ class BucketsSection(Section):
                     field="rules",
                 )
             )
-        if self.convert and self.current_buckets is not None:
+        if isinstance(rules, list) and len(rules) > MAX_RULES:
+            found.append(
+                problem(f" has {len(rules)} rules: at most {MAX_RULES} rules are allowed", field="rules")
+            )
+        if data.get("convert") is True and data.get("currentBuckets") is not None:
             found.append(
                 problem(
                     " and spec.buckets.currentBuckets cannot both be set: a table that is not "
@@ -325,7 +334,7 @@ class BucketsSection(Section):
                     field="convert",
                 )
             )
-        return refuse(self, found)
+        return found
 
     def bucket_rules(self) -> BucketRules:
         rules = tuple(Rule(rule.pattern, rule.buckets) for rule in self.rules or ())
@@ -396,29 +405,28 @@ class WorkloadSection(Section):
     ) = None
     suspend: SuspendSection | None = None
 
-    @property
-    def key(self) -> str:
-        return f"{self.kind}/{self.name}"
-
-    @model_validator(mode="after")
-    def _paused_as_its_kind_is(self) -> WorkloadSection:
+    @classmethod
+    def rules_broken(cls, data: Mapping[str, Any]) -> list[PydanticCustomError]:
         # The CRD's CEL rule: scaled kinds have no suspend field, any other needs one and its apiVersion.
-        if self.kind in SCALED:
-            if self.suspend is not None:
-                raise problem(f": a {self.kind} is paused by scaling it to 0; drop suspend", field="suspend")
-            if self.api_version not in (None, "apps/v1"):
-                raise wrong("apiVersion", "apps/v1 (or left out)", self.api_version)
-            return self
+        kind, api_version, suspend = data.get("kind"), data.get("apiVersion"), data.get("suspend")
+        if not isinstance(kind, str):
+            return []  # the field's own error says it
+        if kind in SCALED:
+            if suspend is not None:
+                return [problem(f": a {kind} is paused by scaling it to 0; drop suspend", field="suspend")]
+            if api_version not in (None, "apps/v1"):
+                return [wrong("apiVersion", "apps/v1 (or left out)", api_version)]
+            return []
         found = []
-        if self.api_version is None:
+        if api_version is None:
             found.append(wrong("apiVersion", "the resource's apiVersion (group/version)", None))
-        if self.suspend is None:
+        if suspend is None:
             expected = (
-                f"how a {self.kind} is suspended: path, suspended, running, stoppedPath and stopped "
+                f"how a {kind} is suspended: path, suspended, running, stoppedPath and stopped "
                 "(only a Deployment or StatefulSet is paused by scale)"
             )
             found.append(wrong("suspend", expected, None))
-        return refuse(self, found)
+        return found
 
 
 class WritersSection(Section):
@@ -431,13 +439,18 @@ class WritersSection(Section):
         Expect(f"a list of at most {MAX_WRITERS} workloads"),
     ] = []
 
-    @model_validator(mode="after")
-    def _each_once(self) -> WritersSection:
-        keys = [workload.key for workload in self.workloads]
+    @classmethod
+    def rules_broken(cls, data: Mapping[str, Any]) -> list[PydanticCustomError]:
+        workloads = data.get("workloads")
+        keys = [
+            f"{workload['kind']}/{workload['name']}"
+            for workload in (workloads if isinstance(workloads, list) else [])
+            if isinstance(workload, Mapping)
+            and isinstance(workload.get("kind"), str)
+            and isinstance(workload.get("name"), str)
+        ]
         twice = sorted({key for key in keys if keys.count(key) > 1})
-        if twice:
-            raise problem(f" names {', '.join(twice)} more than once", field="workloads")
-        return self
+        return [problem(f" names {key} more than once", field="workloads") for key in twice]
 
 
 class VerifySection(Section):

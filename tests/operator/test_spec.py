@@ -601,3 +601,16 @@ def test_keys_are_strings_as_in_json() -> None:
     # YAML read from a file may hold a number as a key; the API server's JSON never does.
     spark = parse_spec(with_spec(SMALL, "spark.sparkConf", {1: "x"})["spec"]).spark
     assert spark.spark_conf == {"1": "x"}
+
+
+def test_a_fields_error_hides_none_of_its_objects_rules() -> None:
+    # As the API server says the schema's errors and the CEL rules' problems together.
+    buckets = {"default": 0, "convert": True, "currentBuckets": 4}
+    message = refusal(with_spec(SMALL, "buckets", buckets)["spec"])
+    assert "spec.buckets.default must be an integer in 1..100000, not 0" in message
+    assert "spec.buckets.rules has no rules" in message
+    assert "spec.buckets.convert and spec.buckets.currentBuckets cannot both be set" in message
+    workload = {"kind": "Deployment", "name": "ingest", "suspend": {"path": "spec.x"}}
+    message = refusal({**SMALL["spec"], "writers": {"workloads": [workload]}})
+    assert "spec.writers.workloads[0].suspend: a Deployment is paused by scaling it to 0" in message
+    assert "spec.writers.workloads[0].suspend.running is required" in message
