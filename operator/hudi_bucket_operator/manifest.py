@@ -20,7 +20,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar, Literal, TypeGuard, Union, get_args, get_origin
 
-import annotated_types
 from pydantic import (
     AfterValidator,
     BaseModel,
@@ -585,8 +584,9 @@ def _expected(annotation: Any) -> str | None:
     if base is bool:
         return "true or false"
     if base is int:
-        low = next((item.ge for item in metadata if isinstance(item, annotated_types.Ge)), None)
-        high = next((item.le for item in metadata if isinstance(item, annotated_types.Le)), None)
+        # Field(ge=, le=) leaves annotated-types' Ge and Le in the metadata.
+        low = next((item.ge for item in metadata if hasattr(item, "ge")), None)
+        high = next((item.le for item in metadata if hasattr(item, "le")), None)
         return "an integer" if low is None or high is None else f"an integer in {low}..{high}"
     if base is str:
         return "a string"
