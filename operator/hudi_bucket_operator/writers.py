@@ -12,43 +12,21 @@ operator pauses them around an apply and resumes them as they were:
   SUSPENDED, FINISHED or CANCELED).
 
 ``spec.apply.window`` (a cron schedule in UTC and a duration) says when a plan that rewrites partitions
-may start. Paths are dotted (``spec.job.state``): each part a field name.
+may start. Paths are dotted (``spec.job.state``): each part a field name. Both are read from the spec
+by spec.py, with the models of manifest.py.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
-from typing import Any, Protocol
+from typing import Any
 
-from hudi_bucket_operator.schedule import Schedule, ScheduleError, parse_duration
+from hudi_bucket_operator.schedule import Schedule
 
-SCALED = ("Deployment", "StatefulSet")  # apps/v1 kinds paused through their scale subresource
 DEFAULT_QUIESCE_TIMEOUT = 15 * 60  # seconds
-MAX_WRITERS = 20
-_PATH = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*(\.[A-Za-z_][A-Za-z0-9_-]*)*")
-_API_VERSION = re.compile(r"([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?v[0-9]+((alpha|beta)[0-9]+)?")
-_KIND = re.compile(r"[A-Z][A-Za-z0-9]*")
-_PLURAL = re.compile(r"[a-z][a-z0-9]*")
-_NAME = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
-_DURATION_FORMAT = "a duration in minutes, hours or days, such as 15m, 3h or 1d"
-WINDOW_SCHEDULE_FORMAT = (
-    "a cron expression in UTC as spec.verify.schedule takes one (no interval): five fields such as "
-    "'0 1 * * *' or '0 1 * * SAT,SUN', or @hourly, @daily, @weekly, @monthly or @yearly"
-)
-
-
-class Problems(Protocol):
-    """Where spec problems go (spec.py's list of them)."""
-
-    def append(self, problem: str) -> None: ...
-
-    def wrong(self, where: str, expected: str, value: object) -> None: ...
-
-    def __len__(self) -> int: ...
 
 
 @dataclass(frozen=True)
@@ -180,127 +158,3 @@ def observe_custom(writer: Writer, obj: Mapping[str, Any]) -> ObservedWriter:
         value=None if value is None else str(value),
         stopped=value == writer.suspend.suspended and str(stopped) in writer.suspend.stopped,
     )
-
-
-# --- parsing, as spec.py does the rest --------------------------------------------------------------------
-
-
-def parse_writers(raw: object, problems: Problems) -> WritersSpec:
-    if raw is None:
-        return WritersSpec()
-    if not isinstance(raw, Mapping):
-        problems.wrong("spec.writers", "an object with workloads (and quiesceTimeout)", raw)
-        return WritersSpec()
-    timeout = DEFAULT_QUIESCE_TIMEOUT
-    if raw.get("quiesceTimeout") is not None:
-        text = raw["quiesceTimeout"]
-        seconds = parse_duration(text) if isinstance(text, str) else None
-        if seconds is None:
-            problems.wrong("spec.writers.quiesceTimeout", _DURATION_FORMAT, text)
-        timeout = seconds or timeout
-    items = raw.get("workloads")
-    if items is None:
-        return WritersSpec((), timeout)
-    if not isinstance(items, list) or len(items) > MAX_WRITERS:
-        problems.wrong("spec.writers.workloads", f"a list of at most {MAX_WRITERS} workloads", items)
-        return WritersSpec((), timeout)
-    writers = [_writer(f"spec.writers.workloads[{i}]", item, problems) for i, item in enumerate(items)]
-    found = [w for w in writers if w is not None]
-    keys = [w.key for w in found]
-    for key in sorted({k for k in keys if keys.count(k) > 1}):
-        problems.append(f"spec.writers.workloads names {key} more than once")
-    return WritersSpec(tuple(found), timeout)
-
-
-def _writer(where: str, item: object, problems: Problems) -> Writer | None:
-    if not isinstance(item, Mapping):
-        problems.wrong(where, "an object with kind and name", item)
-        return None
-    before = len(problems)
-    kind, name = item.get("kind"), item.get("name")
-    if not (isinstance(kind, str) and _KIND.fullmatch(kind)):
-        problems.wrong(f"{where}.kind", "a kind such as Deployment, StatefulSet or FlinkDeployment", kind)
-        return None
-    if not (isinstance(name, str) and len(name) <= 253 and _NAME.fullmatch(name)):
-        problems.wrong(f"{where}.name", "the workload's name, in the table's namespace", name)
-        return None
-    suspend = item.get("suspend")
-    if kind in SCALED:
-        if suspend is not None:
-            problems.append(f"{where}.suspend: a {kind} is paused by scaling it to 0; drop suspend")
-            return None
-        api_version = item.get("apiVersion", "apps/v1")
-        if api_version != "apps/v1":
-            problems.wrong(f"{where}.apiVersion", "apps/v1 (or left out)", api_version)
-            return None
-        return Writer("apps/v1", kind, name, kind.lower() + "s")
-    api_version = item.get("apiVersion")
-    if not (isinstance(api_version, str) and _API_VERSION.fullmatch(api_version)):
-        problems.wrong(f"{where}.apiVersion", "the resource's apiVersion (group/version)", api_version)
-    plural = item.get("plural", kind.lower() + "s")
-    if not (isinstance(plural, str) and _PLURAL.fullmatch(plural)):
-        problems.wrong(f"{where}.plural", "the resource's plural name in lower case", plural)
-    field = _suspend(f"{where}.suspend", suspend, kind, problems)
-    if (
-        len(problems) > before
-        or field is None
-        or not isinstance(api_version, str)
-        or not isinstance(plural, str)
-    ):
-        return None
-    return Writer(api_version, kind, name, plural, field)
-
-
-def _suspend(where: str, raw: object, kind: str, problems: Problems) -> SuspendField | None:
-    if not isinstance(raw, Mapping):
-        problems.wrong(
-            where,
-            f"how a {kind} is suspended: path, suspended, running, stoppedPath and stopped "
-            "(only a Deployment or StatefulSet is paused by scale)",
-            raw,
-        )
-        return None
-    ok = True
-    for key in ("path", "stoppedPath"):
-        if not (isinstance(raw.get(key), str) and _PATH.fullmatch(raw[key])):
-            problems.wrong(f"{where}.{key}", "a dotted field path such as spec.job.state", raw.get(key))
-            ok = False
-    for key in ("suspended", "running"):
-        if not (isinstance(raw.get(key), str) and raw[key]):
-            problems.wrong(f"{where}.{key}", "the field's value when so", raw.get(key))
-            ok = False
-    stopped = raw.get("stopped")
-    if not (isinstance(stopped, list) and stopped and all(isinstance(s, str) and s for s in stopped)):
-        problems.wrong(f"{where}.stopped", "the values of stoppedPath that say it stopped", stopped)
-        ok = False
-    if ok and str(raw["path"]).split(".")[0] != "spec":
-        problems.append(f"{where}.path must be under spec (the operator patches nothing else)")
-        ok = False
-    if not ok:
-        return None
-    values = tuple(str(s) for s in stopped) if isinstance(stopped, list) else ()  # a list: checked above
-    return SuspendField(raw["path"], raw["suspended"], raw["running"], raw["stoppedPath"], values)
-
-
-def parse_window(raw: object, problems: Problems) -> Window | None:
-    if raw is None:
-        return None
-    where = "spec.apply.window"
-    if not isinstance(raw, Mapping):
-        problems.wrong(where, "an object with schedule (cron, UTC) and duration", raw)
-        return None
-    schedule, duration = raw.get("schedule"), raw.get("duration")
-    parsed = None
-    try:
-        if isinstance(schedule, str) and parse_duration(schedule) is None:
-            parsed = Schedule.parse(schedule)
-    except ScheduleError:
-        pass
-    if parsed is None:
-        problems.wrong(f"{where}.schedule", WINDOW_SCHEDULE_FORMAT, schedule)
-    seconds = parse_duration(duration) if isinstance(duration, str) else None
-    if seconds is None:
-        problems.wrong(f"{where}.duration", _DURATION_FORMAT, duration)
-    if parsed is None or seconds is None:
-        return None
-    return Window(parsed, seconds, f"{schedule} for {duration}")

@@ -7,6 +7,7 @@ API server at all. The manifests and the admission model come from hbt_admission
 from __future__ import annotations
 
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import pytest
@@ -574,3 +575,42 @@ def test_the_engine_reaches_both_jobs(given: str | None, engine: Engine) -> None
 def test_an_unknown_engine_is_refused_naming_the_choices() -> None:
     with pytest.raises(InvalidSpecError, match=r"spec\.engine"):
         parse_spec({**SMALL["spec"], "engine": "Spark"})
+
+
+def test_a_spec_handed_over_as_a_read_only_mapping_parses() -> None:
+    # Kopf hands the spec over as a Mapping, not a dict; the models take plain dicts strictly.
+    read_only = MappingProxyType({**SMALL["spec"], "table": MappingProxyType(SMALL["spec"]["table"])})
+    assert parse_spec(read_only) == parse_spec(SMALL["spec"])
+
+
+def test_the_rules_of_one_object_are_all_said_at_once() -> None:
+    buckets = {"default": 4, "rules": [], "convert": True, "currentBuckets": 4}
+    message = refusal(with_spec(SMALL, "buckets", buckets)["spec"])
+    assert "spec.buckets.rules has no rules" in message
+    assert "spec.buckets.convert and spec.buckets.currentBuckets cannot both be set" in message
+
+
+def test_a_null_field_is_a_field_left_out() -> None:
+    # The API server prunes null fields; a manifest read from a file (the local mode) means the same.
+    nulls = {"apply": None, "spark": {"driver": None, "image": None}, "writers": None, "engine": None}
+    assert parse_spec({**SMALL["spec"], **nulls}) == parse_spec(SMALL["spec"])
+    assert "spec.buckets.default is required" in refusal(with_spec(SMALL, "buckets.default", None)["spec"])
+
+
+def test_keys_are_strings_as_in_json() -> None:
+    # YAML read from a file may hold a number as a key; the API server's JSON never does.
+    spark = parse_spec(with_spec(SMALL, "spark.sparkConf", {1: "x"})["spec"]).spark
+    assert spark.spark_conf == {"1": "x"}
+
+
+def test_a_fields_error_hides_none_of_its_objects_rules() -> None:
+    # As the API server says the schema's errors and the CEL rules' problems together.
+    buckets = {"default": 0, "convert": True, "currentBuckets": 4}
+    message = refusal(with_spec(SMALL, "buckets", buckets)["spec"])
+    assert "spec.buckets.default must be an integer in 1..100000, not 0" in message
+    assert "spec.buckets.rules has no rules" in message
+    assert "spec.buckets.convert and spec.buckets.currentBuckets cannot both be set" in message
+    workload = {"kind": "Deployment", "name": "ingest", "suspend": {"path": "spec.x"}}
+    message = refusal({**SMALL["spec"], "writers": {"workloads": [workload]}})
+    assert "spec.writers.workloads[0].suspend: a Deployment is paused by scaling it to 0" in message
+    assert "spec.writers.workloads[0].suspend.running is required" in message
