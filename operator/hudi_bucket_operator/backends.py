@@ -71,7 +71,14 @@ def job_name_for(table: TableRef, job: SubmitJob) -> str:
     )
 
 
-_SPARK_PHASES = {"COMPLETED": JobPhase.COMPLETED, "FAILED": JobPhase.FAILED, "RUNNING": JobPhase.RUNNING}
+_SPARK_PHASES = {
+    "COMPLETED": JobPhase.COMPLETED,
+    "FAILED": JobPhase.FAILED,
+    # Final for our applications: under their restartPolicy Never the Spark Operator never submits again
+    # (it moves on to FAILED itself, but an older or another controller may leave it here).
+    "SUBMISSION_FAILED": JobPhase.FAILED,
+    "RUNNING": JobPhase.RUNNING,
+}
 
 
 def observed_job(app: Mapping[str, Any]) -> tuple[str, ObservedJob] | None:
@@ -86,7 +93,7 @@ def observed_job(app: Mapping[str, Any]) -> tuple[str, ObservedJob] | None:
     if not owner or kind not in SEQUENCE:  # the only kinds the operator runs
         return None
     state = (app.get("status") or {}).get("applicationState") or {}
-    # Only COMPLETED and FAILED are final; everything else (SUBMITTED, PENDING_RERUN, ...) is in flight.
+    # Only COMPLETED, FAILED and SUBMISSION_FAILED are final; the rest (SUBMITTED, ...) is in flight.
     phase = _SPARK_PHASES.get(state.get("state", ""), JobPhase.PENDING)
     return owner, ObservedJob(
         name=meta["name"],
