@@ -1,7 +1,7 @@
 """The chart installed by a real helm, its operator in a pod on the real node, in a namespace enforcing
 Pod Security ``restricted``: the operator finds the API server the in-cluster way (the `kubernetes`
-Service's ClusterIP, served by kube-proxy, and its ServiceAccount's token), becomes Ready, and its
-metrics answer through its Service."""
+Service's ClusterIP, served by kube-proxy, and its ServiceAccount's token), becomes Ready, its metrics
+answer through its Service, and it reconciles a table as far as it can without a Spark Operator."""
 
 from __future__ import annotations
 
@@ -20,6 +20,10 @@ from node.pod_security import restricted_namespace
 from paths import SHARED_FOUND, SHARED_MISSING
 
 RELEASE = "hbo-in-a-pod"
+TABLE = {  # the operator plans before it reads anything: the table need not exist
+    "table": {"uri": "s3a://lake/warehouse/orders"},
+    "buckets": {"default": 2, "currentBuckets": 2, "rules": [{"pattern": "11-11", "buckets": 6}]},
+}
 
 
 def ready(pod: client.V1Pod) -> bool:
@@ -81,6 +85,22 @@ def test_the_charts_operator_pod_reaches_the_api_server_becomes_ready_and_serves
         service = f"{RELEASE}-hudi-bucket-operator-metrics:metrics"
         metrics = cluster.core.connect_get_namespaced_service_proxy_with_path(service, namespace, "metrics")
         assert "# TYPE hbo_reconciles_total counter" in metrics, metrics[:2000]
+
+        # It reconciles a table: the first pass starts a plan job (a SparkApplication, which no Spark
+        # Operator runs here) and says so in the table's status, both written with its token.
+        cluster.create_table(namespace, "orders", TABLE)
+        until(
+            lambda: cluster.job_kinds(namespace, "orders") == ["plan"],
+            60,
+            lambda: f"the plan job; the operator's log:\n{operator_log(node, namespace, pod)}",
+        )
+        status = until(lambda: (s := cluster.status(namespace, "orders")).get("observedGeneration") and s, 30)
+        assert ("Reconciling", "Planning") in {(c["type"], c["reason"]) for c in status["conditions"]}
+        assert any(
+            e.user == user and e.verb == "create" and e.resource == "sparkapplications" and e.code == 201
+            and e.source_ips == (pod.status.pod_ip,)
+            for e in control_plane.audit_events()
+        )  # fmt: skip
         assert "Traceback" not in operator_log(node, namespace, pod)
         print(
             f"\nnode started in {node.start_seconds:.1f} s; operator pod Ready {seconds_to_ready:.1f} s after"

@@ -1,6 +1,7 @@
 """What a node changes on this machine outside its run folder, written down before it changes it, and put
 back: by the node's ``stop()``, or by the next run when a run was killed (SIGKILL leaves containerd's
-shims, the containers, their mounts, network namespaces and cgroups behind).
+shims, the containers, their mounts, network namespaces and cgroups behind, and kube-proxy's nftables
+tables, which its own ``--cleanup`` deletes).
 
 kubelet and containerd run in ``hbo-node/daemons`` of the unified hierarchy: containerd forks its shims,
 and the shims the containers, so ``hbo-node`` holds every process to kill, whoever their parent is now.
