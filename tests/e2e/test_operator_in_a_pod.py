@@ -30,7 +30,7 @@ def ready(pod: client.V1Pod) -> bool:
     return any(c.type == "Ready" and c.status == "True" for c in pod.status.conditions or [])
 
 
-def test_the_charts_operator_pod_reaches_the_api_server_becomes_ready_and_serves_metrics(
+def test_the_charts_operator_in_a_pod_reaches_the_api_server_is_ready_serves_metrics_and_plans_a_table(
     control_plane: ControlPlane, node: Node, our_images: dict[str, str], namespace: str
 ) -> None:
     if not SHARED_FOUND:  # the operator indexes SparkApplications: their CRD must be there
