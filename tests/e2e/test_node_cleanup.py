@@ -1,6 +1,6 @@
 """A node leaves this machine as it found it: after its stop, and after a test run killed outright
-(SIGKILL leaves containerd's shims, the containers, their mounts, links, cgroups and sysctls behind),
-once the next node has started."""
+(SIGKILL leaves containerd's shims, the containers, their mounts, links, cgroups, sysctls and kube-proxy's
+nftables rules behind), once the next node has started."""
 
 from __future__ import annotations
 
@@ -31,6 +31,9 @@ def machine(state_dir: Path) -> dict[str, object]:
         "sysctls": host.HostRecord.take().sysctls,
         "fixed paths": [path for path in host.FIXED_PATHS if os.path.lexists(path)],
         "run folder": RUN_DIR.exists(),
+        "nftables tables": subprocess.run(
+            ["nft", "list", "tables"], capture_output=True, text=True, check=True
+        ).stdout.split("\n"),
     }
 
 
@@ -75,6 +78,7 @@ def test_a_killed_runs_leftovers_are_put_back_by_the_next_nodes_start(
     assert left["mounts"]
     assert left["links"]
     assert left["cgroups"]
+    assert "table ip kube-proxy" in left["nftables tables"]
 
     next_node = Node(control_plane, kube_bin_dir, tmp_path / "next", state_dir)
     (tmp_path / "next").mkdir()

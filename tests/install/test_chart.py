@@ -183,16 +183,17 @@ def test_operator_pod_meets_the_restricted_pod_security_standard(values: dict[st
 
 
 @value_sets
-def test_operator_has_resource_requests_and_a_liveness_probe_on_kopfs_endpoint(
+def test_operator_has_resource_requests_and_liveness_and_readiness_probes_on_kopfs_endpoint(
     values: dict[str, Any],
 ) -> None:
     box = container(values)
     assert {"cpu", "memory"} <= box["resources"]["requests"].keys()
     args = build_parser().parse_args(["run", *box["args"]])
-    probe = box["livenessProbe"]["httpGet"]
     ports = {port["name"]: port["containerPort"] for port in box["ports"]}
-    assert args.liveness == f"http://0.0.0.0:{ports[probe['port']]}/healthz"
-    assert probe["path"] == "/healthz"
+    for kind in ("livenessProbe", "readinessProbe"):
+        probe = box[kind]["httpGet"]
+        assert args.liveness == f"http://0.0.0.0:{ports[probe['port']]}/healthz"
+        assert probe["path"] == "/healthz"
 
 
 @pytest.mark.parametrize(("log_format", "verbose"), [("full", False), ("json", True), ("plain", False)])

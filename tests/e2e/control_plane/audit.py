@@ -27,6 +27,7 @@ class AuditEvent:
     name: str | None
     namespace: str | None
     forbidden: bool  # refused by the authorizer (a 403 from admission is not)
+    source_ips: tuple[str, ...] = ()  # where the request came from, as the API server saw it
 
     @classmethod
     def parse(cls, event: dict[str, Any]) -> AuditEvent:
@@ -45,6 +46,7 @@ class AuditEvent:
             name=None if ref is None else ref.get("name"),
             namespace=None if ref is None else ref.get("namespace"),
             forbidden=(event.get("annotations") or {}).get("authorization.k8s.io/decision") == "forbid",
+            source_ips=tuple(event.get("sourceIPs") or ()),
         )
 
 

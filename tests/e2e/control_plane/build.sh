@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the Kubernetes control plane that the e2e tests run (etcd, kube-apiserver,
-# kube-controller-manager, kube-scheduler) and the node's kubelet and pause binary (tests/e2e/node) from
+# kube-controller-manager, kube-scheduler) and the node's kubelet, kube-proxy and pause binary (tests/e2e/node) from
 # source, through the Go module proxy, into a cache folder outside the repo, once per version:
 #   ${HBO_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/hudi-bucket-operator}/kube-<version>/bin/
 # The last line on stdout is always that bin folder; progress goes to stderr. When the binaries are
@@ -19,7 +19,7 @@ CACHE=${HBO_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/hudi-bucket-operator}
 TARGET="$CACHE/kube-$KUBE_VERSION"
 # Written last, inside the folder that is then renamed into place: its content is the proof of a
 # complete build of exactly these versions.
-KUBE_COMMANDS=(kube-apiserver kube-controller-manager kube-scheduler kubelet)
+KUBE_COMMANDS=(kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy)
 STAMP="kubernetes=$KUBE_VERSION etcd=$ETCD_VERSION go=$GO_MINOR commands=${KUBE_COMMANDS[*]} pause"
 
 built() { [ "$(cat "$TARGET/versions" 2>/dev/null)" = "$STAMP" ]; }

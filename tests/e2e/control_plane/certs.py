@@ -26,7 +26,7 @@ class Pki:
     """Everything the three processes and the clients need, as files in one folder."""
 
     ca: KeyPair
-    apiserver: KeyPair  # serving cert for 127.0.0.1 and localhost
+    apiserver: KeyPair  # serving cert for 127.0.0.1, localhost, and the names pods use (make_pki)
     admin: KeyPair  # client cert in group system:masters
     controller_manager: KeyPair  # client cert as the user the bootstrap RBAC binds for it
     service_account_key: Path  # signs ServiceAccount tokens (apiserver) ...
@@ -51,7 +51,14 @@ def _signed(folder: Path, name: str, ca: KeyPair, subject: str, *extensions: str
     return pair
 
 
-def make_pki(folder: Path) -> Pki:
+# What in-cluster clients may call the API server besides its ClusterIP.
+KUBERNETES_SERVICE_NAMES = (
+    "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local",
+)  # fmt: skip
+
+
+def make_pki(folder: Path, apiserver_ips: Sequence[str] = ()) -> Pki:
+    """``apiserver_ips``: the addresses its serving cert names besides 127.0.0.1 (where pods reach it)."""
     folder.mkdir(parents=True, exist_ok=True)
     ca = KeyPair(folder / "ca.crt", folder / "ca.key")
     _openssl(
@@ -62,7 +69,8 @@ def make_pki(folder: Path) -> Pki:
     client = "extendedKeyUsage=clientAuth"
     apiserver = _signed(
         folder, "apiserver", ca, "/CN=kube-apiserver",
-        "subjectAltName=IP:127.0.0.1,DNS:localhost", "extendedKeyUsage=serverAuth",
+        _subject_alt_name(["127.0.0.1", *apiserver_ips], ["localhost", *KUBERNETES_SERVICE_NAMES]),
+        "extendedKeyUsage=serverAuth",
     )  # fmt: skip
     admin = _signed(folder, "admin", ca, "/O=system:masters/CN=e2e-admin", client)
     controller_manager = _signed(
@@ -78,3 +86,7 @@ def make_client_cert(folder: Path, name: str, ca: KeyPair, user: str, groups: Se
     """A client certificate the API server reads as ``user`` (its CN) in ``groups`` (its Os)."""
     subject = "".join(f"/O={group}" for group in groups) + f"/CN={user}"
     return _signed(folder, name, ca, subject, "extendedKeyUsage=clientAuth")
+
+
+def _subject_alt_name(ips: Sequence[str], names: Sequence[str]) -> str:
+    return "subjectAltName=" + ",".join([*(f"IP:{ip}" for ip in ips), *(f"DNS:{name}" for name in names)])

@@ -1,6 +1,8 @@
 """A real Kubernetes control plane on loopback: etcd, kube-apiserver and kube-controller-manager.
 
-No nodes, kubelet or scheduler: Pods stay Pending. Everything else is real: authentication (client
+Its clients here use 127.0.0.1; the API server also listens on the address pods reach it at
+(``ADVERTISE_ADDRESS``, through the `kubernetes` Service), which exists while tests/e2e/node runs a node.
+No nodes, kubelet or scheduler otherwise: Pods stay Pending. Everything else is real: authentication (client
 certificates, ServiceAccount tokens from the TokenRequest API), RBAC, admission (CEL of CRDs included),
 garbage collection by owner references, namespace deletion.
 
@@ -29,9 +31,13 @@ from .certs import Pki, make_pki
 from .kubeconfig import write_kubeconfig
 from .processes import ManagedProcess, wait_until
 
-# Services get ClusterIPs from here. Nothing serves them (no kube-proxy), and a loopback range keeps
-# anything that still dials one, the `kubernetes` Service's say, on this machine.
-SERVICE_CLUSTER_IP_RANGE = "127.96.0.0/16"
+# Where pods reach the API server: the address of the node's own link (tests/e2e/node makes it), which
+# the API server advertises as the endpoint of the `kubernetes` Service. Off the node, nothing dials it.
+ADVERTISE_ADDRESS = "10.213.0.1"
+# Services get ClusterIPs from here; the node's kube-proxy serves them (the `kubernetes` Service's, the
+# first, is what in-cluster clients dial). Not loopback: a pod's own loopback would answer that.
+SERVICE_CLUSTER_IP_RANGE = "10.213.128.0/24"
+KUBERNETES_SERVICE_IP = "10.213.128.1"
 # Added to the default plugins (which already hold NamespaceLifecycle and ServiceAccount): owner
 # references then need the rights they need in a production cluster.
 ADMISSION_PLUGINS = "NamespaceLifecycle,ServiceAccount,OwnerReferencesPermissionEnforcement,NodeRestriction"
@@ -44,12 +50,12 @@ PROBE_TIMEOUT = 2.0
 _NOT_READY_YET = (OSError, urllib3.exceptions.HTTPError, http.client.HTTPException, client.ApiException)
 
 
-def _free_loopback_ports(count: int) -> list[int]:
+def _free_ports(count: int, address: str = "127.0.0.1") -> list[int]:
     """Distinct ports nobody listens on now (held open together, so none is handed out twice)."""
     sockets = [socket.socket() for _ in range(count)]
     try:
         for held in sockets:
-            held.bind(("127.0.0.1", 0))
+            held.bind((address, 0))
         return [held.getsockname()[1] for held in sockets]
     finally:
         for held in sockets:
@@ -70,7 +76,8 @@ class ControlPlane:
         self._owns_work_dir = work_dir is None
         self.work_dir = Path(tempfile.mkdtemp(prefix="hbo-control-plane-")) if work_dir is None else work_dir
         self.work_dir.mkdir(parents=True, exist_ok=True)
-        etcd_port, etcd_peer_port, apiserver_port = _free_loopback_ports(3)
+        etcd_port, etcd_peer_port = _free_ports(2)
+        (apiserver_port,) = _free_ports(1, "0.0.0.0")  # it listens on every address
         self.etcd_url = f"http://127.0.0.1:{etcd_port}"
         self._etcd_peer_url = f"http://127.0.0.1:{etcd_peer_port}"
         self.server = f"https://127.0.0.1:{apiserver_port}"
@@ -219,7 +226,7 @@ class ControlPlane:
 
     def _start(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout
-        pki = self._pki = make_pki(self.work_dir / "pki")
+        pki = self._pki = make_pki(self.work_dir / "pki", [ADVERTISE_ADDRESS, KUBERNETES_SERVICE_IP])
         write_kubeconfig(
             self.kubeconfig_path,
             server=self.server,
@@ -272,8 +279,9 @@ class ControlPlane:
     def _apiserver_args(self, pki: Pki) -> list[str]:
         return [
             f"--etcd-servers={self.etcd_url}",
-            "--bind-address=127.0.0.1",
-            "--advertise-address=127.0.0.1",
+            # Every address, as kubeadm's default: local clients use 127.0.0.1, pods the node's address.
+            "--bind-address=0.0.0.0",
+            f"--advertise-address={ADVERTISE_ADDRESS}",
             f"--secure-port={self.server.rsplit(':', 1)[1]}",
             f"--tls-cert-file={pki.apiserver.cert}",
             f"--tls-private-key-file={pki.apiserver.key}",
@@ -284,8 +292,6 @@ class ControlPlane:
             f"--service-cluster-ip-range={SERVICE_CLUSTER_IP_RANGE}",
             "--authorization-mode=Node,RBAC",
             f"--enable-admission-plugins={ADMISSION_PLUGINS}",
-            # A loopback address cannot be an endpoint of the `kubernetes` Service: keep no endpoints.
-            "--endpoint-reconciler-type=none",
             "--allow-privileged=true",
             # Every request, at the Metadata level (who, verb, resource, answer): tests read it to show
             # what an identity really needed.

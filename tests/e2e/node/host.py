@@ -1,6 +1,7 @@
 """What a node changes on this machine outside its run folder, written down before it changes it, and put
 back: by the node's ``stop()``, or by the next run when a run was killed (SIGKILL leaves containerd's
-shims, the containers, their mounts, network namespaces and cgroups behind).
+shims, the containers, their mounts, network namespaces and cgroups behind, and kube-proxy's nftables
+tables, which its own ``--cleanup`` deletes).
 
 kubelet and containerd run in ``hbo-node/daemons`` of the unified hierarchy: containerd forks its shims,
 and the shims the containers, so ``hbo-node`` holds every process to kill, whoever their parent is now.
@@ -50,12 +51,14 @@ class HostRecord:
 
     sysctls: dict[str, str]
     absent_paths: list[str]  # removed again afterwards
+    kube_proxy: str = ""  # the binary that deletes its rules (``--cleanup``), when the node runs one
 
     @classmethod
-    def take(cls) -> HostRecord:
+    def take(cls, kube_proxy: Path | None = None) -> HostRecord:
         return cls(
             sysctls={name: (Path("/proc/sys") / name).read_text().strip() for name in SYSCTLS},
             absent_paths=[path for path in FIXED_PATHS if not os.path.lexists(path)],
+            kube_proxy="" if kube_proxy is None else str(kube_proxy),
         )
 
     def save(self, run_dir: Path) -> None:
@@ -156,6 +159,13 @@ def delete_links() -> None:
             subprocess.run(["ip", "link", "delete", link], capture_output=True, check=True)
 
 
+def remove_kube_proxy_rules(kube_proxy: Path) -> None:
+    """kube-proxy's own cleanup: its nftables tables (and any iptables or IPVS rules of other modes)."""
+    result = subprocess.run([str(kube_proxy), "--cleanup"], capture_output=True, text=True, check=False)
+    if result.returncode != 0:
+        raise RuntimeError(f"{kube_proxy} --cleanup exited {result.returncode}: {result.stderr[-2000:]}")
+
+
 def remove_cgroups(timeout: float = 10.0) -> None:
     """Deepest first; a cgroup whose last process just died can be busy for a moment."""
     deadline = time.monotonic() + timeout
@@ -187,6 +197,8 @@ def restore(run_dir: Path) -> None:
     """
     record = HostRecord.load(run_dir)
     kill_processes()
+    if record is not None and record.kube_proxy:
+        remove_kube_proxy_rules(Path(record.kube_proxy))
     unmount_under(run_dir)
     delete_links()
     remove_cgroups()

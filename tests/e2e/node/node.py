@@ -1,4 +1,5 @@
-"""One real Kubernetes node beside the control plane: kubelet, containerd, runc, the CNI bridge, and
+"""One real Kubernetes node beside the control plane: kubelet, containerd, runc, the CNI bridge,
+kube-proxy (the Services' ClusterIPs, so pods reach the API server as in-cluster clients do), and
 kube-scheduler (pods that name no node, as Spark's executors, are placed on it).
 
 Only one node runs on a machine at a time, whatever cache folder each run uses: they share names (the
@@ -21,17 +22,20 @@ from kubernetes import client
 
 from control_plane import ControlPlane
 from control_plane.certs import make_client_cert
-from control_plane.cluster import _free_loopback_ports
+from control_plane.cluster import ADVERTISE_ADDRESS, _free_ports
 from control_plane.kubeconfig import write_kubeconfig
 from control_plane.processes import ManagedProcess, wait_until
 
 from . import host
-from .containerd import Containerd
+from .containerd import POD_SUBNET, Containerd
 from .images import pack_pause_image
+from .kube_proxy import KubeProxy
 from .kubelet import TAINT, Kubelet
 
 NODE_NAME = "hbo-node"
-NODE_IP = "10.213.0.1"  # on a link of its own: kubelet needs an address that is not loopback
+# On a link of its own (kubelet needs an address that is not loopback), and where pods reach the API
+# server: the control plane runs on this node, as kubeadm's does.
+NODE_IP = ADVERTISE_ADDRESS
 STOP_GRACE_SECONDS = 2.0
 LOCK_PATH = Path("/run/lock/hbo-node.lock")
 # Short: containerd's and the shims' unix sockets are in it, and a socket's path has at most 107 bytes
@@ -64,8 +68,10 @@ class Node:
         self._lock: IO[str] | None = None
         self._pause_tag = bin_dir.parent.name  # kube-<version>
         self.containerd = Containerd(self.run_dir, image_store, f"{IMAGE_PREFIX}pause:{self._pause_tag}")
-        (healthz_port,) = _free_loopback_ports(1)
+        healthz_port, proxy_healthz_port, proxy_metrics_port = _free_ports(3)
         self.kubelet = Kubelet(self.run_dir, NODE_NAME, NODE_IP, self.containerd.endpoint, healthz_port)
+        self.kube_proxy = KubeProxy(self.run_dir, NODE_NAME, NODE_IP, POD_SUBNET)
+        self.kube_proxy.healthz_port, self.kube_proxy.metrics_port = proxy_healthz_port, proxy_metrics_port
         self._processes: dict[str, ManagedProcess] = {}
         self.name = NODE_NAME
         self.toleration = {"key": TAINT["key"], "operator": "Exists", "effect": TAINT["effect"]}
@@ -85,6 +91,17 @@ class Node:
             for line in path.read_text().splitlines():
                 lines.append(line.split(" ", 3)[3] if line.count(" ") >= 3 else "")
         return "\n".join(lines)
+
+    def container_environment(self, container_id: str) -> dict[str, str]:
+        """The environment a running container's process has (the kubelet's additions included), by the
+        id a pod's status gives it (``containerd://<id>``)."""
+        wanted = container_id.removeprefix("containerd://")
+        for line in self.containerd.ctr("tasks", "list").splitlines()[1:]:
+            task, pid, *_ = line.split()
+            if task == wanted:
+                variables = Path(f"/proc/{pid}/environ").read_bytes().decode().split("\0")
+                return dict(v.split("=", 1) for v in variables if "=" in v)
+        raise LookupError(f"no running task for container {container_id}")
 
     def rss_bytes(self) -> int:
         """The resident memory of every process the node runs (kubelet, containerd, shims, containers)."""
@@ -121,7 +138,7 @@ class Node:
         left. Neither daemon stops a pod on its way out, and their state goes: a short grace is enough."""
         atexit.unregister(self.stop)
         started = time.monotonic()
-        for name in ("kube-scheduler", "kubelet"):
+        for name in ("kube-scheduler", "kube-proxy", "kubelet"):
             if name in self._processes:
                 self._processes.pop(name).stop(timeout=STOP_GRACE_SECONDS)
         containerd = self._processes.pop("containerd", None)
@@ -171,7 +188,8 @@ class Node:
 
     def _start(self, deadline: float) -> None:
         self.run_dir.mkdir(parents=True)
-        host.HostRecord.take().save(self.run_dir)  # before anything outside the folder changes
+        # Before anything outside the folder changes.
+        host.HostRecord.take(kube_proxy=self.bin_dir / "kube-proxy").save(self.run_dir)
         host.make_cgroups()
         self._add_node_link()
         self.containerd.write_config()
@@ -187,6 +205,12 @@ class Node:
             self._ready, deadline - time.monotonic(), [containerd, kubelet], f"node {NODE_NAME} is Ready"
         )
         self._launch("kube-scheduler", [str(self.bin_dir / "kube-scheduler"), *self._scheduler_args()])
+        kube_proxy = self._launch(
+            "kube-proxy", [str(self.bin_dir / "kube-proxy"), *self.kube_proxy.prepare(self.control_plane)]
+        )
+        wait_until(
+            self.kube_proxy.healthy, deadline - time.monotonic(), [kube_proxy], "kube-proxy synced its rules"
+        )
 
     def _scheduler_args(self) -> list[str]:
         """As the user the bootstrap RBAC binds for it; no port of its own (nothing here scrapes it)."""

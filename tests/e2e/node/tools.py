@@ -15,6 +15,7 @@ NEEDED = {
     "skopeo": "skopeo",
     "umoci": "umoci",
     "ip": "iproute2",
+    "nft": "nftables",  # kube-proxy writes its rules with it
     "/usr/lib/cni/bridge": "containernetworking-plugins",
 }
 
