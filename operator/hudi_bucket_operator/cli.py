@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import dataclasses
 import logging
 import sys
 from collections.abc import Sequence
@@ -83,7 +82,7 @@ def _run(args: argparse.Namespace) -> int:
         logging.getLogger("kopf.objects").setLevel(logging.WARNING)
     config = OperatorConfig.from_env()
     if args.namespace:
-        config = dataclasses.replace(config, namespaces=tuple(args.namespace))
+        config = config.model_copy(update={"namespaces": tuple(args.namespace)})
     kopf.run(
         clusterwide=not config.namespaces,
         namespaces=list(config.namespaces),

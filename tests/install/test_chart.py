@@ -27,7 +27,6 @@ pytestmark = pytest.mark.usefixtures("helm_available")
 CHART_CRD = CHART / "crds" / f"{PLURAL}.{GROUP}.yaml"
 VALUES = yaml.safe_load((CHART / "values.yaml").read_text())
 SCHEMA = json.loads((CHART / "values.schema.json").read_text())
-SETTINGS_SOURCE = (REPO / "operator" / "hudi_bucket_operator" / "settings.py").read_text()
 # Objects whose schema is a CRD of another project: checked field by field in their own tests.
 FOREIGN_KINDS = {("monitoring.coreos.com/v1", "ServiceMonitor")}
 
@@ -202,12 +201,6 @@ def test_log_format_and_verbosity_reach_the_operators_command_line(log_format: s
         ["run", *container({"logFormat": log_format, "verbose": verbose})["args"]]
     )
     assert (args.log_format, args.verbose) == (log_format, verbose)
-
-
-@value_sets
-def test_every_environment_variable_is_one_the_operator_reads(values: dict[str, Any]) -> None:
-    for name in env_of(values):
-        assert f'"{name}"' in SETTINGS_SOURCE, f"{name} is not read by settings.py"
 
 
 def test_watched_namespaces_reach_the_operator() -> None:

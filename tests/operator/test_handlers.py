@@ -170,7 +170,7 @@ async def test_a_table_marked_unmanaged_is_forgotten_and_left_alone(memo: kopf.M
 
 
 async def test_the_resync_queues_every_known_table(memo: kopf.Memo) -> None:
-    memo.config = replace(memo.config, resync_seconds=0.01)
+    memo.config = memo.config.model_copy(update={"resync_seconds": 0.01})
     memo.tables[UID] = BODY
     resync = asyncio.create_task(handlers._resync(memo))
     try:

@@ -1,0 +1,193 @@
+"""The operator's settings: read from the environment, each bad value refused at start with its variable,
+what it must be and the value found; and the Helm chart sets exactly these, with the same defaults."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from hudi_bucket_operator.job_policy import JobDefaults
+from hudi_bucket_operator.settings import SPARK_VERSION, VARIABLES, OperatorConfig, SettingsError
+from hudi_bucket_operator.spec import Resources
+from paths import REPO
+
+CHART = REPO / "charts" / "hudi-bucket-operator"
+DEPLOYMENT = (CHART / "templates" / "deployment.yaml").read_text()
+VALUES = yaml.safe_load((CHART / "values.yaml").read_text())
+# Settings the chart does not expose: the local backend and the tests use them, or a default suits a cluster.
+NOT_IN_CHART = {
+    "HBO_JOB_BACKEND",
+    "HBO_KUBE_SERVER",
+    "HBO_LOCAL_STATE_DIR",
+    "HBO_IMAGE_PULL_POLICY",
+    "HBO_SPARK_CONF",
+}
+
+
+def test_an_empty_environment_gives_the_built_in_settings() -> None:
+    config = OperatorConfig.from_env({})
+    assert config == OperatorConfig()
+    assert (config.backend, config.namespaces, config.workers, config.metrics_port) == (
+        "sparkoperator",
+        (),
+        64,
+        8080,
+    )
+    assert config.resync_seconds == 60.0
+    assert config.local_state_dir == Path(".hudi-bucket-operator")
+
+
+def test_the_built_in_job_settings_are_the_job_policys_own_defaults() -> None:
+    built_in = OperatorConfig.from_env({}).job_defaults
+    assert built_in == JobDefaults(image="hudi-bucket-operator-job:latest", spark_version=SPARK_VERSION)
+
+
+def test_every_setting_is_read_from_its_variable() -> None:
+    config = OperatorConfig.from_env(
+        {
+            "HBO_JOB_BACKEND": "local",
+            "HBO_NAMESPACES": "lake, sales,,",
+            "HBO_RESYNC_SECONDS": "2.5",
+            "HBO_WORKERS": "8",
+            "HBO_METRICS_PORT": "9090",
+            "HBO_KUBE_SERVER": "http://127.0.0.1:8001",
+            "HBO_LOCAL_STATE_DIR": "/tmp/state",
+            "HBO_JOB_IMAGE": "registry.example.com/hudi/job:2.1.0",
+            "HBO_SPARK_VERSION": "4.1.0",
+            "HBO_JOB_SERVICE_ACCOUNT": "lake-spark",
+            "HBO_MAIN_APPLICATION_FILE": "local:///app/main.py",
+            "HBO_JOB_TTL_SECONDS": "0",
+            "HBO_DRIVER_CORES": "2",
+            "HBO_DRIVER_MEMORY": "4g",
+            "HBO_EXECUTOR_INSTANCES": "12",
+            "HBO_EXECUTOR_CORES": "4",
+            "HBO_EXECUTOR_MEMORY": "16g",
+            "HBO_IMAGE_PULL_POLICY": "Always",
+            "HBO_ALLOWED_IMAGES": "registry.example.com/hudi/",
+            "HBO_ALLOWED_SERVICE_ACCOUNTS": "lake-spark-irsa",
+            "HBO_ALLOWED_SPARK_CONF": "spark.speculation",
+            "HBO_ALLOWED_HADOOP_CONF": "fs.s3a.endpoint",
+            "HBO_SPARK_CONF": '{"spark.ui.enabled": "false"}',
+            "HOME": "/root",  # not a setting: ignored
+        }
+    )
+    assert (config.backend, config.namespaces, config.resync_seconds, config.workers) == (
+        "local",
+        ("lake", "sales"),
+        2.5,
+        8,
+    )
+    assert (config.metrics_port, config.kube_server, config.local_state_dir) == (
+        9090,
+        "http://127.0.0.1:8001",
+        Path("/tmp/state"),
+    )
+    assert config.job_defaults == JobDefaults(
+        image="registry.example.com/hudi/job:2.1.0",
+        spark_version="4.1.0",
+        service_account="lake-spark",
+        main_application_file="local:///app/main.py",
+        ttl_seconds=0,
+        driver=Resources(cores=2, memory="4g"),
+        executor=Resources(cores=4, memory="16g", instances=12),
+        image_pull_policy="Always",
+        allowed_images=("registry.example.com/hudi/",),
+        allowed_service_accounts=("lake-spark-irsa",),
+        allowed_spark_conf=("spark.speculation",),
+        allowed_hadoop_conf=("fs.s3a.endpoint",),
+        spark_conf={"spark.ui.enabled": "false"},
+    )
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "said"),
+    [
+        ("HBO_WORKERS", "abc", "HBO_WORKERS must be an integer above 0, not 'abc'"),
+        ("HBO_WORKERS", "0", "HBO_WORKERS must be an integer above 0, not '0'"),
+        ("HBO_METRICS_PORT", "65536", "HBO_METRICS_PORT must be a port number in 1..65535, or 0 for none"),
+        ("HBO_METRICS_PORT", "-1", "HBO_METRICS_PORT must be a port number in 1..65535, or 0 for none"),
+        ("HBO_RESYNC_SECONDS", "0", "HBO_RESYNC_SECONDS must be a number of seconds above 0, not '0'"),
+        ("HBO_RESYNC_SECONDS", "nan", "HBO_RESYNC_SECONDS must be a number of seconds above 0, not 'nan'"),
+        (
+            "HBO_JOB_TTL_SECONDS",
+            "-1",
+            "HBO_JOB_TTL_SECONDS must be an integer of seconds, 0 or more, not '-1'",
+        ),
+        ("HBO_DRIVER_CORES", "0", "HBO_DRIVER_CORES must be an integer above 0, not '0'"),
+        ("HBO_EXECUTOR_INSTANCES", "1.5", "HBO_EXECUTOR_INSTANCES must be an integer above 0, not '1.5'"),
+        ("HBO_EXECUTOR_MEMORY", "4Gi", "HBO_EXECUTOR_MEMORY must be in Spark's format"),
+        ("HBO_JOB_BACKEND", "spark", "HBO_JOB_BACKEND must be sparkoperator or local, not 'spark'"),
+        (
+            "HBO_IMAGE_PULL_POLICY",
+            "always",
+            "HBO_IMAGE_PULL_POLICY must be Always, IfNotPresent or Never, not 'always'",
+        ),
+        ("HBO_JOB_IMAGE", "", "HBO_JOB_IMAGE must be a non-empty string, not ''"),
+        ("HBO_SPARK_CONF", "{nope", "HBO_SPARK_CONF must be a JSON object of strings"),
+        ("HBO_SPARK_CONF", '["a"]', "HBO_SPARK_CONF must be a JSON object of strings"),
+        ("HBO_SPARK_CONF", '{"spark.cores.max": 4}', """not '{"spark.cores.max": 4}'"""),
+        ("HBO_ALLOWED_IMAGES", "Not An Image!", "jobs.allowedImages ['Not An Image!']"),
+    ],
+)
+def test_a_bad_value_is_refused_at_start_naming_its_variable(variable: str, value: str, said: str) -> None:
+    with pytest.raises(SettingsError) as refused:
+        OperatorConfig.from_env({variable: value})
+    assert said in str(refused.value)
+    assert "Helm values" in str(refused.value)
+
+
+def test_metrics_port_0_serves_no_metrics() -> None:
+    assert OperatorConfig.from_env({"HBO_METRICS_PORT": "0"}).metrics_port == 0
+
+
+def test_every_bad_value_is_said_once_in_one_refusal() -> None:
+    with pytest.raises(SettingsError) as refused:
+        OperatorConfig.from_env(
+            {"HBO_WORKERS": "many", "HBO_METRICS_PORT": "http", "HBO_SPARK_CONF": '{"a": 1, "b": 2}'}
+        )
+    said = str(refused.value)
+    assert said.count("HBO_WORKERS") == said.count("HBO_METRICS_PORT") == said.count("HBO_SPARK_CONF") == 1
+
+
+# --- the chart ---------------------------------------------------------------------------------------------
+
+
+def chart_variables() -> dict[str, str]:
+    """Each HBO_* variable the deployment template can set, and the expression that sets it."""
+    return dict(re.findall(r"- name: (HBO_\w+)\s*\n\s*value: (.*)", DEPLOYMENT))
+
+
+def test_the_chart_sets_exactly_the_operators_settings() -> None:
+    set_by_chart = set(chart_variables())
+    assert set_by_chart - set(VARIABLES) == set(), "the chart sets a variable the operator does not read"
+    assert set(VARIABLES) - set_by_chart == NOT_IN_CHART, "a setting the chart does not expose, or no longer"
+
+
+def values_default(expression: str) -> Any:
+    """The default values.yaml gives the expression's `.Values.` path, or None when it names none."""
+    path = re.search(r"\.Values\.([\w.]+)", expression)
+    if path is None:  # e.g. HBO_JOB_IMAGE, made of the chart's appVersion
+        return None
+    value: Any = VALUES
+    for key in path.group(1).split("."):
+        value = value[key]
+    return value
+
+
+def test_the_charts_defaults_are_the_operators_defaults() -> None:
+    built_in = OperatorConfig()
+    compared = 0
+    for variable, expression in chart_variables().items():
+        default = values_default(expression)
+        if default is None:
+            continue
+        text = ",".join(default) if isinstance(default, list) else str(default)
+        field = VARIABLES[variable]
+        from_chart = getattr(OperatorConfig.from_env({variable: text}), field)
+        assert from_chart == getattr(built_in, field), f"values.yaml's default for {variable} differs"
+        compared += 1
+    assert compared == len(chart_variables()) - 2  # all but HBO_JOB_IMAGE and HBO_NAMESPACES (a with block)
