@@ -27,7 +27,7 @@ import urllib3
 from kubernetes import client, config
 
 from .audit import AuditEvent, read_audit_log
-from .certs import Pki, make_pki
+from .certs import Pki, make_client_cert, make_pki
 from .kubeconfig import write_kubeconfig
 from .processes import ManagedProcess, wait_until
 
@@ -113,6 +113,19 @@ class ControlPlane:
         """A kubeconfig authenticating with ``token``, so a process can run as a ServiceAccount."""
         return write_kubeconfig(
             Path(path), server=self.server, ca_file=self.ca_file, user="token", token=token
+        )
+
+    def kubeconfig_for_user(self, folder: Path, user: str, groups: tuple[str, ...] = ()) -> Path:
+        """A kubeconfig (in ``folder``, with its client certificate) authenticating as ``user`` in
+        ``groups``: how a node's daemons (kubelet, kube-proxy, kube-scheduler) sign in."""
+        folder.mkdir(parents=True, exist_ok=True)
+        cert = make_client_cert(folder, "client", self.pki.ca, user, groups)
+        return write_kubeconfig(
+            folder / "kubeconfig",
+            server=self.server,
+            ca_file=self.pki.ca.cert,
+            user=user,
+            client_cert=(cert.cert, cert.key),
         )
 
     def api_client(self) -> client.ApiClient:

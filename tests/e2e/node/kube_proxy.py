@@ -13,8 +13,6 @@ from pathlib import Path
 import yaml
 
 from control_plane import ControlPlane
-from control_plane.certs import make_client_cert
-from control_plane.kubeconfig import write_kubeconfig
 
 USER = "system:kube-proxy"  # bound to system:node-proxier by the bootstrap RBAC
 
@@ -32,15 +30,7 @@ class KubeProxy:
     def prepare(self, control_plane: ControlPlane) -> list[str]:
         """Writes its credentials and configuration; returns its command line's arguments."""
         self.dir.mkdir(parents=True)
-        pki = control_plane.pki
-        cert = make_client_cert(self.dir, "client", pki.ca, USER)
-        kubeconfig = write_kubeconfig(
-            self.dir / "kubeconfig",
-            server=control_plane.server,
-            ca_file=pki.ca.cert,
-            user=USER,
-            client_cert=(cert.cert, cert.key),
-        )
+        kubeconfig = control_plane.kubeconfig_for_user(self.dir, USER)
         config = self.dir / "config.yaml"
         config.write_text(yaml.safe_dump(self._config(kubeconfig), sort_keys=False))
         return [f"--config={config}"]

@@ -9,8 +9,6 @@ from pathlib import Path
 import yaml
 
 from control_plane import ControlPlane
-from control_plane.certs import make_client_cert
-from control_plane.kubeconfig import write_kubeconfig
 
 from .host import CGROUP_NAME
 
@@ -32,19 +30,10 @@ class Kubelet:
 
     def prepare(self, control_plane: ControlPlane) -> list[str]:
         """Writes its credentials and configuration; returns its command line."""
-        (self.dir / "pki").mkdir(parents=True, exist_ok=True)
-        pki = control_plane.pki
         user = f"system:node:{self.node_name}"
-        cert = make_client_cert(self.dir / "pki", "kubelet-client", pki.ca, user, ["system:nodes"])
-        kubeconfig = write_kubeconfig(
-            self.dir / "kubelet.kubeconfig",
-            server=control_plane.server,
-            ca_file=pki.ca.cert,
-            user=user,
-            client_cert=(cert.cert, cert.key),
-        )
+        kubeconfig = control_plane.kubeconfig_for_user(self.dir / "pki", user, ("system:nodes",))
         config = self.dir / "config.yaml"
-        config.write_text(yaml.safe_dump(self._config(pki.ca.cert), sort_keys=False))
+        config.write_text(yaml.safe_dump(self._config(control_plane.pki.ca.cert), sort_keys=False))
         return [
             f"--config={config}",
             f"--kubeconfig={kubeconfig}",

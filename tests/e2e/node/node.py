@@ -21,9 +21,7 @@ from typing import IO
 from kubernetes import client
 
 from control_plane import ControlPlane
-from control_plane.certs import make_client_cert
 from control_plane.cluster import ADVERTISE_ADDRESS, _free_ports
-from control_plane.kubeconfig import write_kubeconfig
 from control_plane.processes import ManagedProcess, wait_until
 
 from . import host
@@ -214,18 +212,9 @@ class Node:
 
     def _scheduler_args(self) -> list[str]:
         """As the user the bootstrap RBAC binds for it; no port of its own (nothing here scrapes it)."""
-        pki = self.control_plane.pki
         folder = self.run_dir / "scheduler"
         folder.mkdir()
-        user = "system:kube-scheduler"
-        cert = make_client_cert(folder, "client", pki.ca, user)
-        kubeconfig = write_kubeconfig(
-            folder / "kubeconfig",
-            server=self.control_plane.server,
-            ca_file=pki.ca.cert,
-            user=user,
-            client_cert=(cert.cert, cert.key),
-        )
+        kubeconfig = self.control_plane.kubeconfig_for_user(folder, "system:kube-scheduler")
         return [f"--kubeconfig={kubeconfig}", "--leader-elect=false", "--secure-port=0"]
 
     def _add_node_link(self) -> None:
