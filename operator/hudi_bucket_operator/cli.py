@@ -36,6 +36,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     local_apply.add_argument("--state-dir", type=Path, default=Path(".hudi-bucket-operator"))
 
+    commands.add_parser("settings", help="list the operator's settings (HBO_* variables) as a Markdown table")
+
     demo = commands.add_parser("demo", help="create a skewed sample table and rescale it with examples/")
     demo.add_argument("--dir", type=Path, default=Path("demo-output"))
     demo.add_argument("--rows", type=int, default=300_000)
@@ -62,6 +64,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _run(args)
         if args.command == "local":
             return _local_apply(args)
+        if args.command == "settings":
+            from hudi_bucket_operator.settings import reference
+
+            print(reference(), end="")
+            return 0
         from hudi_bucket_operator.demo import run_demo
 
         engine = next(e for e in Engine if e.value.lower() == args.engine)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -40,6 +41,13 @@ def _json(value: object) -> object:
     return json.loads(value) if isinstance(value, str) else value  # a JSONDecodeError is a ValueError
 
 
+@dataclass(frozen=True)
+class Helm:
+    """The chart's value that sets a setting (its path in values.yaml)."""
+
+    path: str
+
+
 Words = Annotated[tuple[str, ...], BeforeValidator(_words), Expect("a comma-separated list")]
 Name = Annotated[str, Field(min_length=1), Expect("a non-empty string")]
 Cores = Annotated[int, Field(ge=1), Expect("an integer above 0")]
@@ -52,56 +60,145 @@ class OperatorConfig(BaseModel):
     model_config = ConfigDict(frozen=True, extra="ignore", populate_by_name=True, allow_inf_nan=False)
 
     backend: Annotated[
-        Literal["sparkoperator", "local"], Field(alias="HBO_JOB_BACKEND"), Expect("sparkoperator or local")
+        Literal["sparkoperator", "local"],
+        Field(alias="HBO_JOB_BACKEND", description="where jobs run: SparkApplications, or local processes"),
+        Expect("sparkoperator or local"),
     ] = "sparkoperator"
-    # Empty: every namespace (cluster-wide).
-    namespaces: Annotated[Words, Field(alias="HBO_NAMESPACES")] = ()
-    # Every table is reconciled this often, events or not.
+    namespaces: Annotated[
+        Words,
+        Field(alias="HBO_NAMESPACES", description="the namespaces watched; empty: every namespace"),
+        Helm("watch.namespaces"),
+    ] = ()
     resync_seconds: Annotated[
-        float, Field(alias="HBO_RESYNC_SECONDS", gt=0), Expect("a number of seconds above 0")
+        float,
+        Field(
+            alias="HBO_RESYNC_SECONDS",
+            gt=0,
+            description="every table is reconciled this often, events or not",
+        ),
+        Expect("a number of seconds above 0"),
+        Helm("resyncSeconds"),
     ] = 60.0
-    # Tables reconciled at once (and API calls in flight).
-    workers: Annotated[int, Field(alias="HBO_WORKERS", ge=1), Expect("an integer above 0")] = 64
-    # 0: no /metrics endpoint (the tests run many operators in one process).
+    workers: Annotated[
+        int,
+        Field(alias="HBO_WORKERS", ge=1, description="tables reconciled at once (and API calls in flight)"),
+        Expect("an integer above 0"),
+        Helm("workers"),
+    ] = 64
     metrics_port: Annotated[
         int,
-        Field(alias="HBO_METRICS_PORT", ge=0, le=65535),
+        Field(alias="HBO_METRICS_PORT", ge=0, le=65535, description="the port of /metrics; 0: none"),
         Expect("a port number in 1..65535, or 0 for none"),
+        Helm("metrics.port"),
     ] = 8080
-    # An API server URL without credentials (tests, kubectl proxy); empty: in-cluster or kubeconfig.
-    kube_server: Annotated[str, Field(alias="HBO_KUBE_SERVER")] = ""
-    local_state_dir: Annotated[Path, Field(alias="HBO_LOCAL_STATE_DIR"), Expect("a directory path")] = Path(
-        ".hudi-bucket-operator"
-    )
+    kube_server: Annotated[
+        str,
+        Field(
+            alias="HBO_KUBE_SERVER",
+            description="an API server URL without credentials (kubectl proxy); empty: in-cluster or kubeconfig",
+        ),
+    ] = ""
+    local_state_dir: Annotated[
+        Path,
+        Field(alias="HBO_LOCAL_STATE_DIR", description="where the local backend keeps its jobs' state"),
+        Expect("a directory path"),
+    ] = Path(".hudi-bucket-operator")
 
     # What every job runs with unless its spec says otherwise (JobDefaults).
-    job_image: Annotated[Name, Field(alias="HBO_JOB_IMAGE")] = "hudi-bucket-operator-job:latest"
-    spark_version: Annotated[Name, Field(alias="HBO_SPARK_VERSION")] = SPARK_VERSION
-    job_service_account: Annotated[Name, Field(alias="HBO_JOB_SERVICE_ACCOUNT")] = "hudi-bucket-jobs"
-    main_application_file: Annotated[Name, Field(alias="HBO_MAIN_APPLICATION_FILE")] = (
-        "local:///opt/hudi-bucket-operator/main.py"
-    )
+    job_image: Annotated[
+        Name,
+        Field(alias="HBO_JOB_IMAGE", description="the jobs' image"),
+        Helm("jobs.image"),  # repository, and tag (the chart's appVersion unless set)
+    ] = "hudi-bucket-operator-job:latest"
+    spark_version: Annotated[
+        Name,
+        Field(alias="HBO_SPARK_VERSION", description="the Spark of the jobs' image"),
+        Helm("jobs.sparkVersion"),
+    ] = SPARK_VERSION
+    job_service_account: Annotated[
+        Name,
+        Field(alias="HBO_JOB_SERVICE_ACCOUNT", description="the jobs' ServiceAccount"),
+        Helm("jobs.serviceAccount.name"),
+    ] = "hudi-bucket-jobs"
+    main_application_file: Annotated[
+        Name,
+        Field(alias="HBO_MAIN_APPLICATION_FILE", description="the jobs' entry point in their image"),
+        Helm("jobs.mainApplicationFile"),
+    ] = "local:///opt/hudi-bucket-operator/main.py"
     job_ttl_seconds: Annotated[
-        int, Field(alias="HBO_JOB_TTL_SECONDS", ge=0), Expect("an integer of seconds, 0 or more")
+        int,
+        Field(
+            alias="HBO_JOB_TTL_SECONDS", ge=0, description="how long a finished job's SparkApplication stays"
+        ),
+        Expect("an integer of seconds, 0 or more"),
+        Helm("jobs.ttlSeconds"),
     ] = 86400
-    driver_cores: Annotated[Cores, Field(alias="HBO_DRIVER_CORES")] = 1
-    driver_memory: Annotated[Memory, Field(alias="HBO_DRIVER_MEMORY")] = "2g"
-    executor_instances: Annotated[Cores, Field(alias="HBO_EXECUTOR_INSTANCES")] = 1
-    executor_cores: Annotated[Cores, Field(alias="HBO_EXECUTOR_CORES")] = 1
-    executor_memory: Annotated[Memory, Field(alias="HBO_EXECUTOR_MEMORY")] = "2g"
+    driver_cores: Annotated[
+        Cores, Field(alias="HBO_DRIVER_CORES", description="a job driver's cores"), Helm("jobs.driver.cores")
+    ] = 1
+    driver_memory: Annotated[
+        Memory,
+        Field(alias="HBO_DRIVER_MEMORY", description="a job driver's memory"),
+        Helm("jobs.driver.memory"),
+    ] = "2g"
+    executor_instances: Annotated[
+        Cores,
+        Field(alias="HBO_EXECUTOR_INSTANCES", description="a job's executors"),
+        Helm("jobs.executor.instances"),
+    ] = 1
+    executor_cores: Annotated[
+        Cores,
+        Field(alias="HBO_EXECUTOR_CORES", description="an executor's cores"),
+        Helm("jobs.executor.cores"),
+    ] = 1
+    executor_memory: Annotated[
+        Memory,
+        Field(alias="HBO_EXECUTOR_MEMORY", description="an executor's memory"),
+        Helm("jobs.executor.memory"),
+    ] = "2g"
     image_pull_policy: Annotated[
         Literal["Always", "IfNotPresent", "Never"],
-        Field(alias="HBO_IMAGE_PULL_POLICY"),
+        Field(alias="HBO_IMAGE_PULL_POLICY", description="the jobs' image pull policy"),
         Expect("Always, IfNotPresent or Never"),
     ] = "IfNotPresent"
-    allowed_images: Annotated[Words, Field(alias="HBO_ALLOWED_IMAGES")] = ()
-    allowed_service_accounts: Annotated[Words, Field(alias="HBO_ALLOWED_SERVICE_ACCOUNTS")] = ()
-    allowed_spark_conf: Annotated[Words, Field(alias="HBO_ALLOWED_SPARK_CONF")] = ()
-    allowed_hadoop_conf: Annotated[Words, Field(alias="HBO_ALLOWED_HADOOP_CONF")] = ()
-    # The admins' own Spark settings for every job, under the spec's.
+    allowed_images: Annotated[
+        Words,
+        Field(
+            alias="HBO_ALLOWED_IMAGES",
+            description="images a table's spec.spark.image may name besides the job image: repositories, prefixes ending in '/', exact references",
+        ),
+        Helm("jobs.allowedImages"),
+    ] = ()
+    allowed_service_accounts: Annotated[
+        Words,
+        Field(
+            alias="HBO_ALLOWED_SERVICE_ACCOUNTS",
+            description="ServiceAccounts a table's spec.spark.serviceAccount may name besides the jobs' own",
+        ),
+        Helm("jobs.allowedServiceAccounts"),
+    ] = ()
+    allowed_spark_conf: Annotated[
+        Words,
+        Field(
+            alias="HBO_ALLOWED_SPARK_CONF",
+            description="sparkConf keys (or prefixes ending in '.') a table may set beyond the built-in list",
+        ),
+        Helm("jobs.allowedSparkConf"),
+    ] = ()
+    allowed_hadoop_conf: Annotated[
+        Words,
+        Field(
+            alias="HBO_ALLOWED_HADOOP_CONF",
+            description="hadoopConf keys (or prefixes ending in '.') a table may set beyond the built-in list",
+        ),
+        Helm("jobs.allowedHadoopConf"),
+    ] = ()
     spark_conf: Annotated[
         dict[str, Annotated[str, Field(strict=True)]],
-        Field(alias="HBO_SPARK_CONF"),
+        Field(
+            alias="HBO_SPARK_CONF",
+            description="the admins' own Spark settings for every job, under the spec's",
+        ),
         BeforeValidator(_json),
         Expect('a JSON object of strings, such as {"spark.ui.enabled": "false"}'),
     ] = {}
@@ -143,6 +240,13 @@ class OperatorConfig(BaseModel):
 
 # Each setting's environment variable, and the field it sets.
 VARIABLES = {info.alias: name for name, info in OperatorConfig.model_fields.items() if info.alias}
+# The variables the chart sets, and the value (its path in values.yaml) each is set from.
+HELM_VALUES = {
+    info.alias: item.path
+    for info in OperatorConfig.model_fields.values()
+    for item in info.metadata
+    if isinstance(item, Helm) and info.alias
+}
 
 
 def _problems(err: ValidationError, read: Mapping[str, str]) -> str:
@@ -157,3 +261,27 @@ def _problems(err: ValidationError, read: Mapping[str, str]) -> str:
 def _expected(alias: str, fallback: str) -> str:
     info = OperatorConfig.model_fields[VARIABLES[alias]]
     return next((item.text for item in info.metadata if isinstance(item, Expect)), fallback)
+
+
+def reference() -> str:
+    """Every setting as a Markdown table (docs/settings.md holds it; ``hudi-bucket-operator settings``
+    prints it): its variable, the chart's value that sets it, its default, what it is, what it must be."""
+    rows = ["| variable | Helm value | default | what it is | what it must be |", "|---|---|---|---|---|"]
+    for variable, name in VARIABLES.items():
+        info = OperatorConfig.model_fields[name]
+        helm = f"`{HELM_VALUES[variable]}`" if variable in HELM_VALUES else "(not in the chart)"
+        default = info.get_default(call_default_factory=True)
+        shown = (
+            ",".join(default)
+            if isinstance(default, tuple)
+            else json.dumps(default)
+            if isinstance(default, dict)
+            else str(default)
+        )
+        expected = _expected(variable, "a string")
+        rows.append(
+            f"| `{variable}` | {helm} | `{shown}` | {info.description} | {expected} |".replace(
+                "``", "(empty)"
+            )
+        )
+    return "\n".join(rows) + "\n"

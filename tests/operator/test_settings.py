@@ -10,22 +10,23 @@ from typing import Any
 import pytest
 import yaml
 
+from hudi_bucket_operator.cli import main
 from hudi_bucket_operator.job_policy import JobDefaults
-from hudi_bucket_operator.settings import SPARK_VERSION, VARIABLES, OperatorConfig, SettingsError
+from hudi_bucket_operator.settings import (
+    HELM_VALUES,
+    SPARK_VERSION,
+    VARIABLES,
+    OperatorConfig,
+    SettingsError,
+    reference,
+)
 from hudi_bucket_operator.spec import Resources
 from paths import REPO
 
 CHART = REPO / "charts" / "hudi-bucket-operator"
 DEPLOYMENT = (CHART / "templates" / "deployment.yaml").read_text()
+HELPERS = (CHART / "templates" / "_helpers.tpl").read_text()
 VALUES = yaml.safe_load((CHART / "values.yaml").read_text())
-# Settings the chart does not expose: the local backend and the tests use them, or a default suits a cluster.
-NOT_IN_CHART = {
-    "HBO_JOB_BACKEND",
-    "HBO_KUBE_SERVER",
-    "HBO_LOCAL_STATE_DIR",
-    "HBO_IMAGE_PULL_POLICY",
-    "HBO_SPARK_CONF",
-}
 
 
 def test_an_empty_environment_gives_the_built_in_settings() -> None:
@@ -158,36 +159,45 @@ def test_every_bad_value_is_said_once_in_one_refusal() -> None:
 
 def chart_variables() -> dict[str, str]:
     """Each HBO_* variable the deployment template can set, and the expression that sets it."""
-    return dict(re.findall(r"- name: (HBO_\w+)\s*\n\s*value: (.*)", DEPLOYMENT))
+    found = re.findall(r"(\{\{-? with [^}]*\}\}\s*\n\s*)?- name: (HBO_\w+)\s*\n\s*value: (.*)", DEPLOYMENT)
+    return {variable: within + value for within, variable, value in found}  # a `with` block's value too
 
 
-def test_the_chart_sets_exactly_the_operators_settings() -> None:
-    set_by_chart = set(chart_variables())
-    assert set_by_chart - set(VARIABLES) == set(), "the chart sets a variable the operator does not read"
-    assert set(VARIABLES) - set_by_chart == NOT_IN_CHART, "a setting the chart does not expose, or no longer"
+def test_the_chart_sets_exactly_the_settings_the_model_says_it_sets() -> None:
+    assert set(chart_variables()) == set(HELM_VALUES)
 
 
-def values_default(expression: str) -> Any:
-    """The default values.yaml gives the expression's `.Values.` path, or None when it names none."""
-    path = re.search(r"\.Values\.([\w.]+)", expression)
-    if path is None:  # e.g. HBO_JOB_IMAGE, made of the chart's appVersion
-        return None
+def test_each_variable_the_chart_sets_comes_from_the_value_the_model_names() -> None:
+    for variable, expression in chart_variables().items():
+        helper = re.search(r'include "([\w.]+)"', expression)
+        # A named template's value is read in its definition.
+        read = HELPERS.split(f'define "{helper.group(1)}"', 1)[1].split("end", 1)[0] if helper else expression
+        assert f".Values.{HELM_VALUES[variable]}" in read, variable
+
+
+def values_default(path: str) -> Any:
     value: Any = VALUES
-    for key in path.group(1).split("."):
+    for key in path.split("."):
         value = value[key]
     return value
 
 
 def test_the_charts_defaults_are_the_operators_defaults() -> None:
     built_in = OperatorConfig()
-    compared = 0
-    for variable, expression in chart_variables().items():
-        default = values_default(expression)
-        if default is None:
+    for variable, path in HELM_VALUES.items():
+        if variable == "HBO_JOB_IMAGE":  # repository and tag (the chart's appVersion): test_chart's
             continue
+        default = values_default(path)
         text = ",".join(default) if isinstance(default, list) else str(default)
         field = VARIABLES[variable]
         from_chart = getattr(OperatorConfig.from_env({variable: text}), field)
         assert from_chart == getattr(built_in, field), f"values.yaml's default for {variable} differs"
-        compared += 1
-    assert compared == len(chart_variables()) - 2  # all but HBO_JOB_IMAGE and HBO_NAMESPACES (a with block)
+
+
+def test_the_settings_page_is_the_reference_the_operator_prints(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["settings"]) == 0
+    printed = capsys.readouterr().out
+    assert printed == reference()
+    assert (REPO / "docs" / "settings.md").read_text().endswith("\n" + printed), (
+        "docs/settings.md is not what `hudi-bucket-operator settings` prints: paste its output there"
+    )
