@@ -201,6 +201,7 @@ class OperatorConfig(BaseModel):
         ),
         BeforeValidator(_json),
         Expect('a JSON object of strings, such as {"spark.ui.enabled": "false"}'),
+        Helm("jobs.sparkConf"),
     ] = {}
 
     @classmethod
