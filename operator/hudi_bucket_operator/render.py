@@ -10,6 +10,7 @@ referenced by name (``envFrom``), never copied.
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Mapping
 from dataclasses import replace
@@ -31,6 +32,16 @@ DEFAULT_SPARK_CONF: Mapping[str, str] = {
     "spark.speculation": "false",
     # Progress bars garble driver logs, which is where people read why a job failed.
     "spark.ui.showConsoleProgress": "false",
+}
+
+# What Pod Security's ``restricted`` profile asks of every container, so that the driver and executor pods
+# are admitted in namespaces that enforce it: the image's own non-root user (numeric, as Spark's images
+# and ours have it), no privilege escalation, no capabilities, the runtime's default seccomp profile.
+RESTRICTED_CONTAINER: Mapping[str, Any] = {
+    "runAsNonRoot": True,
+    "allowPrivilegeEscalation": False,
+    "capabilities": {"drop": ["ALL"]},
+    "seccompProfile": {"type": "RuntimeDefault"},
 }
 
 _DNS_1035 = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
@@ -116,6 +127,7 @@ def _pod(
         "memory": resources.memory,
         "serviceAccount": service_account,
         "labels": dict(labels),
+        "securityContext": copy.deepcopy(RESTRICTED_CONTAINER),  # each pod its own (callers may edit)
     }
     if secrets:  # by reference only: the Secret's data never enters the manifest
         pod["envFrom"] = [{"secretRef": {"name": secret}} for secret in secrets]

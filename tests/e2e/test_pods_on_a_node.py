@@ -8,6 +8,7 @@ import time
 from kubernetes import client
 
 from control_plane import ControlPlane
+from control_plane.cluster import KUBERNETES_SERVICE_IP
 from node import Node
 from node.pod_security import restricted_container, restricted_namespace
 
@@ -43,7 +44,13 @@ def test_a_job_image_pod_runs_to_success_as_non_root_in_a_restricted_namespace(
             restart_policy="Never",
             automount_service_account_token=False,
             # Through the image's entrypoint (tini, then any command as given), as Spark's pods start.
-            containers=[restricted_container("job", image, ["sh", "-c", "id -u; hudi-bucket-job --help"])],
+            containers=[
+                restricted_container(
+                    "job",
+                    image,
+                    ["sh", "-c", "id -u; getent hosts kubernetes.default.svc; hudi-bucket-job --help"],
+                )
+            ],
         ),
     )
 
@@ -51,8 +58,10 @@ def test_a_job_image_pod_runs_to_success_as_non_root_in_a_restricted_namespace(
 
     log = node.container_log(namespace, "job-help", "job")
     assert ended.status.phase == "Succeeded", (ended.status, log)
-    uid, _, usage = log.partition("\n")
+    uid, resolved, usage = log.split("\n", 2)
     assert uid == "185"  # the image's own user, as Spark's images have it
+    # The cluster's DNS, with the search path that completes a Service's short name, as in any cluster.
+    assert resolved.split() == [KUBERNETES_SERVICE_IP, "kubernetes.default.svc.cluster.local"]
     assert "usage: hudi-bucket-job" in usage
     print(
         f"\nnode started in {node.start_seconds:.1f} s, job image loaded in {loaded:.1f} s, pod created to"

@@ -37,29 +37,31 @@ def ensure_binary() -> Path:
     return Path(result.stdout.strip().splitlines()[-1]) / "versitygw"
 
 
-def _free_loopback_port() -> int:
+def _free_port(host: str) -> int:
     with socket.socket() as held:
-        held.bind(("127.0.0.1", 0))
+        held.bind((host, 0))
         return int(held.getsockname()[1])
 
 
 class S3Server:
-    """One gateway over a private folder, with one bucket; ``start()`` then ``stop()``."""
+    """One gateway over a private folder, with one bucket; ``start()`` then ``stop()``. On loopback,
+    unless given another of the machine's addresses (the node's, for pods)."""
 
-    def __init__(self, binary: Path) -> None:
+    def __init__(self, binary: Path, host: str = "127.0.0.1", bucket: str = BUCKET) -> None:
         self.binary = binary
         self.work_dir = Path(tempfile.mkdtemp(prefix="hbo-s3-"))
         self.data_dir = self.work_dir / "data"
         self.data_dir.mkdir()
-        self.port = _free_loopback_port()
-        self.endpoint = f"http://127.0.0.1:{self.port}"
-        self.bucket = BUCKET
+        self.host = host
+        self.port = _free_port(host)
+        self.endpoint = f"http://{host}:{self.port}"
+        self.bucket = bucket
         self._prefixes = itertools.count()
         self._process = ManagedProcess(
             "versitygw",
             [
                 str(binary),
-                "--port", f"127.0.0.1:{self.port}",
+                "--port", f"{host}:{self.port}",
                 "--access", ACCESS_KEY,
                 "--secret", SECRET_KEY,
                 "--region", REGION,
@@ -80,7 +82,7 @@ class S3Server:
 
     def _answers(self) -> bool:
         """Any HTTP answer (an unsigned request gets 403) means the server is up."""
-        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=2)
+        connection = http.client.HTTPConnection(self.host, self.port, timeout=2)
         try:
             connection.request("GET", "/")
             connection.getresponse().read()
@@ -105,6 +107,12 @@ class S3Server:
             "fs.s3a.access.key": ACCESS_KEY,
             "fs.s3a.secret.key": SECRET_KEY,
         }
+
+    def bucket_hadoop_conf(self) -> dict[str, str]:
+        """``hadoop_conf()`` for this server's bucket only (S3A's per-bucket settings): a session already
+        pointed at another server reaches this one too."""
+        prefix = f"fs.s3a.bucket.{self.bucket}."
+        return {prefix + key.removeprefix("fs.s3a."): value for key, value in self.hadoop_conf().items()}
 
     def credentials_env(self) -> dict[str, str]:
         """The credentials as S3A's default chain reads them from the environment (a Secret's keys)."""

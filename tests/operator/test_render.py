@@ -254,21 +254,23 @@ def test_every_spark_option_of_the_spec_is_carried() -> None:
     assert body["sparkConf"] == {**DEFAULT_SPARK_CONF, **spark["sparkConf"]}  # the spec wins
     assert body["hadoopConf"] == spark["hadoopConf"]
     secrets = [{"secretRef": {"name": "lake-s3"}}, {"secretRef": {"name": "lake-extra"}}]
-    assert body["driver"] | {"labels": None, "env": None} == {
+    assert body["driver"] | {"labels": None, "env": None, "securityContext": None} == {
         "cores": 2,
         "memory": "3g",
         "serviceAccount": "orders-jobs",
         "envFrom": secrets,
         "labels": None,
         "env": None,
+        "securityContext": None,
     }
-    assert body["executor"] | {"labels": None} == {
+    assert body["executor"] | {"labels": None, "securityContext": None} == {
         "instances": 4,
         "cores": 3,
         "memory": "6g",
         "serviceAccount": "orders-jobs",
         "envFrom": secrets,
         "labels": None,
+        "securityContext": None,
     }
     assert body["driver"]["envFrom"] is not body["executor"]["envFrom"]
 
@@ -345,6 +347,23 @@ def test_pods_carry_our_labels_only() -> None:
     labels = naming.child_labels("orders", UID, "plan", 3)
     assert body["driver"]["labels"] == labels
     assert body["executor"]["labels"] == labels
+
+
+def test_driver_and_executor_meet_pod_security_restricted() -> None:
+    """Their containers ask for what the ``restricted`` profile checks (the pods themselves are admitted
+    by a real API server in tests/e2e/test_jobs_in_pods.py)."""
+    body = render(FULL_SPEC)["spec"]
+    for pod in ("driver", "executor"):
+        assert body[pod]["securityContext"] == {
+            "runAsNonRoot": True,
+            "allowPrivilegeEscalation": False,
+            "capabilities": {"drop": ["ALL"]},
+            "seccompProfile": {"type": "RuntimeDefault"},
+        }
+    assert (
+        body["driver"]["securityContext"]["capabilities"]
+        is not body["executor"]["securityContext"]["capabilities"]
+    )
 
 
 @needs_the_crd

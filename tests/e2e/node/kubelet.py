@@ -10,6 +10,7 @@ import yaml
 
 from control_plane import ControlPlane
 
+from .cluster_dns import DOMAIN
 from .host import CGROUP_NAME
 
 # Registered with the node: the scheduler places only pods that tolerate it, so the pods other e2e tests
@@ -64,8 +65,11 @@ class Kubelet:
             },
             "authorization": {"mode": "AlwaysAllow"},
             "podLogsDir": str(self.pod_logs),
+            # The cluster DNS (cluster_dns.py) serves on the node's own address.
+            "clusterDNS": [self.node_ip],
+            "clusterDomain": DOMAIN,
             "volumePluginDir": str(self.dir / "volume-plugins"),
-            "makeIPTablesUtilChains": False,  # no iptables chains on this machine
+            "makeIPTablesUtilChains": False,  # kube-proxy's rules are nftables; kubelet needs none
             "hairpinMode": "none",
             "failSwapOn": False,
             # A test machine's disk is shared and often full-ish: neither evict pods nor delete images.

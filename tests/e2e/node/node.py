@@ -1,6 +1,6 @@
 """One real Kubernetes node beside the control plane: kubelet, containerd, runc, the CNI bridge,
-kube-proxy (the Services' ClusterIPs, so pods reach the API server as in-cluster clients do), and
-kube-scheduler (pods that name no node, as Spark's executors, are placed on it).
+kube-proxy (the Services' ClusterIPs, so pods reach the API server as in-cluster clients do), a cluster
+DNS (Services by name, as Spark's executors find their driver), and kube-scheduler (pods that name no node, as Spark's executors, are placed on it).
 
 Only one node runs on a machine at a time, whatever cache folder each run uses: they share names (the
 cgroup, the links). The lock, /run/lock/hbo-node.lock, holds the run folder of the node that last had it.
@@ -25,6 +25,7 @@ from control_plane.cluster import ADVERTISE_ADDRESS, _free_ports
 from control_plane.processes import ManagedProcess, wait_until
 
 from . import host
+from .cluster_dns import ClusterDns
 from .containerd import POD_SUBNET, Containerd
 from .images import pack_pause_image
 from .kube_proxy import KubeProxy
@@ -71,6 +72,7 @@ class Node:
         self.kube_proxy = KubeProxy(self.run_dir, NODE_NAME, NODE_IP, POD_SUBNET)
         self.kube_proxy.healthz_port, self.kube_proxy.metrics_port = proxy_healthz_port, proxy_metrics_port
         self._processes: dict[str, ManagedProcess] = {}
+        self._cluster_dns: ClusterDns | None = None
         self.name = NODE_NAME
         self.toleration = {"key": TAINT["key"], "operator": "Exists", "effect": TAINT["effect"]}
         self.start_seconds: float | None = None
@@ -139,6 +141,9 @@ class Node:
         for name in ("kube-scheduler", "kube-proxy", "kubelet"):
             if name in self._processes:
                 self._processes.pop(name).stop(timeout=STOP_GRACE_SECONDS)
+        if self._cluster_dns is not None:
+            self._cluster_dns.stop()
+            self._cluster_dns = None
         containerd = self._processes.pop("containerd", None)
         emptied = False
         if containerd is not None:
@@ -190,6 +195,8 @@ class Node:
         host.HostRecord.take(kube_proxy=self.bin_dir / "kube-proxy").save(self.run_dir)
         host.make_cgroups()
         self._add_node_link()
+        self._cluster_dns = ClusterDns(self.control_plane, NODE_IP)  # on the node's link, as kubelet says
+        self._cluster_dns.start()
         self.containerd.write_config()
         containerd = self._launch("containerd", self.containerd.argv())
         wait_until(self.containerd.serving, deadline - time.monotonic(), [containerd], "containerd serves")

@@ -1,0 +1,163 @@
+"""The whole path in pods on the real node: the chart's operator in its pod, and each job a SparkApplication
+that spark-submit turns into a driver pod, whose driver starts its executor pods, all of our job image,
+in a namespace enforcing Pod Security ``restricted``; the table on an S3-compatible server the pods reach
+at the node's address, its credentials only in a Secret. A Manual plan is approved, applied, and read back
+by Apache Hudi and by hudi-rs."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hudi_rs import records
+from kubernetes import client
+from object_store.server import S3Server, ensure_binary
+from pyarrow import fs as pafs
+
+from control_plane import ControlPlane
+from harness import Cluster
+from hudi_bucket import cli
+from hudi_bucket.commands.write import write
+from hudi_bucket.contract.requests import WriteOptions
+from node import Node
+from node.node import NODE_IP
+from node.pod_security import restricted_namespace
+from paths import SHARED_FOUND, SHARED_MISSING
+from spark_operator import SparkOperatorStandIn
+
+pytestmark = pytest.mark.spark  # the table is written, and read back, with the session's Spark
+
+RELEASE = "hbo-jobs-in-pods"
+JOBS_ACCOUNT = "hudi-bucket-jobs"  # the chart's default
+COLUMNS = ("order_id", "day", "amount")
+ROWS = 60
+
+
+def test_a_manual_rescale_of_an_s3_table_runs_in_driver_and_executor_pods_of_our_job_image(
+    control_plane: ControlPlane,
+    node: Node,
+    our_images: dict[str, str],
+    namespace: str,
+    spark: Any,
+    tmp_path: Path,
+) -> None:
+    if not SHARED_FOUND:  # the SparkApplication CRD
+        pytest.skip(SHARED_MISSING)
+    restricted_namespace(control_plane, namespace)
+    store = S3Server(ensure_binary(), host=NODE_IP, bucket="pods-lake")  # where pods reach the machine
+    store.start()
+    stand_in = SparkOperatorStandIn(control_plane, tmp_path / "spark-operator", node=node)
+    cluster = Cluster(control_plane)
+    try:
+        uri = s3_table(spark, store, tmp_path)
+        before = records(uri, columns=COLUMNS, storage_options=store.storage_options())
+        secret = client.V1Secret(
+            metadata=client.V1ObjectMeta(name="lake-s3"), string_data=store.credentials_env()
+        )
+        cluster.core.create_namespaced_secret(namespace, secret)
+        cluster.install_crds()
+        job_image = install_chart(cluster, node, our_images, namespace)
+        (tmp_path / "spark-operator").mkdir()
+        stand_in.start()
+        started = time.monotonic()
+
+        cluster.create_table(namespace, "orders", table_spec(uri, store))
+        status = cluster.phase_is(namespace, "orders", "AwaitingApproval", timeout=240)
+        planned = time.monotonic() - started
+        approve = {"spec": {"apply": {"policy": "Manual", "approvedPlan": status["plan"]["id"]}}}
+        cluster.patch_table(namespace, "orders", approve)
+        status = cluster.phase_is(namespace, "orders", "Ready", timeout=300)
+        seconds = time.monotonic() - started
+
+        assert cluster.job_kinds(namespace, "orders") == ["plan", "apply"]
+        assert {p["partition"]: p["buckets"] for p in status["partitions"]["items"]} == {
+            "day=2025-11-10": 2,
+            "day=2025-11-11": 6,
+        }
+        # Each job: a driver pod and its executor pods, all of our job image, admitted and run to the end.
+        runs = stand_in.runs_in(namespace)
+        assert [run.exit_code for run in runs] == [0, 0], [run.log.read_text()[-3000:] for run in runs]
+        for run in runs:
+            assert set(run.executors.values()) == {job_image}, run.executors  # at least one executor
+        # The executors were created by the driver, as the jobs' ServiceAccount (the chart's Role).
+        driver_account = f"system:serviceaccount:{namespace}:{JOBS_ACCOUNT}"
+        executors_created = {
+            e.name
+            for e in control_plane.audit_events()
+            if e.user == driver_account and e.verb == "create" and e.resource == "pods" and e.code == 201
+        }
+        assert executors_created >= {name for run in runs for name in run.executors}
+
+        # Read back: hudi-rs straight from S3, Apache Hudi through S3A, and our verify.
+        assert records(uri, columns=COLUMNS, storage_options=store.storage_options()) == before
+        keys = [row.order_id for row in spark.read.format("hudi").load(uri).select("order_id").collect()]
+        assert sorted(keys) == sorted(f"O-{i}" for i in range(ROWS))  # each key once
+        assert cli.main(["verify", "--table", uri]) == 0
+        # The credentials stayed in the Secret.
+        manifests = json.dumps([cluster.table(namespace, "orders"), *cluster.jobs(namespace, "orders")])
+        assert store.credentials_env()["AWS_SECRET_ACCESS_KEY"] not in manifests
+        print(
+            f"\nnode started in {node.start_seconds:.1f} s; plan in pods {planned:.1f} s, plan + approval + apply"
+            f" {seconds:.1f} s; jobs {[round(run.seconds or 0, 1) for run in runs]} s"
+        )
+    finally:
+        stand_in.stop()
+        cluster.helm("uninstall", RELEASE, "--namespace", namespace, "--wait", "--timeout", "60s")
+        store.stop()
+
+
+def s3_table(spark: Any, store: S3Server, tmp_path: Path) -> str:
+    """A bucketed Hudi table (2 buckets, two day partitions) uploaded to ``store``; the session's S3A
+    pointed at that bucket."""
+    local = tmp_path / "orders"
+    data = spark.createDataFrame(
+        [(f"O-{i}", "2025-11-11" if i % 3 else "2025-11-10", float(i)) for i in range(ROWS)],
+        "order_id string, day string, amount double",
+    )
+    request = WriteOptions(
+        source="", record_key=("order_id",), partition_fields=("day",), create=True, hive_style=True,
+        default_buckets=2,
+    )  # fmt: skip
+    write(spark, str(local), request, rows=data)
+    pafs.copy_files(str(local), f"{store.bucket}/orders", destination_filesystem=store.filesystem())
+    hadoop = spark.sparkContext._jsc.hadoopConfiguration()
+    for key, value in store.bucket_hadoop_conf().items():
+        hadoop.set(key, value)
+    return store.uri("orders")
+
+
+def table_spec(uri: str, store: S3Server) -> dict[str, Any]:
+    return {
+        "table": {"uri": uri},
+        "buckets": {"default": 2, "currentBuckets": 2, "rules": [{"pattern": "11-11", "buckets": 6}]},
+        "apply": {"policy": "Manual"},
+        "spark": {"envFromSecrets": [{"name": "lake-s3"}], "hadoopConf": store.settings()},
+    }
+
+
+def install_chart(cluster: Cluster, node: Node, our_images: dict[str, str], namespace: str) -> str:
+    """The chart, its images loaded into the node; returns the job image's name there."""
+    operator_repository, operator_tag = node.load_image(
+        our_images["operator"], "hudi-bucket-operator"
+    ).rsplit(":", 1)
+    job_image = node.load_image(our_images["job"], "hudi-bucket-operator-job")
+    job_repository, job_tag = job_image.rsplit(":", 1)
+    values = {
+        "image": {"repository": operator_repository, "tag": operator_tag, "pullPolicy": "Never"},
+        "watch": {"namespaces": [namespace]},
+        "tolerations": [node.toleration],
+        "jobs": {
+            "image": {"repository": job_repository, "tag": job_tag},
+            "allowedHadoopConf": ["fs.s3a.endpoint", "fs.s3a.connection.ssl.enabled"],
+            # The node has 2 CPUs: the driver and its executor ask for less than a core each.
+            "sparkConf": {
+                "spark.kubernetes.driver.request.cores": "400m",
+                "spark.kubernetes.executor.request.cores": "400m",
+            },
+        },
+    }
+    cluster.install_chart(RELEASE, namespace, values)
+    return job_image
