@@ -51,7 +51,7 @@ class Condition(StatusPart):
     message: Annotated[str, Field(max_length=32768)] | None = None
 
 
-class ConfigInForce(StatusPart):
+class BucketConfig(StatusPart):
     """The bucket config in force on the table (its hashing_config), as last seen."""
 
     instant: str | None = None
@@ -158,7 +158,7 @@ class TableStatus(StatusPart):
     observed_generation: int | None = None
     phase: str | None = None
     conditions: Annotated[list[Condition], Field(max_length=MAX_CONDITIONS)] | None = None
-    config: ConfigInForce | None = None
+    config: BucketConfig | None = None
     partitions: PartitionCounts | None = None
     plan: PlanSummary | None = None
     layout: LayoutFound | None = None
