@@ -376,7 +376,7 @@ def _after_apply(
 
 def _summary(status: TableStatus, plan: Plan) -> PlanSummary:
     """The plan, bounded. What sizing did is the plan job's to say: the apply of the same plan keeps it."""
-    summary = PlanSummary.model_validate(plan.summary(PLAN_ITEMS))
+    summary = PlanSummary.of(plan, PLAN_ITEMS)
     previous = status.plan
     if previous is not None and previous.id == plan.plan_id and previous.sizing is not None:
         summary = summary.model_copy(update={"sizing": previous.sizing})

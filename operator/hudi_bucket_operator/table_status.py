@@ -24,6 +24,8 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
+from hudi_bucket.core.planning import PartitionChange, Plan
+
 # Bounds of the status's lists and texts, as the CRD states them.
 MAX_CONDITIONS = 16
 MAX_ITEMS = 100
@@ -104,6 +106,20 @@ class PlannedChange(StatusPart):
     shuffle_free: bool | None = None
     duplicate_keys: int | None = None
 
+    @classmethod
+    def of(cls, change: PartitionChange) -> PlannedChange:
+        return cls(
+            partition=change.partition,
+            old_buckets=change.old_buckets,
+            new_buckets=change.new_buckets,
+            file_groups=change.file_groups,
+            rows=change.rows,
+            bytes=change.bytes,
+            reason=change.reason.value,
+            shuffle_free=change.shuffle_free,
+            duplicate_keys=change.duplicate_keys,
+        )
+
     @model_serializer(mode="wrap")
     def _null_old_buckets(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> Any:
         data = handler(self)
@@ -128,6 +144,29 @@ class PlanSummary(StatusPart):
     duplicate_keys: int | None = None
     items: Annotated[list[PlannedChange], Field(max_length=MAX_ITEMS)] | None = None
     omitted: int | None = None
+
+    @classmethod
+    def of(cls, plan: Plan, max_items: int) -> PlanSummary:
+        """``plan`` bounded: its totals, its ``max_items`` largest changes by bytes, and how many were
+        left out."""
+        if not 0 <= max_items <= MAX_ITEMS:
+            raise ValueError(f"max_items must be in 0..{MAX_ITEMS}, not {max_items}")
+        largest = sorted(plan.changes, key=lambda c: (-c.bytes, c.partition))[:max_items]
+        totals = plan.totals()
+        return cls(
+            id=plan.plan_id,
+            noop=plan.is_noop,
+            config_changes=plan.config_changes,
+            # The rules the plan writes: what approving it puts in force (sizing's proposals among them).
+            rules=PlannedRules(expressions=plan.desired.render(), default=plan.desired.default),
+            partitions=totals["partitions"],
+            repairs=totals["repairs"],
+            rows=totals["rows"],
+            bytes=totals["bytes"],
+            duplicate_keys=totals["duplicateKeys"],
+            items=[PlannedChange.of(change) for change in largest],
+            omitted=len(plan.changes) - len(largest),
+        )
 
 
 class LayoutFound(StatusPart):

@@ -8,6 +8,7 @@ declares them. And a status as the operator writes it reads back into the models
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -15,7 +16,9 @@ import pytest
 
 from crd_models import ModelSchema
 from hbt_admission import ADMISSION, SCHEMA
-from hudi_bucket_operator.table_status import TableStatus
+from hudi_bucket.core.planning import ChangeReason, PartitionChange, Plan
+from hudi_bucket.core.rules import BucketRules
+from hudi_bucket_operator.table_status import MAX_ITEMS, PlanSummary, TableStatus
 
 STATUS_SCHEMA: dict[str, Any] = SCHEMA["properties"]["status"]
 MODEL_SCHEMA = ModelSchema(TableStatus.model_json_schema(by_alias=True))
@@ -117,3 +120,51 @@ def test_the_crd_admits_a_status_the_models_write() -> None:
 def test_a_table_never_reconciled_has_an_empty_status() -> None:
     assert TableStatus.of(None) == TableStatus.of({}) == TableStatus()
     assert TableStatus().to_api() == {}
+
+
+# --- a plan, bounded for the status ----------------------------------------------------------------------
+
+
+def _plan(sizes: list[int], *, repaired: int = 0) -> Plan:
+    """A plan rewriting one partition of each size (the first ``repaired`` of them to mend their layout)."""
+    changes = tuple(
+        PartitionChange(
+            f"dt={i:02d}",
+            2,
+            4,
+            2,
+            size * 10,
+            size,
+            ChangeReason.REPAIR if i < repaired else ChangeReason.RESCALE,
+        )
+        for i, size in enumerate(sizes)
+    )
+    return Plan(BucketRules.parse("x,1", 4), BucketRules.parse("x,1", 2), changes, "20261124000000000")
+
+
+def test_a_plan_summary_is_bounded_and_lists_the_largest_changes_first() -> None:
+    plan = _plan(list(range(60)), repaired=3)
+    summary = PlanSummary.of(plan, MAX_ITEMS // 2)
+    assert len(summary.items or []) == 50
+    assert summary.omitted == 10
+    assert [item.bytes for item in summary.items or []] == list(range(59, 9, -1))
+    assert (summary.partitions, summary.bytes, summary.repairs) == (60, sum(range(60)), 3)
+    assert summary.id == plan.plan_id
+    json.dumps(TableStatus(plan=summary).to_api())
+
+
+def test_a_plan_summary_lists_at_most_max_items_and_may_list_none() -> None:
+    plan = _plan([1, 1, 1])
+    assert PlanSummary.of(plan, 2).omitted == 1
+    assert (PlanSummary.of(plan, 0).items, PlanSummary.of(plan, 0).omitted) == ([], 3)
+    for out_of_bounds in (-1, MAX_ITEMS + 1):  # the CRD lists at most MAX_ITEMS
+        with pytest.raises(ValueError, match="max_items"):
+            PlanSummary.of(plan, out_of_bounds)
+
+
+def test_a_partition_not_laid_out_yet_keeps_its_null_old_bucket_count() -> None:
+    convert = PartitionChange("dt=01", None, 4, 1, 10, 100, ChangeReason.CONVERT)
+    plan = Plan(BucketRules.parse("x,1", 4), None, (convert,), "20261124000000000")
+    written = TableStatus(plan=PlanSummary.of(plan, 20)).to_api()
+    assert written["plan"]["items"][0]["oldBuckets"] is None
+    assert TableStatus.of(written).to_api() == written
