@@ -2,7 +2,8 @@
 
 Both schemas are walked side by side (crd_models.py), as test_manifest.py does for the spec: every object
 has the same properties and required ones, and each property the same enum and bounds where the CRD
-declares them. And a status as the operator writes it reads back into the models and out again unchanged.
+declares them. And a status as the operator writes it reads back into the models and out again unchanged,
+and a plan's summary is bounded as the CRD bounds it.
 """
 
 from __future__ import annotations
