@@ -5,8 +5,8 @@ camelCase in the resource), all optional as there, with the same enums. The oper
 their Python names; ``TableStatus.to_api`` is the JSON it writes (absent fields left out), and
 ``TableStatus.of`` reads what the API server holds. ``writers`` (maintenance.py's memory of the steps
 around an apply) and ``history``'s entries are free-form in the CRD too (x-kubernetes-preserve-unknown-
-fields), so they stay plain JSON here. tests/operator/test_table_status.py keeps the models and the CRD
-in step.
+fields), so they stay plain JSON here. ``PlanSummary.of`` bounds a job's plan for status.plan.
+tests/operator/test_table_status.py keeps the models and the CRD in step.
 """
 
 from __future__ import annotations
