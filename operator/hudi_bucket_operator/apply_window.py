@@ -22,10 +22,11 @@ from hudi_bucket_operator.decisions import (
 )
 from hudi_bucket_operator.rounds import report_needed
 from hudi_bucket_operator.spec import APPLY_NOW, PAUSED, InvalidSpecError, TableSpec, parse_spec
+from hudi_bucket_operator.table_status import Condition, LastJob, TableStatus
 from hudi_bucket_operator.writers import Writer
 
 # The result of a finished apply (with the status that names it as the last job) and ``decide`` itself.
-RecordApply = Callable[[dict[str, Any], TableSpec, ObservedJob, datetime], Decision]
+RecordApply = Callable[[TableStatus, TableSpec, ObservedJob, datetime], Decision]
 Decide = Callable[[Observed, datetime], Decision]
 
 
@@ -33,7 +34,7 @@ def writers_needed(observed: Observed) -> list[Writer]:
     """The writers a pass must look at: while the steps around an apply run, and when a finished job's
     result is about to be recorded (a plan approved then pauses them). None otherwise: a poll of the
     API per writer, bounded by these moments, instead of a watch on every workload."""
-    state = observed.status.get("writers")
+    state = observed.status.writers
     try:
         spec = parse_spec(observed.spec).writers
     except InvalidSpecError:
@@ -47,7 +48,7 @@ def writers_needed(observed: Observed) -> list[Writer]:
 
 def maintain(
     observed: Observed,
-    status: dict[str, Any],
+    status: TableStatus,
     spec: TableSpec | None,
     now: datetime,
     *,
@@ -56,19 +57,19 @@ def maintain(
     invalid: str = "",
 ) -> Decision:
     """One pass of the steps around an apply: its result recorded when it ended, then the next step."""
-    state = dict(status["writers"])
+    state = dict(status.writers or {})
     recorded_job: str | None = None
     events: tuple[tuple[str, str, str], ...] = ()
     apply_job = _apply_of(observed, state)
     if apply_job is not None and spec is not None:
         done = recorded(record_apply(with_last_job(status, apply_job), spec, apply_job, now))
         status, recorded_job, events = done.status, done.recorded, done.events
-        held = conditions.condition(status, conditions.STALLED) or {}
-        ready = conditions.condition(status, conditions.READY) or {}
+        held = conditions.condition(status, conditions.STALLED)
+        ready = conditions.condition(status, conditions.READY)
         outcome = (
-            maintenance.Outcome(True, ready.get("reason", "Applied"), ready.get("message", ""))
+            _outcome(True, ready, "Applied")
             if conditions.is_ready(status)
-            else maintenance.Outcome(False, held.get("reason", "JobFailed"), held.get("message", ""))
+            else _outcome(False, held, "JobFailed")
         )
         step = maintenance.resume(state, observed.writers, now, outcome)
     else:
@@ -84,7 +85,7 @@ def maintain(
         )
         if invalid and step.outcome is not None:
             step = replace(step, outcome=maintenance.Outcome(False, "InvalidSpec", invalid))
-    status = {**status, "writers": step.state} if step.state else _without(status, "writers")
+    status = status.model_copy(update={"writers": step.state or None})
     events = (*events, *step.events)
     actions = step.actions
     if step.carry_on:
@@ -94,11 +95,11 @@ def maintain(
         end = step.outcome or step.stall
         assert end is not None
         if end.ready:
-            _note_downtime(status, state)
-            status = conditions.ready(status, now, end.reason, end.message)
+            status = conditions.ready(_note_downtime(status, state), now, end.reason, end.message)
         else:
             status = conditions.stalled(status, now, end.reason, end.message)
-            told = (conditions.condition(dict(observed.status), conditions.STALLED) or {}).get("message")
+            held = conditions.condition(observed.status, conditions.STALLED)
+            told = held.message if held else None
             if told != end.message and not any(r == end.reason for _, r, _ in events):
                 events = (*events, ("Warning", end.reason, end.message))
         return Decision(status, recorded=recorded_job, events=events, spec=spec, writer_actions=actions)
@@ -143,16 +144,18 @@ def _apply_of(observed: Observed, state: Mapping[str, Any]) -> ObservedJob | Non
     if not found:
         return None
     job = max(found, key=lambda j: j.created)
-    last = observed.status.get("lastJob") or {}
-    return None if last.get("name") == job.name and last.get("recorded") else job
+    last = observed.status.last_job or LastJob()
+    return None if last.name == job.name and last.recorded else job
 
 
-def _note_downtime(status: dict[str, Any], state: Mapping[str, Any]) -> None:
+def _note_downtime(status: TableStatus, state: Mapping[str, Any]) -> TableStatus:
     """The writers' downtime beside the apply it made way for, in history."""
-    last = (status.get("writers") or {}).get("last")
-    history = status.get("history") or []
+    last = (status.writers or {}).get("last")
+    history = status.history or []
     if last and history and history[0].get("planId") == state.get("planId"):
-        status["history"] = [{**history[0], "writersDowntimeSeconds": last["downtimeSeconds"]}, *history[1:]]
+        noted = [{**history[0], "writersDowntimeSeconds": last["downtimeSeconds"]}, *history[1:]]
+        return status.model_copy(update={"history": noted})
+    return status
 
 
 def _until_window(state: Mapping[str, Any], now: datetime) -> float | None:
@@ -160,5 +163,8 @@ def _until_window(state: Mapping[str, Any], now: datetime) -> float | None:
     return None if not start else max(1.0, (datetime.fromisoformat(start) - now).total_seconds())
 
 
-def _without(status: Mapping[str, Any], key: str) -> dict[str, Any]:
-    return {k: v for k, v in status.items() if k != key}
+def _outcome(ready: bool, said: Condition | None, reason: str) -> maintenance.Outcome:
+    """How the apply ended, as the condition that says it does (``reason`` when there is none)."""
+    if said is None:
+        return maintenance.Outcome(ready, reason, "")
+    return maintenance.Outcome(ready, said.reason or reason, said.message or "")

@@ -8,34 +8,35 @@ and every bucket in one file group. A condition keeps its lastTransitionTime whi
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
+
+from hudi_bucket_operator.table_status import Condition, TableStatus
 
 READY, RECONCILING, STALLED = "Ready", "Reconciling", "Stalled"
 LAYOUT_HEALTHY = "LayoutHealthy"
 
 
-def _set(status: dict[str, Any], now: datetime, kind: str, value: bool, reason: str, message: str) -> None:
+def _set(
+    status: TableStatus, now: datetime, kind: str, value: bool, reason: str, message: str
+) -> TableStatus:
     stamp = now.isoformat(timespec="seconds").replace("+00:00", "Z")
     wanted = "True" if value else "False"
-    existing = {c["type"]: c for c in status.get("conditions") or []}
+    existing = {c.type: c for c in status.conditions or []}
     old = existing.get(kind)
-    existing[kind] = {
-        "type": kind,
-        "status": wanted,
-        "reason": reason,
-        "message": message,
-        "observedGeneration": status.get("observedGeneration"),
-        "lastTransitionTime": old["lastTransitionTime"] if old and old.get("status") == wanted else stamp,
-    }
-    status["conditions"] = [
-        existing[k] for k in (READY, RECONCILING, STALLED, LAYOUT_HEALTHY) if k in existing
-    ]
+    existing[kind] = Condition(
+        type=kind,
+        status=wanted,
+        reason=reason,
+        message=message,
+        observed_generation=status.observed_generation,
+        last_transition_time=old.last_transition_time if old and old.status == wanted else stamp,
+    )
+    ordered = [existing[k] for k in (READY, RECONCILING, STALLED, LAYOUT_HEALTHY) if k in existing]
+    return status.model_copy(update={"conditions": ordered})
 
 
 def _apply(
-    status: dict[str, Any],
+    status: TableStatus,
     now: datetime,
     phase: str,
     *,
@@ -44,11 +45,10 @@ def _apply(
     stalled: bool,
     reason: str,
     message: str,
-) -> dict[str, Any]:
-    status = dict(status)
-    status["phase"] = phase
-    _set(status, now, READY, ready, reason, message)
-    _set(
+) -> TableStatus:
+    status = status.model_copy(update={"phase": phase})
+    status = _set(status, now, READY, ready, reason, message)
+    status = _set(
         status,
         now,
         RECONCILING,
@@ -56,32 +56,31 @@ def _apply(
         reason if reconciling else "Idle",
         message if reconciling else "",
     )
-    _set(status, now, STALLED, stalled, reason if stalled else "None", message if stalled else "")
-    return status
+    return _set(status, now, STALLED, stalled, reason if stalled else "None", message if stalled else "")
 
 
-def progressing(status: dict[str, Any], now: datetime, reason: str, message: str) -> dict[str, Any]:
+def progressing(status: TableStatus, now: datetime, reason: str, message: str) -> TableStatus:
     return _apply(
         status, now, reason, ready=False, reconciling=True, stalled=False, reason=reason, message=message
     )
 
 
-def scheduled(status: dict[str, Any], phase: str) -> dict[str, Any]:
+def scheduled(status: TableStatus, phase: str) -> TableStatus:
     """Scheduled work on a Ready table (a layout check, a re-measurement) is running: the phase says
     which, and the conditions stay as they are, so health checks do not flap on routine work. What the
     work finds (a violation, a new plan) changes them."""
-    return {**status, "phase": phase}
+    return status.model_copy(update={"phase": phase})
 
 
-def ready(status: dict[str, Any], now: datetime, reason: str, message: str) -> dict[str, Any]:
+def ready(status: TableStatus, now: datetime, reason: str, message: str) -> TableStatus:
     return _apply(
         status, now, "Ready", ready=True, reconciling=False, stalled=False, reason=reason, message=message
     )
 
 
 def awaiting(
-    status: dict[str, Any], now: datetime, message: str, reason: str = "AwaitingApproval"
-) -> dict[str, Any]:
+    status: TableStatus, now: datetime, message: str, reason: str = "AwaitingApproval"
+) -> TableStatus:
     """Waiting for people (an approval) or for the clock (a maintenance window): neither in progress
     nor stuck."""
     return _apply(
@@ -89,13 +88,13 @@ def awaiting(
     )
 
 
-def stalled(status: dict[str, Any], now: datetime, reason: str, message: str) -> dict[str, Any]:
+def stalled(status: TableStatus, now: datetime, reason: str, message: str) -> TableStatus:
     return _apply(
         status, now, "Stalled", ready=False, reconciling=False, stalled=True, reason=reason, message=message
     )
 
 
-def paused(status: dict[str, Any], now: datetime) -> dict[str, Any]:
+def paused(status: TableStatus, now: datetime) -> TableStatus:
     message = "paused by annotation: no new job starts until it is removed"
     return _apply(
         status, now, "Paused", ready=False, reconciling=False, stalled=False, reason="Paused", message=message
@@ -103,17 +102,16 @@ def paused(status: dict[str, Any], now: datetime) -> dict[str, Any]:
 
 
 def layout_health(
-    status: dict[str, Any], now: datetime, healthy: bool, reason: str, message: str
-) -> dict[str, Any]:
+    status: TableStatus, now: datetime, healthy: bool, reason: str, message: str
+) -> TableStatus:
     """What the last layout check found; the other conditions are left as they are."""
-    status = dict(status)
-    _set(status, now, LAYOUT_HEALTHY, healthy, reason, message)
-    return status
+    return _set(status, now, LAYOUT_HEALTHY, healthy, reason, message)
 
 
-def condition(status: Mapping[str, Any], kind: str) -> dict[str, Any] | None:
-    return next((c for c in status.get("conditions") or [] if c.get("type") == kind), None)
+def condition(status: TableStatus, kind: str) -> Condition | None:
+    return next((c for c in status.conditions or [] if c.type == kind), None)
 
 
-def is_ready(status: Mapping[str, Any]) -> bool:
-    return (condition(status, READY) or {}).get("status") == "True"
+def is_ready(status: TableStatus) -> bool:
+    found = condition(status, READY)
+    return found is not None and found.status == "True"

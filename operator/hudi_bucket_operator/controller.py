@@ -1,6 +1,6 @@
 """One reconcile pass for one table: given its jobs, fetch the one report needed, decide, act. Shared by
 the Kopf handlers (jobs from their index of SparkApplications) and the local mode (jobs from the local
-backend); the caller writes the returned status and posts the returned events."""
+backend); the caller writes the returned status (``TableStatus.to_api``) and posts the returned events."""
 
 from __future__ import annotations
 
@@ -13,9 +13,10 @@ from hudi_bucket.contract.reports import JobError, JobReport, Outcome, ReportErr
 from hudi_bucket_operator import metrics
 from hudi_bucket_operator.apply_window import writers_needed
 from hudi_bucket_operator.backends import JobBackend, TableRef
-from hudi_bucket_operator.decisions import Decision, Observed, ObservedJob
+from hudi_bucket_operator.decisions import Decision, JobPhase, Observed, ObservedJob, last_job
 from hudi_bucket_operator.reconcile import decide
 from hudi_bucket_operator.rounds import report_needed
+from hudi_bucket_operator.table_status import TableStatus
 from hudi_bucket_operator.writers import ObservedWriter, Writer
 
 
@@ -43,7 +44,7 @@ async def reconcile_once(
         spec=body.get("spec") or {},
         generation=int(meta.get("generation") or 1),
         annotations=meta.get("annotations") or {},
-        status=body.get("status") or {},
+        status=TableStatus.of(body.get("status")),
         jobs=tuple(jobs),
         job_defaults=backend.job_defaults,
     )
@@ -59,17 +60,13 @@ async def reconcile_once(
         # A KubeError propagates: the API failed us, the pass is retried with backoff.
         name = await backend.submit(table, decision.spec, decision.submit)
         metrics.JOBS_SUBMITTED.labels(kind=decision.submit.kind.value).inc()
-        decision.status["lastJob"] = {
-            "name": name,
-            "kind": decision.submit.kind.value,
-            "generation": decision.submit.generation,
-            "retryToken": decision.submit.retry_token,
-            "phase": "Pending",
-        }
+        submitted = decision.submit
+        job = last_job(name, submitted.kind, submitted.generation, submitted.retry_token, JobPhase.PENDING)
+        decision = replace(decision, status=decision.status.model_copy(update={"last_job": job}))
     if decision.recorded is not None:
         metrics.record_job(decision.status)
         await backend.forget(table, decision.recorded)
-    metrics.RECONCILES.labels(phase=decision.status.get("phase", "")).inc()
+    metrics.RECONCILES.labels(phase=decision.status.phase or "").inc()
     return decision
 
 

@@ -13,6 +13,7 @@ from hudi_bucket.contract.reports import JobReport
 from hudi_bucket.contract.requests import ApplyRequest, JobKind, PlanRequest, VerifyRequest
 from hudi_bucket_operator.job_policy import JobDefaults
 from hudi_bucket_operator.spec import TableSpec
+from hudi_bucket_operator.table_status import LastJob, TableStatus
 from hudi_bucket_operator.writers import ObservedWriter, WriterAction
 
 # A job's place in its round: a check first, then the plan, then its apply.
@@ -48,7 +49,7 @@ class Observed:
     spec: Mapping[str, Any]
     generation: int
     annotations: Mapping[str, str]
-    status: Mapping[str, Any]
+    status: TableStatus
     jobs: Sequence[ObservedJob] = ()
     job_defaults: JobDefaults | None = None  # the operator's bounds on jobs (None: local processes)
     # The table's writers as the API shows them, by "Kind/name", when ``writers_needed`` named any
@@ -76,7 +77,7 @@ class SubmitJob:
 
 @dataclass(frozen=True)
 class Decision:
-    status: dict[str, Any]
+    status: TableStatus
     submit: SubmitJob | None = None
     recorded: str | None = None  # a job whose result this decision records (its report can go)
     events: tuple[tuple[str, str, str], ...] = ()  # (type, reason, message)
@@ -91,23 +92,24 @@ def recorded(decision: Decision) -> Decision:
     """Mark in the status that the job's result is recorded, so it is never evaluated again."""
     if decision.recorded is None:
         return decision
-    status = {**decision.status, "lastJob": {**decision.status["lastJob"], "recorded": True}}
+    last = decision.status.last_job or LastJob()
+    status = decision.status.model_copy(update={"last_job": last.model_copy(update={"recorded": True})})
     return replace(decision, status=status)
 
 
-def with_last_job(status: dict[str, Any], job: ObservedJob) -> dict[str, Any]:
-    return {
-        **status,
-        "lastJob": {
-            "name": job.name,
-            "kind": job.kind.value,
-            "generation": job.generation,
-            "retryToken": job.retry_token,
-            "phase": job.phase.value,
-        },
-    }
+def with_last_job(status: TableStatus, job: ObservedJob) -> TableStatus:
+    return status.model_copy(
+        update={"last_job": last_job(job.name, job.kind, job.generation, job.retry_token, job.phase)}
+    )
 
 
-def layout_broken(status: Mapping[str, Any]) -> bool:
+def last_job(name: str, kind: JobKind, generation: int, retry_token: str, phase: JobPhase) -> LastJob:
+    """The status's record of a job (not yet recorded: its result is not in the status)."""
+    return LastJob(
+        name=name, kind=kind.value, generation=generation, retry_token=retry_token, phase=phase.value
+    )
+
+
+def layout_broken(status: TableStatus) -> bool:
     """Whether the last layout check found violations: plans and applies then check every record."""
-    return bool((status.get("layout") or {}).get("violations"))
+    return status.layout is not None and bool(status.layout.violations)

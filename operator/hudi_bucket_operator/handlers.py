@@ -157,12 +157,13 @@ async def _reconcile(uid: str, memo: kopf.Memo) -> None:
         return await workloads.observe(memo.kube, namespace, wanted)
 
     decision = await reconcile_once(memo.backend, body, await _jobs(memo, body), writers=writers)
-    if decision.status != written:
+    status = decision.status.to_api()
+    if status != written:
         try:
-            await memo.kube.patch_status(TABLES, namespace, meta["name"], decision.status)
+            await memo.kube.patch_status(TABLES, namespace, meta["name"], status)
         except kube.KubeNotFoundError:  # deleted meanwhile: nothing left to report on
             return
-    memo.statuses[uid] = decision.status
+    memo.statuses[uid] = status
     # Only now, with their prior state recorded in the status: a crash from here on resumes them.
     await workloads.perform(memo.kube, namespace, decision.writer_actions)
     if decision.poll_seconds is not None:  # no watch on the writers: look again soon
@@ -170,7 +171,7 @@ async def _reconcile(uid: str, memo: kopf.Memo) -> None:
         memo.queue.add_after(uid, delay)
     if decision.submit is not None:
         job = decision.submit
-        name = decision.status["lastJob"]["name"]
+        name = status["lastJob"]["name"]
         memo.expected.setdefault(uid, {})[name] = ObservedJob(
             name, job.kind, job.generation, job.retry_token, JobPhase.PENDING, "", job.sequence
         )

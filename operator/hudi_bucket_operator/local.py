@@ -76,7 +76,7 @@ async def apply_locally(manifests: list[dict[str, Any]], state_dir: Path, echo: 
         )
         while True:
             decision = await reconcile_once(backend, body, await backend.observe(table_ref(body)))
-            body = {**body, "status": decision.status}
+            body = {**body, "status": decision.status.to_api()}
             store.save(body)
             for kind, reason, message in decision.events:
                 echo(f"  {kind} {reason}: {message}")

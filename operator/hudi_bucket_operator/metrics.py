@@ -3,9 +3,9 @@ violations found and partitions repaired."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from prometheus_client import Counter, Histogram, start_http_server
+
+from hudi_bucket_operator.table_status import LastJob, TableStatus
 
 RECONCILES = Counter(
     "hbo_reconciles_total", "Reconcile passes, by the phase they left the table in", ["phase"]
@@ -26,19 +26,19 @@ PARTITIONS_REPAIRED = Counter(
 )
 
 
-def record_job(status: dict[str, Any]) -> None:
+def record_job(status: TableStatus) -> None:
     """Count the job the status just recorded (its last job), with what it did."""
-    job = status.get("lastJob") or {}
-    outcome = "Failed" if status.get("phase") == "Stalled" else "Succeeded"
-    JOBS_FINISHED.labels(kind=job.get("kind", ""), outcome=outcome).inc()
-    latest = (status.get("history") or [{}])[0]
-    if job.get("kind") == "apply" and latest.get("job") == job.get("name") and outcome == "Succeeded":
+    job = status.last_job or LastJob()
+    outcome = "Failed" if status.phase == "Stalled" else "Succeeded"
+    JOBS_FINISHED.labels(kind=job.kind or "", outcome=outcome).inc()
+    latest = (status.history or [{}])[0]
+    if job.kind == "apply" and latest.get("job") == job.name and outcome == "Succeeded":
         if latest.get("seconds") is not None:
             RESCALE_SECONDS.observe(float(latest["seconds"]))
         ROWS_REWRITTEN.inc(int(latest.get("rows") or 0))
         PARTITIONS_REPAIRED.inc(int(latest.get("repairs") or 0))
-    if job.get("kind") == "verify":
-        LAYOUT_VIOLATIONS.inc(int((status.get("layout") or {}).get("violations") or 0))
+    if job.kind == "verify":
+        LAYOUT_VIOLATIONS.inc((status.layout.violations or 0) if status.layout else 0)
 
 
 def serve(port: int) -> None:

@@ -19,7 +19,6 @@ the window around an apply in apply_window.py. This module records each finished
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
@@ -49,6 +48,16 @@ from hudi_bucket_operator.decisions import (
 )
 from hudi_bucket_operator.job_policy import job_settings
 from hudi_bucket_operator.spec import PAUSED, ApplyPolicy, InvalidSpecError, TableSpec, parse_spec
+from hudi_bucket_operator.table_status import (
+    BucketConfig,
+    LastJob,
+    LayoutFound,
+    PartitionBucketCount,
+    PartitionCounts,
+    PlanSummary,
+    SizingDone,
+    TableStatus,
+)
 
 HISTORY_LIMIT = 10
 PLAN_ITEMS = 20  # changes status.plan lists, the largest first (the CRD allows 100)
@@ -68,30 +77,30 @@ def decide(observed: Observed, now: datetime) -> Decision:
 
 
 def _decide(observed: Observed, now: datetime) -> Decision:
-    status = dict(observed.status)
-    status["observedGeneration"] = observed.generation
+    status = observed.status.model_copy(update={"observed_generation": observed.generation})
     token = rounds.retry_token(observed)
     paused = observed.annotations.get(PAUSED, "").lower() == "true"
     try:
         spec = parse_spec(observed.spec)
     except InvalidSpecError as err:
-        if maintenance.holding(status.get("writers")):  # writers paused: resume them first
+        if maintenance.holding(status.writers):  # writers paused: resume them first
             return _maintain(observed, status, None, now, invalid=str(err))
         return _stalled(observed, status, now, "InvalidSpec", str(err))
 
     chain = rounds.current_chain(observed)
     in_flight = [j for j in observed.jobs if not j.phase.terminal]
-    if in_flight and maintenance.holding(status.get("writers")):
+    if in_flight and maintenance.holding(status.writers):
         # The apply runs with the writers paused; they are resumed once it ends.
         status = conditions.progressing(
             with_last_job(status, in_flight[-1]), now, "Applying",
             f"job {in_flight[-1].name} is {in_flight[-1].phase.value.lower()} (the writers are paused)",
         )  # fmt: skip
         return Decision(status, requeue=True, spec=spec)
+    last = status.last_job or LastJob()
     if in_flight:
         job = in_flight[-1]
         reason = {JobKind.VERIFY: "Verifying", JobKind.PLAN: "Planning"}.get(job.kind, "Applying")
-        if job.phase is JobPhase.PENDING and (status.get("lastJob") or {}).get("name") == job.name:
+        if job.phase is JobPhase.PENDING and last.name == job.name:
             # Still as submitted: the pass that submitted it said what it is for, and a write saying
             # "pending" instead would be a second status write per job for nothing new.
             return Decision(status, requeue=True, spec=spec)
@@ -104,32 +113,31 @@ def _decide(observed: Observed, now: datetime) -> Decision:
             spec=spec,
         )
 
-    if maintenance.active(status.get("writers")):
+    if maintenance.active(status.writers):
         return _maintain(observed, status, spec, now)
     latest = chain[-1] if chain else None
-    last = status.get("lastJob") or {}
-    if latest is not None and last.get("name") == latest.name and last.get("recorded"):
+    if latest is not None and last.name == latest.name and last.recorded:
         # Its result is in the status already; its report may be gone.
         return rounds.scheduled(observed, status, spec, paused, now)
     if latest is None:
-        done = last.get("generation") == observed.generation and last.get("retryToken", "") == token
-        if done and last.get("recorded"):
+        done = last.generation == observed.generation and (last.retry_token or "") == token
+        if done and last.recorded:
             # This generation's jobs finished and were cleaned up.
             return rounds.scheduled(observed, status, spec, paused, now)
         if paused:
             return Decision(conditions.paused(status, now), spec=spec)
-        if rounds.approved_as_planned(spec, status, token):
+        if status.plan is not None and rounds.approved_as_planned(spec, status, token):
             # Only the approval changed: its apply plans again itself and refuses a plan that is not the
             # one approved, so a second planning job would only repeat the first (a listing, a count).
-            plan = status["plan"]
+            plan = status.plan
             return _approved(
-                status, spec, plan["id"], bool(plan.get("partitions")), _described(plan),
+                status, spec, plan.id or "", bool(plan.partitions), _described(plan),
                 observed.generation, token, now, observed,
             )  # fmt: skip
         submit = SubmitJob(rounds.plan_request(spec, status), observed.generation, token, 0)
         # A new table's first plan is routine and its status says so: no Event, which at a GitOps sync
         # of many tables would be a quarter of the operator's writes. A change or a retry gets one.
-        first = not last
+        first = last == LastJob()
         return Decision(
             conditions.progressing(status, now, "Planning", "planning which partitions change"),
             submit=submit,
@@ -141,7 +149,7 @@ def _decide(observed: Observed, now: datetime) -> Decision:
 
 
 def _after_job(
-    status: dict[str, Any],
+    status: TableStatus,
     spec: TableSpec,
     job: ObservedJob,
     paused: bool,
@@ -171,7 +179,7 @@ def _after_job(
 
 
 def _unusable(
-    status: dict[str, Any], spec: TableSpec, job: ObservedJob, err: ReportError, now: datetime
+    status: TableStatus, spec: TableSpec, job: ObservedJob, err: ReportError, now: datetime
 ) -> Decision:
     message = f"{job.kind} job {job.name} finished, but its report cannot be used: {err}"
     stalled = conditions.stalled(status, now, "InvalidReport", message)
@@ -179,12 +187,19 @@ def _unusable(
 
 
 def _after_verify(
-    status: dict[str, Any], spec: TableSpec, job: ObservedJob, check: LayoutCheck, now: datetime
+    status: TableStatus, spec: TableSpec, job: ObservedJob, check: LayoutCheck, now: datetime
 ) -> Decision:
     """Record the check, then plan (with every record read while the layout is broken): a repair, or
     whatever changed since the last plan. A layout still broken right after its repair stalls."""
-    rechecked = bool((status.get("layout") or {}).get("recheck"))
-    status["layout"] = check.to_status(LAYOUT_ITEMS)
+    rechecked = status.layout is not None and bool(status.layout.recheck)
+    found = LayoutFound(
+        checked_at=check.checked_at,
+        violations=check.violations,
+        by_kind=dict(check.by_kind),
+        partitions=check.partition_count,
+        items=list(check.partitions[:LAYOUT_ITEMS]),
+    )
+    status = status.model_copy(update={"layout": found})
     if check.ok:
         message = f"no bucket layout violation found at {check.checked_at}"
         status = conditions.layout_health(status, now, True, "LayoutVerified", message)
@@ -223,7 +238,7 @@ def _after_verify(
 
 
 def _after_plan(
-    status: dict[str, Any],
+    status: TableStatus,
     spec: TableSpec,
     job: ObservedJob,
     report: JobReport,
@@ -233,19 +248,29 @@ def _after_plan(
 ) -> Decision:
     planned = PlanResult.from_dict(report.result)
     plan = planned.plan
-    _record_table(status, plan, TableBuckets.from_dict(report.result))
+    summary = _summary(status, plan)
     if planned.sizing_summary is not None:
         # When it measured: a table with spec.buckets.sizing.replanEvery is planned again from then.
-        status["plan"]["sizing"] = {**planned.sizing_summary.to_dict(), "measured": report.finished}
+        sized = planned.sizing_summary
+        measured = SizingDone(
+            sized_partitions=sized.sized_partitions,
+            resized=sized.resized,
+            shuffle_free=sized.shuffle_free,
+            rules=sized.rules,
+            measured=report.finished,
+        )
+        summary = summary.model_copy(update={"sizing": measured})
+    status = _record_table(status, summary, TableBuckets.from_dict(report.result))
     if plan.is_noop:
         message = "the table already matches the rules"
         ready = conditions.ready(status, now, "Converged", message)
         return Decision(ready, recorded=job.name, events=(("Normal", "Converged", message),), spec=spec)
     approved = spec.policy is ApplyPolicy.AUTOMATIC or spec.approved_plan == plan.plan_id
-    described = _described(status["plan"], spec.keep_duplicates)
+    described = _described(summary, spec.keep_duplicates)
     if not approved:
         # What it was planned from: approving it alone then starts its apply without planning again.
-        status["plan"]["basis"] = rounds.plan_basis(spec, status)
+        summary = summary.model_copy(update={"basis": rounds.plan_basis(spec, status)})
+        status = status.model_copy(update={"plan": summary})
         message = f"{described}: set spec.apply.approvedPlan to {plan.plan_id} to apply it"
         awaiting = conditions.awaiting(status, now, message)
         return Decision(
@@ -268,19 +293,19 @@ def _after_plan(
     return replace(decision, recorded=job.name)
 
 
-def _described(plan: Mapping[str, Any], keep_duplicates: bool = False) -> str:
+def _described(plan: PlanSummary, keep_duplicates: bool = False) -> str:
     """A plan in one line, from its summary in the status."""
-    described = f"plan {plan['id']} rewrites {plan['partitions']} partition(s), {plan['rows']} row(s)"
-    if plan.get("repairs"):
-        described += f" ({plan['repairs']} of them to repair their layout)"
-    if plan.get("duplicateKeys"):
+    described = f"plan {plan.id} rewrites {plan.partitions} partition(s), {plan.rows} row(s)"
+    if plan.repairs:
+        described += f" ({plan.repairs} of them to repair their layout)"
+    if plan.duplicate_keys:
         kept = "every copy kept" if keep_duplicates else "one copy of each kept"
-        described += f"; {plan['duplicateKeys']} key(s) found more than once ({kept})"
+        described += f"; {plan.duplicate_keys} key(s) found more than once ({kept})"
     return described
 
 
 def _approved(
-    status: dict[str, Any],
+    status: TableStatus,
     spec: TableSpec,
     plan_id: str,
     rewrites: bool,
@@ -293,11 +318,13 @@ def _approved(
     """An approved plan's apply: at once, or in the window with the writers paused when it rewrites
     partitions (a config change alone needs neither)."""
     if rewrites and (spec.window is not None or spec.writers.workloads) and observed is not None:
-        last = (status.get("writers") or {}).get("last")
-        status["writers"] = maintenance.begin(plan_id, generation, token, layout_broken(status), last)
+        last = (status.writers or {}).get("last")
+        begun = maintenance.begin(plan_id, generation, token, layout_broken(status), last)
+        status = status.model_copy(update={"writers": begun})
         decision = _maintain(replace(observed, status=status), status, spec, now)
-        events = (("Normal", "AwaitingWindow", decision.status["conditions"][0]["message"]),)
-        if decision.status.get("phase") != maintenance.Step.AWAITING_WINDOW:
+        said = conditions.condition(decision.status, conditions.READY)
+        events = (("Normal", "AwaitingWindow", (said.message if said else None) or ""),)
+        if decision.status.phase != maintenance.Step.AWAITING_WINDOW:
             events = (("Normal", "Approved", described),)
         return replace(decision, events=events + decision.events)
     request = spec.job_request(JobKind.APPLY, approved_plan=plan_id, check_records=layout_broken(status))
@@ -311,10 +338,10 @@ def _approved(
 
 
 def _after_apply(
-    status: dict[str, Any], spec: TableSpec, job: ObservedJob, report: JobReport, now: datetime
+    status: TableStatus, spec: TableSpec, job: ObservedJob, report: JobReport, now: datetime
 ) -> Decision:
     result = ApplyResult.from_dict(report.result)
-    _record_table(status, result.plan, TableBuckets.from_dict(report.result))
+    status = _record_table(status, _summary(status, result.plan), TableBuckets.from_dict(report.result))
     if report.outcome is Outcome.NO_CHANGE:
         ready = conditions.ready(status, now, "Converged", report.message)
         return Decision(ready, recorded=job.name, spec=spec)
@@ -332,8 +359,8 @@ def _after_apply(
     if result.partitions_repaired:
         entry["repairs"] = result.partitions_repaired
         entry["duplicatesResolved"] = result.duplicates_resolved
-        if status.get("layout"):  # checked again at once: LayoutHealthy says what the check finds
-            status["layout"] = {**status["layout"], "recheck": True}
+        if status.layout is not None:  # checked again at once: LayoutHealthy says what the check finds
+            status = status.model_copy(update={"layout": status.layout.model_copy(update={"recheck": True})})
         events.append(
             (
                 "Normal",
@@ -342,35 +369,50 @@ def _after_apply(
                 f"{result.duplicates_resolved} key(s) held by two file groups resolved",
             )
         )
-    status["history"] = [entry, *(status.get("history") or [])][:HISTORY_LIMIT]
+    status = status.model_copy(update={"history": [entry, *(status.history or [])][:HISTORY_LIMIT]})
     ready = conditions.ready(status, now, "Applied", report.message)
     return Decision(ready, recorded=job.name, events=tuple(events), spec=spec)
 
 
-def _record_table(status: dict[str, Any], plan: Plan, table: TableBuckets) -> None:
-    """The plan (bounded), and the config in force and partitions' bucket counts as the job last saw them.
-    What sizing did is the plan job's to say: the apply of the same plan keeps it."""
-    previous = status.get("plan") or {}
-    status["plan"] = plan.summary(PLAN_ITEMS)
-    if previous.get("id") == plan.plan_id and "sizing" in previous:
-        status["plan"]["sizing"] = previous["sizing"]
-    facts = table.to_dict()
-    for key in ("config", "partitions"):
-        if facts[key] is not None:
-            status[key] = facts[key]
+def _summary(status: TableStatus, plan: Plan) -> PlanSummary:
+    """The plan, bounded. What sizing did is the plan job's to say: the apply of the same plan keeps it."""
+    summary = PlanSummary.of(plan, PLAN_ITEMS)
+    previous = status.plan
+    if previous is not None and previous.id == plan.plan_id and previous.sizing is not None:
+        summary = summary.model_copy(update={"sizing": previous.sizing})
+    return summary
+
+
+def _record_table(status: TableStatus, summary: PlanSummary, table: TableBuckets) -> TableStatus:
+    """The plan's summary, and the config in force and partitions' bucket counts as the job last saw them."""
+    update: dict[str, Any] = {"plan": summary}
+    if table.config is not None:
+        config = table.config
+        update["config"] = BucketConfig(
+            instant=config.instant, expressions=config.expressions, default=config.default
+        )
+    if table.partitions is not None:
+        counts = table.partitions
+        update["partitions"] = PartitionCounts(
+            count=counts.count,
+            by_buckets=dict(counts.by_buckets),
+            items=[PartitionBucketCount(partition=p, buckets=n) for p, n in counts.items],
+            omitted=counts.omitted,
+        )
+    return status.model_copy(update=update)
 
 
 def _stalled(
     observed: Observed,
-    status: dict[str, Any],
+    status: TableStatus,
     now: datetime,
     reason: str,
     message: str,
     instead_of: Decision | None = None,
 ) -> Decision:
     """Stalled until someone changes something; the Warning event is posted once, not on every pass."""
-    held = conditions.condition(dict(observed.status), conditions.STALLED) or {}
-    told = (held.get("status"), held.get("reason"), held.get("message")) == ("True", reason, message)
+    held = conditions.condition(observed.status, conditions.STALLED)
+    told = held is not None and (held.status, held.reason, held.message) == ("True", reason, message)
     return Decision(
         conditions.stalled(status, now, reason, message),
         recorded=instead_of.recorded if instead_of else None,
@@ -390,7 +432,7 @@ def _failure_message(job: ObservedJob) -> str:
 
 
 def _maintain(
-    observed: Observed, status: dict[str, Any], spec: TableSpec | None, now: datetime, invalid: str = ""
+    observed: Observed, status: TableStatus, spec: TableSpec | None, now: datetime, invalid: str = ""
 ) -> Decision:
     """One pass of the steps around an apply (apply_window.py), with this module's way of recording an
     apply's result and ``decide`` for the step that carries on at once."""

@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
 from datetime import datetime, timedelta
-from typing import Any
 
 from hudi_bucket.contract.reports import JobReport
 from hudi_bucket.contract.requests import ApplyRequest, JobKind, PlanRequest, VerifyRequest
@@ -23,6 +21,7 @@ from hudi_bucket_operator.decisions import (
     layout_broken,
 )
 from hudi_bucket_operator.spec import RETRY, ApplyPolicy, TableSpec
+from hudi_bucket_operator.table_status import LastJob, LayoutFound, TableStatus
 
 SIZING_ROUND = "@sizing-"  # in a retry token: the start (Unix seconds) of a scheduled re-measurement
 VERIFY_ROUND = "@verify-"  # in a retry token: the start (Unix seconds) of a layout check
@@ -35,15 +34,15 @@ def report_needed(observed: Observed) -> ObservedJob | None:
     chain = current_chain(observed)
     if not chain or any(not j.phase.terminal for j in observed.jobs):
         return None
-    latest, last = chain[-1], observed.status.get("lastJob") or {}
-    return None if last.get("name") == latest.name and last.get("recorded") else latest
+    latest, last = chain[-1], observed.status.last_job or LastJob()
+    return None if last.name == latest.name and last.recorded else latest
 
 
 def retry_token(observed: Observed) -> str:
     """The retry token this generation's jobs carry: the retry annotation's, followed by the round of
     a scheduled re-measurement when one started since (see ``_replan``). It changes only when a new
     plan is submitted, so a job in flight across a round's start is still recorded."""
-    last = str((observed.status.get("lastJob") or {}).get("retryToken", ""))
+    last = (observed.status.last_job or LastJob()).retry_token or ""
     return last if of_a_round(observed, last) else observed.annotations.get(RETRY, "")
 
 
@@ -53,27 +52,28 @@ def of_a_round(observed: Observed, token: str) -> bool:
     return token.startswith(tuple(base + r for r in ROUNDS))
 
 
-def plan_request(spec: TableSpec, status: Mapping[str, Any]) -> PlanRequest | ApplyRequest | VerifyRequest:
+def plan_request(spec: TableSpec, status: TableStatus) -> PlanRequest | ApplyRequest | VerifyRequest:
     return spec.job_request(JobKind.PLAN, check_records=layout_broken(status))
 
 
-def plan_basis(spec: TableSpec, status: Mapping[str, Any]) -> str:
+def plan_basis(spec: TableSpec, status: TableStatus) -> str:
     """What a plan was made from, in a few characters: its job's request (the table, the rules or the
     sizing, the engine, what it checks). Another generation with the same basis would plan the same."""
     argv = plan_request(spec, status).to_argv()
     return hashlib.sha256(json.dumps(argv).encode()).hexdigest()[:16]
 
 
-def approved_as_planned(spec: TableSpec, status: Mapping[str, Any], token: str) -> bool:
+def approved_as_planned(spec: TableSpec, status: TableStatus, token: str) -> bool:
     """Whether a new generation only approved the plan awaiting approval (or made the policy Automatic):
     then its apply starts at once. A retry (a new token) or any change to what was planned plans again."""
-    plan, last = status.get("plan") or {}, status.get("lastJob") or {}
+    plan, last = status.plan, status.last_job or LastJob()
     return (
-        status.get("phase") == "AwaitingApproval"
-        and bool(plan.get("id"))
-        and (spec.policy is ApplyPolicy.AUTOMATIC or spec.approved_plan == plan["id"])
-        and plan.get("basis") == plan_basis(spec, status)
-        and last.get("retryToken", "") == token
+        status.phase == "AwaitingApproval"
+        and plan is not None
+        and bool(plan.id)
+        and (spec.policy is ApplyPolicy.AUTOMATIC or spec.approved_plan == plan.id)
+        and plan.basis == plan_basis(spec, status)
+        and (last.retry_token or "") == token
     )
 
 
@@ -88,7 +88,7 @@ def planned_anew(report: JobReport) -> bool:
 
 
 def scheduled(
-    observed: Observed, status: dict[str, Any], spec: TableSpec, paused: bool, now: datetime
+    observed: Observed, status: TableStatus, spec: TableSpec, paused: bool, now: datetime
 ) -> Decision:
     """A settled table: a layout check or a re-measurement when one is due, else nothing."""
     return (
@@ -99,20 +99,20 @@ def scheduled(
 
 
 def _verify_round(
-    observed: Observed, status: dict[str, Any], spec: TableSpec, paused: bool, now: datetime
+    observed: Observed, status: TableStatus, spec: TableSpec, paused: bool, now: datetime
 ) -> Decision | None:
     """A layout check of a Ready table, when spec.verify's schedule says (counted from the last check;
     a table never checked is checked now), or at once after a repair; None when none is due. Like a
     re-measurement, it starts a new round of jobs under a new retry token."""
-    layout = status.get("layout") or {}
+    layout = status.layout or LayoutFound()
     if paused or not conditions.is_ready(status):
         return None
-    if layout.get("recheck"):
+    if layout.recheck:
         message = "checking the layout again after its repair"
     elif spec.verify is None:
         return None
     else:
-        checked = layout.get("checkedAt")
+        checked = layout.checked_at
         if checked and now < spec.verify.next_after(datetime.fromisoformat(checked)):
             return None
         message = f"checking the layout (spec.verify.schedule {spec.verify.text!r})"
@@ -128,19 +128,19 @@ def _verify_round(
 
 
 def _replan(
-    observed: Observed, status: dict[str, Any], spec: TableSpec, paused: bool, now: datetime
+    observed: Observed, status: TableStatus, spec: TableSpec, paused: bool, now: datetime
 ) -> Decision | None:
     """A new plan for a sized table that is Ready and whose last measurement is ``replanEvery`` old, so
     its counts follow its data as it grows; None when none is due. It starts a new round of jobs under
     a new retry token (the annotation's and the round's start), as a retry would."""
-    sizing = (status.get("plan") or {}).get("sizing") or {}
-    if spec.replan_every is None or paused or not conditions.is_ready(status) or not sizing.get("measured"):
+    measured_at = status.plan.sizing.measured if status.plan and status.plan.sizing else None
+    if spec.replan_every is None or paused or not conditions.is_ready(status) or not measured_at:
         return None
-    measured = datetime.fromisoformat(sizing["measured"])
+    measured = datetime.fromisoformat(measured_at)
     if now < measured + timedelta(seconds=spec.replan_every):
         return None
     token = observed.annotations.get(RETRY, "") + SIZING_ROUND + str(int(now.timestamp()))
-    message = f"measuring again: the last sizing, at {sizing['measured']}, is older than replanEvery"
+    message = f"measuring again: the last sizing, at {measured_at}, is older than replanEvery"
     return Decision(
         conditions.scheduled(status, "Planning"),
         submit=SubmitJob(plan_request(spec, status), observed.generation, token, 0),

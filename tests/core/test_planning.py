@@ -177,7 +177,6 @@ def test_partitions_whose_records_are_misplaced_are_repaired_with_a_shuffle_apar
     assert not any(c.shuffle_free for c in plan.changes)
     assert [c.partition for c in plan.repairs] == ["dt=1", "dt=3"]
     assert plan.totals()["repairs"] == 2
-    assert plan.summary(max_items=1)["repairs"] == 2
 
 
 def test_misplaced_records_change_the_plan_id() -> None:
@@ -402,27 +401,6 @@ def test_a_malformed_report_is_refused(damage: str) -> None:
     del report[damage]
     with pytest.raises(PlanError, match="malformed plan report"):
         Plan.from_dict(report)
-
-
-def test_summary_is_bounded_and_lists_the_largest_changes_first() -> None:
-    layouts = [laid_out(f"dt={i:02d}", 2, size=i) for i in range(60)]
-    plan = make_plan(layouts, rules("x,1", 2), rules("x,1", 4), PY)
-    status = plan.summary(max_items=50)
-    assert len(status["items"]) == 50
-    assert status["omitted"] == 10
-    assert [item["bytes"] for item in status["items"]] == list(range(59, 9, -1))
-    assert (status["partitions"], status["bytes"]) == (60, sum(range(60)))
-    assert status["id"] == plan.plan_id
-    json.dumps(status)
-
-
-def test_summary_lists_at_most_max_items_and_may_list_none() -> None:
-    plan = make_plan([laid_out(f"p{i}", 2) for i in range(3)], rules("x,1", 2), rules("x,1", 4), PY)
-    assert plan.summary(max_items=2)["omitted"] == 1
-    assert plan.summary(max_items=0)["items"] == []
-    assert plan.summary(max_items=0)["omitted"] == 3
-    with pytest.raises(ValueError, match="max_items"):
-        plan.summary(max_items=-1)
 
 
 # --- layouts from file groups ----------------------------------------------------------------------

@@ -19,6 +19,7 @@ from lupa import lua51
 import helm_chart
 from hudi_bucket_operator import conditions
 from hudi_bucket_operator.spec import API_VERSION, GROUP, KIND
+from hudi_bucket_operator.table_status import TableStatus
 from paths import REPO
 
 GITOPS = REPO / "gitops"
@@ -28,7 +29,7 @@ NOW = datetime(2026, 11, 21, 10, 0, tzinfo=UTC)
 PLAN_ID = "sha256:" + "ab" * 32
 
 
-def table(status: dict[str, Any] | None, generation: int = 3) -> dict[str, Any]:
+def table(status: TableStatus | None, generation: int = 3) -> dict[str, Any]:
     obj: dict[str, Any] = {
         "apiVersion": API_VERSION,
         "kind": KIND,
@@ -36,12 +37,12 @@ def table(status: dict[str, Any] | None, generation: int = 3) -> dict[str, Any]:
         "spec": {"table": {"uri": "s3a://lake/warehouse/orders"}},
     }
     if status is not None:
-        obj["status"] = status
+        obj["status"] = status.to_api()
     return obj
 
 
-def seen(generation: int = 3) -> dict[str, Any]:
-    return {"observedGeneration": generation}
+def seen(generation: int = 3) -> TableStatus:
+    return TableStatus(observed_generation=generation)
 
 
 # (name, the table, Argo CD's health and message (a part of it), Flux's status)

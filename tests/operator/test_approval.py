@@ -16,6 +16,7 @@ from hudi_bucket.errors import PlanNotApprovedError
 from hudi_bucket_operator.decisions import Decision, JobPhase, Observed, ObservedJob
 from hudi_bucket_operator.reconcile import decide
 from hudi_bucket_operator.spec import RETRY
+from hudi_bucket_operator.table_status import TableStatus
 
 NOW = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
 RULES = BucketRules.parse("11-11,16", 4)
@@ -38,15 +39,15 @@ def plan_job(generation: int = 1, token: str = "") -> ObservedJob:
     )
 
 
-def awaiting_approval(token: str = "") -> dict[str, Any]:
+def awaiting_approval(token: str = "") -> TableStatus:
     """The status once the first plan was recorded: AwaitingApproval."""
-    observed = Observed(SPEC, 1, {RETRY: token} if token else {}, {}, (plan_job(token=token),))
+    observed = Observed(SPEC, 1, {RETRY: token} if token else {}, TableStatus(), (plan_job(token=token),))
     decision = decide(observed, NOW)
-    assert decision.status["phase"] == "AwaitingApproval"
+    assert decision.status.phase == "AwaitingApproval"
     return decision.status
 
 
-def next_pass(spec: dict[str, Any], status: dict[str, Any], *jobs: ObservedJob, token: str = "") -> Decision:
+def next_pass(spec: dict[str, Any], status: TableStatus, *jobs: ObservedJob, token: str = "") -> Decision:
     return decide(Observed(spec, 2, {RETRY: token} if token else {}, status, jobs), NOW)
 
 
@@ -56,14 +57,17 @@ def test_an_approval_alone_starts_the_apply_of_the_plan_awaiting_it_without_plan
     assert decision.submit is not None
     assert isinstance(decision.submit.request, ApplyRequest)
     assert (decision.submit.approved_plan, decision.submit.generation) == (PLAN.plan_id, 2)
-    assert decision.status["phase"] == "Applying"
+    assert decision.status.phase == "Applying"
     assert [reason for _, reason, _ in decision.events] == ["Applying"]
 
 
 def test_a_plan_awaiting_approval_records_what_it_was_planned_from() -> None:
     status = awaiting_approval()
-    assert len(status["plan"]["basis"]) == 16
-    assert awaiting_approval()["plan"]["basis"] == status["plan"]["basis"]  # the same spec, the same basis
+    assert status.plan is not None
+    assert len(status.plan.basis or "") == 16
+    assert (
+        awaiting_approval().plan or status.plan
+    ).basis == status.plan.basis  # the same spec, the same basis
 
 
 def test_an_approval_with_other_changes_plans_again() -> None:
@@ -95,13 +99,15 @@ def test_an_apply_that_found_the_table_changed_puts_the_plan_it_found_up_for_app
     decision = next_pass(approving(PLAN), started.status, refused)
 
     assert decision.submit is None
-    assert decision.status["phase"] == "AwaitingApproval"
-    assert decision.status["plan"]["id"] == CHANGED.plan_id
-    assert f"approvedPlan to {CHANGED.plan_id}" in decision.status["conditions"][0]["message"]
+    assert decision.status.phase == "AwaitingApproval"
+    assert decision.status.to_api()["plan"]["id"] == CHANGED.plan_id
+    assert f"approvedPlan to {CHANGED.plan_id}" in decision.status.conditions[0].message
     assert decision.recorded == "apply-2"
 
     # Approving the plan it found applies that one, again without a planning job.
-    recorded = {**decision.status, "lastJob": {**decision.status["lastJob"], "recorded": True}}
+    assert decision.status.last_job is not None
+    last_job = decision.status.last_job.model_copy(update={"recorded": True})
+    recorded = decision.status.model_copy(update={"last_job": last_job})
     again = decide(Observed(approving(CHANGED), 3, {}, recorded, (refused,)), NOW)
     assert again.submit is not None
     assert (again.submit.kind, again.submit.approved_plan) == (JobKind.APPLY, CHANGED.plan_id)

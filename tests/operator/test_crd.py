@@ -53,6 +53,7 @@ from hudi_bucket_operator.spec import (
     MetadataTablePolicy,
     parse_spec,
 )
+from hudi_bucket_operator.table_status import TableStatus
 from k8s_schema import cel_holds, is_transition_rule, to_json_schema
 
 # --- the resource -------------------------------------------------------------------------------------
@@ -428,15 +429,19 @@ def _finished_job(kind: JobKind, sequence: int, result: dict[str, Any]) -> Obser
 
 
 def operator_statuses() -> dict[str, dict[str, Any]]:
-    """The statuses reconcile.decide writes along plan -> (approval) -> apply."""
+    """The statuses reconcile.decide writes along plan -> (approval) -> apply, as the API server gets them."""
     plan_job = _finished_job(JobKind.PLAN, 0, {**PlanResult(PLAN, {}).to_dict(), **TABLE_FACTS})
     applied = ApplyResult(PLAN, "20261121094500321", 2, 9_101_200, 2_147_563_648, 312.5, False, (), {})
     apply_job = _finished_job(JobKind.APPLY, 1, {**applied.to_dict(), **TABLE_FACTS})
     automatic = with_spec(SMALL, "apply.policy", "Automatic")["spec"]
-    awaiting = decide(Observed(SMALL["spec"], 1, {}, {}, (plan_job,)), NOW).status
-    applying = decide(Observed(automatic, 1, {}, {}, (plan_job,)), NOW).status
+    awaiting = decide(Observed(SMALL["spec"], 1, {}, TableStatus(), (plan_job,)), NOW).status
+    applying = decide(Observed(automatic, 1, {}, TableStatus(), (plan_job,)), NOW).status
     applied = decide(Observed(automatic, 1, {}, applying, (plan_job, apply_job)), NOW).status
-    return {"awaiting-approval": awaiting, "applying": applying, "applied": applied}
+    return {
+        "awaiting-approval": awaiting.to_api(),
+        "applying": applying.to_api(),
+        "applied": applied.to_api(),
+    }
 
 
 @pytest.mark.parametrize("stage", ["awaiting-approval", "applying", "applied"])

@@ -24,6 +24,7 @@ from hudi_bucket_operator.job_policy import JobDefaults
 from hudi_bucket_operator.reconcile import HISTORY_LIMIT, decide
 from hudi_bucket_operator.rounds import report_needed
 from hudi_bucket_operator.spec import PAUSED, RETRY
+from hudi_bucket_operator.table_status import Condition, LastJob, SizingDone, TableStatus
 
 NOW = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
 RULES = BucketRules.parse("11-11,16", 4)
@@ -71,18 +72,17 @@ def job(
 PLAN_DONE = job(JobKind.PLAN, JobPhase.COMPLETED, planned())
 
 
-def recorded(observed_job: ObservedJob) -> dict[str, Any]:
+def recorded(observed_job: ObservedJob) -> TableStatus:
     """The status after the operator recorded this job's result."""
-    return {
-        "lastJob": {
-            "name": observed_job.name,
-            "kind": observed_job.kind.value,
-            "generation": observed_job.generation,
-            "retryToken": observed_job.retry_token,
-            "phase": observed_job.phase.value,
-            "recorded": True,
-        }
-    }
+    last = LastJob(
+        name=observed_job.name,
+        kind=observed_job.kind.value,
+        generation=observed_job.generation,
+        retry_token=observed_job.retry_token,
+        phase=observed_job.phase.value,
+        recorded=True,
+    )
+    return TableStatus(last_job=last)
 
 
 @dataclass(frozen=True)
@@ -91,7 +91,7 @@ class Case:
     spec: dict[str, Any] = field(default_factory=lambda: SPEC)
     generation: int = 1
     annotations: dict[str, str] = field(default_factory=dict)
-    status: dict[str, Any] = field(default_factory=dict)
+    status: TableStatus = field(default_factory=TableStatus)
     # What must follow:
     phase: str | None = None  # None: the status is left as it was
     submit: str = ""  # "plan", "apply" or nothing
@@ -187,28 +187,25 @@ def test_decide(case: Case) -> None:
     observed = Observed(case.spec, case.generation, case.annotations, case.status, case.jobs)
     decision = decide(observed, NOW)
 
-    assert decision.status["observedGeneration"] == case.generation
+    assert decision.status.observed_generation == case.generation
     if case.phase is None:
-        assert decision.status == {**case.status, "observedGeneration": case.generation}
+        assert decision.status == case.status.model_copy(update={"observed_generation": case.generation})
     else:
-        assert decision.status["phase"] == case.phase
+        assert decision.status.phase == case.phase
     assert (decision.submit.kind.value if decision.submit else "") == case.submit
     assert (decision.recorded or "") == case.records
     if case.records:
-        assert decision.status["lastJob"] == {
-            **decision.status["lastJob"],
-            "name": case.records,
-            "recorded": True,
-        }
+        assert decision.status.last_job is not None
+        assert (decision.status.last_job.name, decision.status.last_job.recorded) == (case.records, True)
     if case.says:
         ready = condition(decision.status, "Ready")
         assert ready is not None
-        assert case.says in ready["message"]
+        assert case.says in (ready.message or "")
     assert [reason for _, reason, _ in decision.events] == ([case.event] if case.event else [])
 
 
 def test_an_apply_carries_the_plan_it_was_approved_for_and_the_generation_and_token() -> None:
-    observed = Observed(MANUAL_APPROVED, 3, {RETRY: "7"}, {}, (job(JobKind.PLAN, JobPhase.COMPLETED,
+    observed = Observed(MANUAL_APPROVED, 3, {RETRY: "7"}, TableStatus(), (job(JobKind.PLAN, JobPhase.COMPLETED,
                         planned(), generation=3, token="7"),))  # fmt: skip
     submit = decide(observed, NOW).submit
     assert submit is not None
@@ -220,8 +217,10 @@ def test_an_apply_carries_the_plan_it_was_approved_for_and_the_generation_and_to
 def test_history_keeps_the_newest_entries_first_and_is_bounded() -> None:
     old = [{"job": f"old-{i}"} for i in range(HISTORY_LIMIT)]
     apply_done = job(JobKind.APPLY, JobPhase.COMPLETED, applied("9", rows=5))
-    observed = Observed(SPEC, 1, {}, {**recorded(PLAN_DONE), "history": old}, (PLAN_DONE, apply_done))
-    history = decide(observed, NOW).status["history"]
+    observed = Observed(
+        SPEC, 1, {}, recorded(PLAN_DONE).model_copy(update={"history": old}), (PLAN_DONE, apply_done)
+    )
+    history = decide(observed, NOW).status.history or []
     assert len(history) == HISTORY_LIMIT
     assert history[0] == {
         "job": apply_done.name, "instant": "9", "planId": PLAN_ID, "partitions": 1, "rows": 5, "seconds": 1.5,
@@ -231,28 +230,32 @@ def test_history_keeps_the_newest_entries_first_and_is_bounded() -> None:
 
 
 def test_a_condition_keeps_its_transition_time_while_its_status_holds() -> None:
-    first = decide(Observed(SPEC, 1, {}, {}, (job(JobKind.PLAN, JobPhase.PENDING),)), NOW).status
+    first = decide(Observed(SPEC, 1, {}, TableStatus(), (job(JobKind.PLAN, JobPhase.PENDING),)), NOW).status
     later = datetime(2026, 11, 23, 12, 5, tzinfo=UTC)
     second = decide(Observed(SPEC, 1, {}, first, (job(JobKind.PLAN, JobPhase.RUNNING),)), later).status
     before, after = condition(first, "Reconciling"), condition(second, "Reconciling")
     assert before is not None
     assert after is not None
-    assert after["lastTransitionTime"] == before["lastTransitionTime"]
+    assert after.last_transition_time == before.last_transition_time
 
 
 @pytest.mark.parametrize("kind", [JobKind.PLAN, JobKind.APPLY])
 def test_the_pass_after_a_submission_writes_nothing_until_the_job_moves(kind: JobKind) -> None:
     # What the submitting pass wrote (the controller adds lastJob once the job is created).
-    submitted = decide(Observed(SPEC, 1, {}, {}, ()), NOW).status
     pending = job(kind, JobPhase.PENDING)
-    submitted["lastJob"] = {
-        "name": pending.name, "kind": kind.value, "generation": 1, "retryToken": "", "phase": "Pending"
-    }  # fmt: skip
+    submitted = decide(Observed(SPEC, 1, {}, TableStatus(), ()), NOW).status.model_copy(
+        update={
+            "last_job": LastJob(
+                name=pending.name, kind=kind.value, generation=1, retry_token="", phase="Pending"
+            )
+        }
+    )
     again = decide(Observed(SPEC, 1, {}, submitted, (pending,)), NOW)
     assert again.status == submitted
     assert again.submit is None
     running = decide(Observed(SPEC, 1, {}, submitted, (replace(pending, phase=JobPhase.RUNNING),)), NOW)
-    assert running.status["lastJob"]["phase"] == "Running"
+    assert running.status.last_job is not None
+    assert running.status.last_job.phase == "Running"
 
 
 POLICY = JobDefaults("registry.example/hudi-job:1.0", "3.5.8", allowed_images=("registry.example/hudi-job",))
@@ -275,9 +278,9 @@ POLICY = JobDefaults("registry.example/hudi-job:1.0", "3.5.8", allowed_images=("
 def test_a_job_the_operator_would_not_run_is_one_stalled_decision_with_one_event(
     spark_spec: dict[str, Any], reason: str
 ) -> None:
-    observed = Observed({**SPEC, "spark": spark_spec}, 1, {}, {}, (), job_defaults=POLICY)
+    observed = Observed({**SPEC, "spark": spark_spec}, 1, {}, TableStatus(), (), job_defaults=POLICY)
     first = decide(observed, NOW)
-    assert (first.submit, first.status["phase"]) == (None, "Stalled")
+    assert (first.submit, first.status.phase) == (None, "Stalled")
     assert [(kind, why) for kind, why, _ in first.events] == [("Warning", reason)]
     again = decide(Observed(observed.spec, 1, {}, first.status, (), job_defaults=POLICY), NOW)
     assert (again.submit, again.status, again.events) == (None, first.status, ())
@@ -285,10 +288,10 @@ def test_a_job_the_operator_would_not_run_is_one_stalled_decision_with_one_event
 
 def test_a_table_stalled_on_a_setting_starts_its_job_once_the_admins_allow_it() -> None:
     spec = {**SPEC, "spark": {"hadoopConf": {"fs.s3a.endpoint": "http://minio.lake:9000"}}}
-    stalled = decide(Observed(spec, 1, {}, {}, (), job_defaults=POLICY), NOW)
+    stalled = decide(Observed(spec, 1, {}, TableStatus(), (), job_defaults=POLICY), NOW)
     held = condition(stalled.status, "Stalled")
     assert held is not None
-    assert "hadoopConf['fs.s3a.endpoint'] points S3A at another server" in held["message"]
+    assert "hadoopConf['fs.s3a.endpoint'] points S3A at another server" in (held.message or "")
     widened = replace(POLICY, allowed_hadoop_conf=("fs.s3a.endpoint",))  # helm upgrade, operator restarted
     assert decide(Observed(spec, 1, {}, stalled.status, (), job_defaults=widened), NOW).submit is not None
 
@@ -300,7 +303,7 @@ def test_a_job_within_the_operators_bounds_is_started() -> None:
         "sparkConf": {"spark.sql.shuffle.partitions": "64"},
         "hadoopConf": {"fs.s3a.connection.maximum": "64"},
     }
-    observed = Observed({**SPEC, "spark": spark}, 1, {}, {}, (), job_defaults=POLICY)
+    observed = Observed({**SPEC, "spark": spark}, 1, {}, TableStatus(), (), job_defaults=POLICY)
     assert decide(observed, NOW).submit is not None
 
 
@@ -316,19 +319,19 @@ def test_a_sized_plan_shows_its_proposed_rules_and_what_sizing_did() -> None:
     result = {**PlanResult(plan, {}, sizing).to_dict(), **TableBuckets().to_dict()}
     plan_done = job(JobKind.PLAN, JobPhase.COMPLETED, report(JobKind.PLAN, result=result))
 
-    status = decide(Observed(SPEC, 1, {}, {}, (plan_done,)), NOW).status
+    status = decide(Observed(SPEC, 1, {}, TableStatus(), (plan_done,)), NOW).status
 
-    assert status["plan"]["rules"] == {"expressions": sized_rules.render(), "default": 4}
+    assert status.to_api()["plan"]["rules"] == {"expressions": sized_rules.render(), "default": 4}
     measured = {"sizedPartitions": 5, "resized": 2, "shuffleFree": 2, "rules": 1, "measured": "t1"}
-    assert status["plan"]["sizing"] == measured
+    assert status.to_api()["plan"]["sizing"] == measured
 
     # The apply of that plan keeps what sizing said of it; another plan's apply would not.
     result = ApplyResult(plan, "20261123110000000", 1, 1000, 10, 1.5, True, (), {})
     applied_report = report(JobKind.APPLY, result={**result.to_dict(), **IN_FORCE.to_dict()})
     apply_done = job(JobKind.APPLY, JobPhase.COMPLETED, applied_report)
     status = decide(Observed(SPEC, 1, {}, status, (plan_done, apply_done)), NOW).status
-    assert status["history"][0]["planId"] == plan.plan_id
-    assert status["plan"]["sizing"]["shuffleFree"] == 2
+    assert (status.history or [{}])[0]["planId"] == plan.plan_id
+    assert status.to_api()["plan"]["sizing"]["shuffleFree"] == 2
 
 
 SIZED_SPEC = {
@@ -337,14 +340,22 @@ SIZED_SPEC = {
 }
 
 
-def settled_sized(measured: datetime, token: str = "") -> dict[str, Any]:
+def settled_sized(measured: datetime, token: str = "") -> TableStatus:
     """The status of a sized table whose last plan, measured then, was recorded and left it Ready."""
     plan_done = job(JobKind.PLAN, JobPhase.COMPLETED, planned(), token=token)
-    status = decide(Observed(SIZED_SPEC, 1, {RETRY: token} if token else {}, {}, (plan_done,)), NOW).status
-    status["plan"]["sizing"] = {"sizedPartitions": 1, "resized": 0, "shuffleFree": 0, "rules": 0}
-    status["plan"]["sizing"]["measured"] = measured.isoformat().replace("+00:00", "Z")
-    status["conditions"] = [{"type": "Ready", "status": "True", "reason": "Converged"}]
-    return status
+    annotations = {RETRY: token} if token else {}
+    status = decide(Observed(SIZED_SPEC, 1, annotations, TableStatus(), (plan_done,)), NOW).status
+    sizing = SizingDone(
+        sized_partitions=1, resized=0, shuffle_free=0, rules=0,
+        measured=measured.isoformat().replace("+00:00", "Z"),
+    )  # fmt: skip
+    assert status.plan is not None
+    return status.model_copy(
+        update={
+            "plan": status.plan.model_copy(update={"sizing": sizing}),
+            "conditions": [Condition(type="Ready", status="True", reason="Converged")],
+        }
+    )
 
 
 @pytest.mark.parametrize("token", ["", "7"])
@@ -360,17 +371,18 @@ def test_a_sized_table_is_planned_again_once_its_measurement_is_old(token: str) 
     round_token = f"{token}@sizing-{int(NOW.timestamp())}"
     assert decision.submit.retry_token == round_token
     # Routine work on a Ready table: the phase says it, the conditions stay (no health check flaps).
-    assert decision.status["phase"] == "Planning"
-    assert decision.status["conditions"] == stale["conditions"]
-    in_flight = {**decision.status, "lastJob": {"name": "x", "generation": 1, "retryToken": round_token}}
+    assert decision.status.phase == "Planning"
+    assert decision.status.conditions == stale.conditions
+    round_job = LastJob(name="x", generation=1, retry_token=round_token)
+    in_flight = decision.status.model_copy(update={"last_job": round_job})
     running = job(JobKind.PLAN, JobPhase.RUNNING, token=round_token)
     assert (
-        decide(Observed(SIZED_SPEC, 1, annotations, in_flight, (running,)), NOW).status["conditions"]
-        == (stale["conditions"])
+        decide(Observed(SIZED_SPEC, 1, annotations, in_flight, (running,)), NOW).status.conditions
+        == stale.conditions
     )
 
     # The round's plan is the one whose report is read and recorded, as a retry's would be.
-    status = {**decision.status, "lastJob": {"name": "x", "generation": 1, "retryToken": round_token}}
+    status = decision.status.model_copy(update={"last_job": round_job})
     replanned = job(JobKind.PLAN, JobPhase.COMPLETED, planned(), token=round_token)
     observed = Observed(SIZED_SPEC, 1, annotations, status, (replanned,))
     assert report_needed(observed) == replanned
@@ -380,7 +392,9 @@ def test_a_sized_table_is_planned_again_once_its_measurement_is_old(token: str) 
 def test_a_stalled_or_paused_sized_table_is_not_planned_again() -> None:
     stale = settled_sized(NOW - timedelta(days=3))
     assert decide(Observed(SIZED_SPEC, 1, {PAUSED: "true"}, stale, ()), NOW).submit is None
-    stalled = {**stale, "conditions": [{"type": "Ready", "status": "False", "reason": "JobFailed"}]}
+    stalled = stale.model_copy(
+        update={"conditions": [Condition(type="Ready", status="False", reason="JobFailed")]}
+    )
     assert decide(Observed(SIZED_SPEC, 1, {}, stalled, ()), NOW).submit is None
     unscheduled = {**SPEC, "buckets": {**SPEC["buckets"], "sizing": {"targetFileSize": "512Mi"}}}
     assert decide(Observed(unscheduled, 1, {}, stale, ()), NOW).submit is None

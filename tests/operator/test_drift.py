@@ -27,6 +27,7 @@ from hudi_bucket_operator.decisions import SEQUENCE, Decision, JobPhase, Observe
 from hudi_bucket_operator.reconcile import decide
 from hudi_bucket_operator.rounds import VERIFY_ROUND
 from hudi_bucket_operator.spec import PAUSED, RETRY
+from hudi_bucket_operator.table_status import Condition, LastJob, TableStatus
 
 NOW = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
 STAMP = "2026-11-23T12:00:00Z"
@@ -38,8 +39,8 @@ NIGHTLY = {**SPEC, "verify": {"schedule": "0 3 * * *"}}
 ROUND = f"{VERIFY_ROUND}{int(NOW.timestamp())}"
 
 
-def ready(layout: dict[str, Any] | None = None, token: str = "") -> dict[str, Any]:
-    """The status of a table whose last job was recorded and left it Ready."""
+def ready(layout: dict[str, Any] | None = None, token: str = "") -> TableStatus:
+    """The status of a table whose last job was recorded and left it Ready, as the API server holds it."""
     status: dict[str, Any] = {
         "observedGeneration": 1,
         "conditions": [{"type": READY, "status": "True", "reason": "Converged", "lastTransitionTime": STAMP}],
@@ -48,7 +49,7 @@ def ready(layout: dict[str, Any] | None = None, token: str = "") -> dict[str, An
     }  # fmt: skip
     if layout is not None:
         status["layout"] = layout
-    return status
+    return TableStatus.of(status)
 
 
 def verified(violations: int = 0, finished: str = STAMP) -> JobReport:
@@ -87,12 +88,12 @@ def job(kind: JobKind, report: JobReport | None, token: str = ROUND, phase: JobP
     )  # fmt: skip
 
 
-def after(spec: dict[str, Any], status: dict[str, Any], *jobs: ObservedJob, **more: Any) -> Decision:
+def after(spec: dict[str, Any], status: TableStatus, *jobs: ObservedJob, **more: Any) -> Decision:
     """The decision once ``jobs`` ran in the round the status's last job names."""
     last = jobs[-1] if jobs else None
     if last is not None:
-        status = {**status, "lastJob": {"name": "x", "generation": last.generation,
-                                        "retryToken": last.retry_token}}  # fmt: skip
+        round_job = LastJob(name="x", generation=last.generation, retry_token=last.retry_token)
+        status = status.model_copy(update={"last_job": round_job})
     return decide(Observed(spec, more.get("generation", 1), more.get("annotations", {}), status, jobs), NOW)
 
 
@@ -109,12 +110,12 @@ def test_a_ready_table_never_checked_is_checked_in_a_round_of_its_own() -> None:
     assert isinstance(requested(decision), VerifyRequest)
     assert decision.submit is not None
     assert (decision.submit.retry_token, decision.submit.sequence) == (ROUND, SEQUENCE[JobKind.VERIFY])
-    assert decision.status["phase"] == "Verifying"
+    assert decision.status.phase == "Verifying"
     assert [reason for _, reason, _ in decision.events] == ["Verifying"]
     # Routine work: the table stays Ready while it is checked, so health checks do not flap.
-    assert decision.status["conditions"] == ready()["conditions"]
+    assert decision.status.conditions == ready().conditions
     checking = after(EVERY_6H, ready(), job(JobKind.VERIFY, None, phase=JobPhase.RUNNING))
-    assert (checking.status["phase"], checking.status["conditions"]) == ("Verifying", ready()["conditions"])
+    assert (checking.status.phase, checking.status.conditions) == ("Verifying", ready().conditions)
 
 
 @pytest.mark.parametrize(
@@ -137,7 +138,9 @@ def test_a_check_is_due_on_the_schedule_counted_from_the_last(
 def test_no_check_runs_without_a_schedule_while_paused_or_unless_ready() -> None:
     assert after(SPEC, ready()).submit is None
     assert after(EVERY_6H, ready(), annotations={PAUSED: "true"}).submit is None
-    awaiting = {**ready(), "conditions": [{"type": READY, "status": "False", "reason": "AwaitingApproval"}]}
+    awaiting = ready().model_copy(
+        update={"conditions": [Condition(type=READY, status="False", reason="AwaitingApproval")]}
+    )
     assert after(EVERY_6H, awaiting).submit is None
 
 
@@ -153,12 +156,12 @@ def test_a_check_runs_under_the_retry_annotation_too() -> None:
 def test_a_healthy_layout_is_recorded_and_the_table_planned_again() -> None:
     decision = after(EVERY_6H, ready(), job(JobKind.VERIFY, verified()))
 
-    assert decision.status["layout"] == {
+    assert decision.status.to_api()["layout"] == {
         "checkedAt": STAMP, "violations": 0, "byKind": {}, "partitions": 0, "items": []
     }  # fmt: skip
     healthy = condition(decision.status, LAYOUT_HEALTHY)
     assert healthy is not None
-    assert (healthy["status"], healthy["reason"]) == ("True", "LayoutVerified")
+    assert (healthy.status, healthy.reason) == ("True", "LayoutVerified")
     plan = requested(decision)
     assert isinstance(plan, PlanRequest)
     assert not plan.rescale.check_records
@@ -167,32 +170,32 @@ def test_a_healthy_layout_is_recorded_and_the_table_planned_again() -> None:
     assert decision.events == ()
     ready_condition = condition(decision.status, READY)
     assert ready_condition is not None
-    assert (decision.status["phase"], ready_condition["status"]) == ("Planning", "True")
+    assert (decision.status.phase, ready_condition.status) == ("Planning", "True")
 
 
 def test_a_violation_is_a_warning_and_a_plan_that_reads_every_record() -> None:
     decision = after(EVERY_6H, ready(), job(JobKind.VERIFY, verified(violations=2)))
 
-    assert decision.status["layout"]["violations"] == 2
-    assert decision.status["layout"]["items"] == ["day=2026-11-10"]
+    assert decision.status.to_api()["layout"]["violations"] == 2
+    assert decision.status.to_api()["layout"]["items"] == ["day=2026-11-10"]
     unhealthy = condition(decision.status, LAYOUT_HEALTHY)
     assert unhealthy is not None
-    assert (unhealthy["status"], unhealthy["reason"]) == ("False", "LayoutViolation")
-    assert "2 misplaced-records" in unhealthy["message"]
+    assert (unhealthy.status, unhealthy.reason) == ("False", "LayoutViolation")
+    assert "2 misplaced-records" in (unhealthy.message or "")
     assert [(kind, reason) for kind, reason, _ in decision.events] == [("Warning", "LayoutViolation")]
     plan = requested(decision)
     assert isinstance(plan, PlanRequest)
     assert plan.rescale.check_records
     not_ready = condition(decision.status, READY)
     assert not_ready is not None
-    assert not_ready["status"] == "False"  # what the check found changes the table's state
+    assert not_ready.status == "False"  # what the check found changes the table's state
 
 
 def test_a_verify_job_that_failed_before_checking_stalls() -> None:
     failed = JobReport(JobKind.VERIFY, "s3a://x", Outcome.FAILED, "no table", "t0", "t1", {},
                        JobError("NotAHudiTableError", "no table"))  # fmt: skip
     decision = after(EVERY_6H, ready(), job(JobKind.VERIFY, failed, phase=JobPhase.FAILED))
-    assert decision.status["phase"] == "Stalled"
+    assert decision.status.phase == "Stalled"
     assert decision.submit is None
 
 
@@ -204,9 +207,9 @@ def test_the_repair_plan_waits_for_approval_as_any_plan_and_its_apply_reads_ever
     checked, plan_done = job(JobKind.VERIFY, verified(2)), job(JobKind.PLAN, planned(REPAIR_PLAN))
 
     waiting = after(EVERY_6H, status, checked, plan_done)
-    assert waiting.status["phase"] == "AwaitingApproval"
-    assert "1 of them to repair their layout" in (condition(waiting.status, READY) or {})["message"]
-    assert waiting.status["plan"]["repairs"] == 1
+    assert waiting.status.phase == "AwaitingApproval"
+    assert "1 of them to repair their layout" in (condition(waiting.status, READY).message or "")
+    assert waiting.status.to_api()["plan"]["repairs"] == 1
 
     approved = {**EVERY_6H, "apply": {"policy": "Manual", "approvedPlan": REPAIR_PLAN.plan_id}}
     # The approval is a new generation, whose apply plans again itself, reading every record as the
@@ -222,25 +225,25 @@ def test_a_repair_is_an_event_in_history_and_the_layout_is_checked_again_at_once
             job(JobKind.APPLY, repaired(duplicates=1)))  # fmt: skip
     applied = after(EVERY_6H, ready(BROKEN), *jobs)
 
-    assert applied.status["phase"] == "Ready"
+    assert applied.status.phase == "Ready"
     assert [reason for _, reason, _ in applied.events] == ["Applied", "Repaired"]
     assert "1 partition(s) repaired" in applied.events[1][2]
-    assert (applied.status["history"][0]["repairs"], applied.status["history"][0]["duplicatesResolved"]) == (
+    assert (applied.status.to_api()["history"][0]["repairs"], applied.status.to_api()["history"][0]["duplicatesResolved"]) == (
         1, 1,
     )  # fmt: skip
-    assert applied.status["layout"]["recheck"] is True
+    assert applied.status.to_api()["layout"]["recheck"] is True
 
     # Checked again at once, though the schedule's 6 hours have not passed.
     recheck = decide(Observed(EVERY_6H, 1, {}, applied.status, jobs), NOW)
     assert isinstance(requested(recheck), VerifyRequest)
 
     mended = after(EVERY_6H, recheck.status, job(JobKind.VERIFY, verified()))
-    assert (condition(mended.status, LAYOUT_HEALTHY) or {})["status"] == "True"
-    assert "recheck" not in mended.status["layout"]
+    assert condition(mended.status, LAYOUT_HEALTHY).status == "True"
+    assert mended.status.layout.recheck is None
 
     unmended = after(EVERY_6H, recheck.status, job(JobKind.VERIFY, verified(2)))
-    assert unmended.status["phase"] == "Stalled"
-    assert (condition(unmended.status, READY) or {})["reason"] == "RepairIncomplete"
+    assert unmended.status.phase == "Stalled"
+    assert condition(unmended.status, READY).reason == "RepairIncomplete"
     assert unmended.submit is None
 
 

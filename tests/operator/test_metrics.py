@@ -6,6 +6,7 @@ from __future__ import annotations
 from prometheus_client import REGISTRY
 
 from hudi_bucket_operator import metrics
+from hudi_bucket_operator.table_status import LastJob, LayoutFound, TableStatus
 
 
 def sample(name: str, **labels: str) -> float:
@@ -18,11 +19,11 @@ def test_a_recorded_apply_counts_its_outcome_duration_and_rows() -> None:
         sample("hbo_rescale_duration_seconds_count"),
         sample("hbo_rows_rewritten_total"),
     )
-    status = {
-        "phase": "Ready",
-        "lastJob": {"name": "orders-apply-1", "kind": "apply"},
-        "history": [{"job": "orders-apply-1", "seconds": 12.5, "rows": 1000}],
-    }
+    status = TableStatus(
+        phase="Ready",
+        last_job=LastJob(name="orders-apply-1", kind="apply"),
+        history=[{"job": "orders-apply-1", "seconds": 12.5, "rows": 1000}],
+    )
     metrics.record_job(status)
     assert sample("hbo_jobs_finished_total", kind="apply", outcome="Succeeded") == before[0] + 1
     assert sample("hbo_rescale_duration_seconds_count") == before[1] + 1
@@ -32,7 +33,7 @@ def test_a_recorded_apply_counts_its_outcome_duration_and_rows() -> None:
 def test_a_failed_plan_counts_as_failed_and_rewrites_nothing() -> None:
     failed = sample("hbo_jobs_finished_total", kind="plan", outcome="Failed")
     rows = sample("hbo_rows_rewritten_total")
-    metrics.record_job({"phase": "Stalled", "lastJob": {"name": "orders-plan-1", "kind": "plan"}})
+    metrics.record_job(TableStatus(phase="Stalled", last_job=LastJob(name="orders-plan-1", kind="plan")))
     assert sample("hbo_jobs_finished_total", kind="plan", outcome="Failed") == failed + 1
     assert sample("hbo_rows_rewritten_total") == rows
 
@@ -40,17 +41,17 @@ def test_a_failed_plan_counts_as_failed_and_rewrites_nothing() -> None:
 def test_a_layout_check_counts_the_violations_it_found_and_a_repair_the_partitions_it_mended() -> None:
     found, repaired = sample("hbo_layout_violations_found_total"), sample("hbo_partitions_repaired_total")
     metrics.record_job(
-        {
-            "phase": "Planning",
-            "lastJob": {"name": "orders-verify-1", "kind": "verify"},
-            "layout": {"violations": 3},
-        }
+        TableStatus(
+            phase="Planning",
+            last_job=LastJob(name="orders-verify-1", kind="verify"),
+            layout=LayoutFound(violations=3),
+        )
     )
     assert sample("hbo_layout_violations_found_total") == found + 3
-    status = {
-        "phase": "Ready",
-        "lastJob": {"name": "orders-apply-2", "kind": "apply"},
-        "history": [{"job": "orders-apply-2", "seconds": 1.0, "rows": 10, "repairs": 2}],
-    }
+    status = TableStatus(
+        phase="Ready",
+        last_job=LastJob(name="orders-apply-2", kind="apply"),
+        history=[{"job": "orders-apply-2", "seconds": 1.0, "rows": 10, "repairs": 2}],
+    )
     metrics.record_job(status)
     assert sample("hbo_partitions_repaired_total") == repaired + 2

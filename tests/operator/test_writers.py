@@ -28,6 +28,7 @@ from hudi_bucket_operator.conditions import condition
 from hudi_bucket_operator.decisions import Decision, JobPhase, Observed, ObservedJob
 from hudi_bucket_operator.reconcile import decide
 from hudi_bucket_operator.spec import APPLY_NOW, PAUSED, InvalidSpecError, parse_spec
+from hudi_bucket_operator.table_status import TableStatus
 from hudi_bucket_operator.writers import ObservedWriter, WriterVerb, get_path, merge_patch_for
 
 NOW = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)  # noon: outside a 01:00-04:00 window
@@ -152,46 +153,54 @@ RUNNING_WRITERS = {
 
 
 def test_an_approved_plan_outside_its_window_waits_saying_when_the_window_opens() -> None:
-    decision = decide(Observed(WRITERS_SPEC, 1, {}, {}, (PLAN_DONE,), writers=RUNNING_WRITERS), NOW)
-    assert decision.status["phase"] == "AwaitingWindow"
-    assert decision.status["writers"]["nextWindow"] == "2026-11-24T01:00:00Z"
+    decision = decide(
+        Observed(WRITERS_SPEC, 1, {}, TableStatus(), (PLAN_DONE,), writers=RUNNING_WRITERS), NOW
+    )
+    assert decision.status.phase == "AwaitingWindow"
+    assert decision.status.writers["nextWindow"] == "2026-11-24T01:00:00Z"
     assert (decision.submit, decision.writer_actions, decision.recorded) == (None, (), PLAN_DONE.name)
     assert [r for _, r, _ in decision.events] == ["AwaitingWindow"]
     ready = condition(decision.status, "Ready")
     assert ready is not None
-    assert "waits for its window (0 1 * * * for 3h, UTC): next at 2026-11-24T01:00:00Z" in ready["message"]
+    assert "waits for its window (0 1 * * * for 3h, UTC): next at 2026-11-24T01:00:00Z" in (
+        ready.message or ""
+    )
     # Recorded: the next passes keep waiting, quietly, until the window opens.
     again = decide(Observed(WRITERS_SPEC, 1, {}, decision.status, (PLAN_DONE,)), NOW + timedelta(hours=1))
-    assert (again.status["phase"], again.events, again.submit) == ("AwaitingWindow", (), None)
+    assert (again.status.phase, again.events, again.submit) == ("AwaitingWindow", (), None)
     opened = decide(
         Observed(WRITERS_SPEC, 1, {}, decision.status, (PLAN_DONE,), writers=RUNNING_WRITERS), NIGHT
     )
-    assert opened.status["phase"] == "PausingWriters"
+    assert opened.status.phase == "PausingWriters"
 
 
 def test_the_apply_now_annotation_overrides_the_window_for_its_plan_only() -> None:
-    waiting = decide(Observed(WRITERS_SPEC, 1, {}, {}, (PLAN_DONE,), writers=RUNNING_WRITERS), NOW).status
+    waiting = decide(
+        Observed(WRITERS_SPEC, 1, {}, TableStatus(), (PLAN_DONE,), writers=RUNNING_WRITERS), NOW
+    ).status
     other = {APPLY_NOW: "sha256:" + "0" * 64}
     assert (
-        decide(Observed(WRITERS_SPEC, 1, other, waiting, (PLAN_DONE,), writers=RUNNING_WRITERS), NOW).status[
-            "phase"
-        ]
+        decide(
+            Observed(WRITERS_SPEC, 1, other, waiting, (PLAN_DONE,), writers=RUNNING_WRITERS), NOW
+        ).status.phase
         == "AwaitingWindow"
     )
     this = {APPLY_NOW: PLAN.plan_id}
     now = decide(Observed(WRITERS_SPEC, 1, this, waiting, (PLAN_DONE,), writers=RUNNING_WRITERS), NOW)
-    assert now.status["phase"] == "PausingWriters"
+    assert now.status.phase == "PausingWriters"
 
 
 def test_in_the_window_the_writers_prior_state_is_recorded_before_anything_is_paused() -> None:
-    decision = decide(Observed(WRITERS_SPEC, 1, {}, {}, (PLAN_DONE,), writers=RUNNING_WRITERS), NIGHT)
-    assert decision.status["phase"] == "PausingWriters"
+    decision = decide(
+        Observed(WRITERS_SPEC, 1, {}, TableStatus(), (PLAN_DONE,), writers=RUNNING_WRITERS), NIGHT
+    )
+    assert decision.status.phase == "PausingWriters"
     assert decision.writer_actions == ()  # this status first
-    assert [(i["kind"], i["name"], i["prior"]) for i in decision.status["writers"]["items"]] == [
+    assert [(i["kind"], i["name"], i["prior"]) for i in decision.status.writers["items"]] == [
         ("Deployment", "ingest", {"replicas": 3}),
         ("FlinkDeployment", "orders-cdc", {"value": "running"}),
     ]
-    assert decision.status["writers"]["deadline"] == "2026-11-24T01:45:00Z"  # quiesceTimeout's default
+    assert decision.status.writers["deadline"] == "2026-11-24T01:45:00Z"  # quiesceTimeout's default
     assert decision.poll_seconds == maintenance.POLL_SECONDS
     paused = decide(
         Observed(WRITERS_SPEC, 1, {}, decision.status, (PLAN_DONE,), writers=RUNNING_WRITERS), NIGHT
@@ -201,9 +210,8 @@ def test_in_the_window_the_writers_prior_state_is_recorded_before_anything_is_pa
         (WriterVerb.PAUSE, "FlinkDeployment", None, "spec.job.state", "suspended"),
     ]
     assert paused.submit is None
-    assert (
-        "waiting for the writers to stop: Deployment/ingest (3 pod(s)), FlinkDeployment/orders-cdc"
-        in (paused.status["conditions"][0]["message"])
+    assert "waiting for the writers to stop: Deployment/ingest (3 pod(s)), FlinkDeployment/orders-cdc" in (
+        paused.status.conditions[0].message
     )
 
 
@@ -217,16 +225,16 @@ def test_in_the_window_the_writers_prior_state_is_recorded_before_anything_is_pa
 )
 def test_an_apply_needing_no_window_nor_pause_starts_at_once(spec: dict[str, Any], plan: Plan) -> None:
     plan_done = job(JobKind.PLAN, JobPhase.COMPLETED, planned(plan))
-    decision = decide(Observed(spec, 1, {}, {}, (plan_done,), writers=RUNNING_WRITERS), NOW)
+    decision = decide(Observed(spec, 1, {}, TableStatus(), (plan_done,), writers=RUNNING_WRITERS), NOW)
     assert decision.submit is not None
     assert decision.submit.kind is JobKind.APPLY
-    assert ("writers" not in decision.status, decision.writer_actions) == (True, ())
+    assert (decision.status.writers is None, decision.writer_actions) == (True, ())
 
 
 def test_a_window_without_writers_starts_the_apply_once_it_opens() -> None:
     spec = {**SPEC, "apply": {"policy": "Automatic", "window": WINDOW}}
-    waiting = decide(Observed(spec, 1, {}, {}, (PLAN_DONE,)), NOW)
-    assert (waiting.status["phase"], waiting.submit, waiting.requeue) == ("AwaitingWindow", None, False)
+    waiting = decide(Observed(spec, 1, {}, TableStatus(), (PLAN_DONE,)), NOW)
+    assert (waiting.status.phase, waiting.submit, waiting.requeue) == ("AwaitingWindow", None, False)
     opened = decide(Observed(spec, 1, {}, waiting.status, (PLAN_DONE,)), NIGHT)
     assert opened.submit is not None
     assert opened.submit.approved_plan == PLAN.plan_id
@@ -234,18 +242,22 @@ def test_a_window_without_writers_starts_the_apply_once_it_opens() -> None:
 
 def test_a_writer_not_found_stalls_before_anything_is_paused() -> None:
     seen = {**RUNNING_WRITERS, "Deployment/ingest": ObservedWriter(found=False)}
-    decision = decide(Observed(WRITERS_SPEC, 1, {}, {}, (PLAN_DONE,), writers=seen), NIGHT)
-    assert (decision.status["phase"], decision.writer_actions, decision.submit) == ("Stalled", (), None)
-    assert "Deployment/ingest; nothing was paused" in decision.status["conditions"][0]["message"]
+    decision = decide(Observed(WRITERS_SPEC, 1, {}, TableStatus(), (PLAN_DONE,), writers=seen), NIGHT)
+    assert (decision.status.phase, decision.writer_actions, decision.submit) == ("Stalled", (), None)
+    assert "Deployment/ingest; nothing was paused" in decision.status.conditions[0].message
     assert [r for _, r, _ in decision.events][-1] == "WriterNotFound"
 
 
 def test_which_writers_a_pass_reads() -> None:
-    assert writers_needed(Observed(WRITERS_SPEC, 1, {}, {}, ())) == []  # nothing to decide about them
-    assert [w.key for w in writers_needed(Observed(WRITERS_SPEC, 1, {}, {}, (PLAN_DONE,)))] == [
+    assert (
+        writers_needed(Observed(WRITERS_SPEC, 1, {}, TableStatus(), ())) == []
+    )  # nothing to decide about them
+    assert [w.key for w in writers_needed(Observed(WRITERS_SPEC, 1, {}, TableStatus(), (PLAN_DONE,)))] == [
         "Deployment/ingest", "FlinkDeployment/orders-cdc",
     ]  # fmt: skip
-    recorded = decide(Observed(WRITERS_SPEC, 1, {}, {}, (PLAN_DONE,), writers=RUNNING_WRITERS), NIGHT).status
+    recorded = decide(
+        Observed(WRITERS_SPEC, 1, {}, TableStatus(), (PLAN_DONE,), writers=RUNNING_WRITERS), NIGHT
+    ).status
     # The spec made invalid: the writers recorded paused are still read, to resume them.
     observed = Observed({"table": {}}, 2, {}, recorded, (PLAN_DONE,))
     assert [w.key for w in writers_needed(observed)] == ["Deployment/ingest", "FlinkDeployment/orders-cdc"]
@@ -311,16 +323,19 @@ def run(
     world: World, crash_at: int | None = None, lose_status: bool = False, **kwargs: Any
 ) -> dict[str, Any]:
     """Passes until the steps are over; at ``crash_at`` the operator dies after writing the status (its
-    writer actions lost) or, with ``lose_status``, before writing it (its job submitted all the same)."""
+    writer actions lost) or, with ``lose_status``, before writing it (its job submitted all the same).
+    The status goes through the API's JSON between passes, as the operator writes and reads it."""
     status: dict[str, Any] = {}
     annotations = kwargs.get("annotations", {})
     spec = kwargs.get("spec", WRITERS_SPEC)
     for pass_no in range(40):
-        observed = Observed(spec, 1, annotations, status, tuple(world.jobs), writers=world.seen())
+        observed = Observed(
+            spec, 1, annotations, TableStatus.of(status), tuple(world.jobs), writers=world.seen()
+        )
         decision = decide(observed, NIGHT + timedelta(seconds=2 * pass_no))
         world.submit(decision)  # the controller submits first, then writes the status, then acts
         if pass_no != crash_at or not lose_status:
-            status = decision.status
+            status = decision.status.to_api()
         if pass_no != crash_at:
             world.act(decision)
         world.tick(pass_no)
@@ -354,20 +369,20 @@ def test_a_failed_apply_resumes_the_writers_then_stalls_with_the_jobs_words() ->
 def test_writers_that_do_not_stop_in_time_are_resumed_and_the_table_stalls() -> None:
     spec = {**WRITERS_SPEC, "writers": {"workloads": WORKLOADS, "quiesceTimeout": "1m"}}
     world = World()
-    status: dict[str, Any] = {}
+    status = TableStatus()
     for pass_no in range(60):  # Flink never says it stopped
         decision = decide(Observed(spec, 1, {}, status, tuple(world.jobs), writers=world.seen()),
                           NIGHT + timedelta(seconds=5 * pass_no))  # fmt: skip
         status = decision.status
         world.act(decision)
         world.pods = world.replicas
-        if status["phase"] == "Stalled":
+        if status.phase == "Stalled":
             break
-    assert (status["phase"], world.applies, world.as_before) == ("Stalled", 0, True)
+    assert (status.phase, world.applies, world.as_before) == ("Stalled", 0, True)
     held = condition(status, "Stalled")
     assert held is not None
-    assert held["reason"] == "QuiesceTimeout"
-    assert "FlinkDeployment/orders-cdc" in held["message"]
+    assert held.reason == "QuiesceTimeout"
+    assert "FlinkDeployment/orders-cdc" in (held.message or "")
 
 
 @pytest.mark.parametrize("lose_status", [False, True], ids=["after-status", "before-status"])
@@ -396,7 +411,7 @@ def test_writers_paused_before_the_apply_are_resumed_when_the_table_is_paused_or
     interruption: dict[str, Any],
 ) -> None:
     world = World()
-    status: dict[str, Any] = {}
+    status = TableStatus()
     for pass_no in range(2):  # the priors recorded, the writers paused
         decision = decide(
             Observed(WRITERS_SPEC, 1, {}, status, tuple(world.jobs), writers=world.seen()), NIGHT
@@ -413,4 +428,4 @@ def test_writers_paused_before_the_apply_are_resumed_when_the_table_is_paused_or
         status = decision.status
         world.act(decision)
     assert (world.as_before, world.applies) == (True, 0)
-    assert status["phase"] == ("Paused" if annotations else "Stalled")
+    assert status.phase == ("Paused" if annotations else "Stalled")

@@ -335,15 +335,6 @@ class LayoutCheck:
                 tuple(result["partitions"]),
             )
 
-    def to_status(self, max_items: int) -> dict[str, Any]:
-        return {
-            "checkedAt": self.checked_at,
-            "violations": self.violations,
-            "byKind": dict(self.by_kind),
-            "partitions": self.partition_count,
-            "items": list(self.partitions[:max_items]),
-        }
-
 
 # --- where a report goes in a cluster --------------------------------------------------------------------
 

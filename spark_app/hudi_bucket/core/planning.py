@@ -218,23 +218,6 @@ class Plan:
             )
         return plan
 
-    def summary(self, max_items: int) -> dict[str, Any]:
-        """A bounded view for a status field: totals, the ``max_items`` largest changes by bytes, and
-        how many were left out."""
-        if max_items < 0:
-            raise ValueError(f"max_items must be >= 0, not {max_items}")
-        largest = sorted(self.changes, key=lambda c: (-c.bytes, c.partition))[:max_items]
-        return {
-            "id": self.plan_id,
-            "noop": self.is_noop,
-            "configChanges": self.config_changes,
-            # The rules the plan writes: what approving it puts in force (sizing's proposals among them).
-            "rules": {"expressions": self.desired.render(), "default": self.desired.default},
-            **self.totals(),
-            "items": [c.to_dict() for c in largest],
-            "omitted": len(self.changes) - len(largest),
-        }
-
 
 def make_plan(
     layouts: Iterable[PartitionLayout],
