@@ -35,6 +35,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.e2e)
             if "node" in item.fixturenames:  # type: ignore[attr-defined]
                 item.add_marker(pytest.mark.node)
+    # The session's node starts with the first test that uses it and runs to the end: the tests that
+    # need the machine without a node (test_node_cleanup.py) go before all of those, whatever their names.
+    items.sort(key=lambda item: item.get_closest_marker("node") is not None and "node" in item.fixturenames)  # type: ignore[attr-defined]
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

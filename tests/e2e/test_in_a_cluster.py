@@ -9,7 +9,6 @@ scenario leaves the cluster as the next one expects it.
 
 from __future__ import annotations
 
-import json
 import shutil
 import socket
 import time
@@ -21,8 +20,6 @@ from typing import Any
 import pytest
 from hudi_rs import records
 from kubernetes import client
-from object_store.server import S3Server
-from pyarrow import fs as pafs
 
 import bucket_tables
 from control_plane import AuditEvent, ControlPlane
@@ -68,11 +65,7 @@ def chart_values(**overrides: Any) -> dict[str, Any]:
         "resyncSeconds": 2,
         "metrics": {"port": free_port()},
         "health": {"port": free_port()},
-        # The S3 table's settings point S3A at the tests' S3 server, over plain HTTP: as admins allow it.
-        "jobs": {
-            "image": {"tag": "e2e"},
-            "allowedHadoopConf": ["fs.s3a.endpoint", "fs.s3a.connection.ssl.enabled"],
-        },
+        "jobs": {"image": {"tag": "e2e"}},
         **overrides,
     }
 
@@ -303,49 +296,6 @@ def test_a_table_only_hudi_rewrites_is_rescaled_by_the_hudi_engine(world: World,
     in_force = {"hoodie.bucket.index.partition.expressions": status["config"]["expressions"]}
     hudi_write(spark, uri, hudi_records(spark, range(90, 130), 3), {**options, **in_force})
     assert len(one_record_per_key(spark, uri)) == 130
-
-
-def test_a_table_on_s3_is_rescaled_with_credentials_from_a_secret(
-    world: World, s3: S3Server, s3_prefix: str
-) -> None:
-    """The table on the test S3 server; its credentials in a Secret that the spec only names, so neither
-    the table nor its SparkApplications ever hold them."""
-    cluster, key = world.cluster, f"{s3_prefix}/orders"
-    pafs.copy_files(str(world.template), f"{s3.bucket}/{key}", destination_filesystem=s3.filesystem())
-    uri = s3.uri(key)
-    before = s3_rows(s3, uri)
-    secret = client.V1Secret(metadata=client.V1ObjectMeta(name="lake-s3"), string_data=s3.credentials_env())
-    client.CoreV1Api(cluster.control_plane.api_client()).create_namespaced_secret(LAKE, secret)
-    table_spec = {
-        **spec(Path("unused"), policy="Automatic"),
-        "table": {"uri": uri},
-        "spark": {"envFromSecrets": [{"name": "lake-s3"}], "hadoopConf": s3.settings()},
-    }
-    cluster.create_table(LAKE, "s3-orders", table_spec)
-
-    status = cluster.phase_is(LAKE, "s3-orders", "Ready", timeout=240)
-    assert cluster.job_kinds(LAKE, "s3-orders") == ["plan", "apply"]
-    assert {p["partition"]: p["buckets"] for p in status["partitions"]["items"]} == {
-        "day=2025-11-10": 2,
-        "day=2025-11-11": 6,
-    }
-    assert s3_rows(s3, uri) == before  # hudi-rs, straight from S3
-    assert cli.main(["verify", "--table", uri]) == 0
-    # The jobs listed with the native S3 client, its credentials resolved by S3A from the Secret's
-    # variables: they logged no hand-over to S3A.
-    logs = [r.log.read_text() for r in world.spark_operator.runs_in(LAKE) if r.name.startswith("s3-orders")]
-    assert len(logs) == 2
-    assert not [line for log in logs for line in log.splitlines() if "S3A lists" in line]
-    manifests = json.dumps([cluster.table(LAKE, "s3-orders"), *cluster.jobs(LAKE, "s3-orders")])
-    assert s3.credentials_env()["AWS_SECRET_ACCESS_KEY"] not in manifests
-    assert all(
-        a["spec"]["driver"]["envFrom"] == [{"secretRef": {"name": "lake-s3"}}]
-        for a in cluster.jobs(LAKE, "s3-orders")
-    )
-
-
-def s3_rows(s3: S3Server, uri: str) -> list[dict[str, Any]]:
-    return records(uri, columns=COLUMNS, storage_options=s3.storage_options())
 
 
 def test_the_api_server_refuses_a_spec_the_crd_rules_out(world: World) -> None:

@@ -1,11 +1,15 @@
-"""The whole path in pods on the real node: the chart's operator in its pod, and each job a SparkApplication
-that spark-submit turns into a driver pod, whose driver starts its executor pods, all of our job image,
-in a namespace enforcing Pod Security ``restricted``; the table on an S3-compatible server the pods reach
-at the node's address, its credentials only in a Secret. A Manual plan is approved, applied, and read back
-by Apache Hudi and by hudi-rs."""
+"""The whole path in pods on the real node, in a namespace enforcing Pod Security ``restricted``.
+
+The chart, installed by a real helm, runs our operator image in its pod: it finds the API server the
+in-cluster way (the ``kubernetes`` Service's ClusterIP, served by kube-proxy, and its ServiceAccount's
+token), becomes Ready, and its metrics answer through its Service. Each job is a SparkApplication that
+spark-submit turns into a driver pod, whose driver starts its executor pods, all of our job image. The
+table is on an S3-compatible server the pods reach at the node's address, its credentials only in a
+Secret. A Manual plan is approved, applied, and read back by Apache Hudi and by hudi-rs."""
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import time
 from pathlib import Path
@@ -18,11 +22,13 @@ from object_store.server import S3Server, ensure_binary
 from pyarrow import fs as pafs
 
 from control_plane import ControlPlane
-from harness import Cluster
+from control_plane.cluster import KUBERNETES_SERVICE_IP
+from harness import Cluster, until
 from hudi_bucket import cli
 from hudi_bucket.commands.write import write
 from hudi_bucket.contract.requests import WriteOptions
 from node import Node
+from node.containerd import POD_SUBNET
 from node.node import NODE_IP
 from node.pod_security import restricted_namespace
 from paths import SHARED_FOUND, SHARED_MISSING
@@ -59,7 +65,10 @@ def test_a_manual_rescale_of_an_s3_table_runs_in_driver_and_executor_pods_of_our
         )
         cluster.core.create_namespaced_secret(namespace, secret)
         cluster.install_crds()
+        installed = time.monotonic()
         job_image = install_chart(cluster, node, our_images, namespace)
+        operator = the_operator_is_ready_in_its_pod(control_plane, cluster, node, namespace)
+        ready = time.monotonic() - installed
         (tmp_path / "spark-operator").mkdir()
         stand_in.start()
         started = time.monotonic()
@@ -90,23 +99,84 @@ def test_a_manual_rescale_of_an_s3_table_runs_in_driver_and_executor_pods_of_our
             if e.user == driver_account and e.verb == "create" and e.resource == "pods" and e.code == 201
         }
         assert executors_created >= {name for run in runs for name in run.executors}
+        # The jobs listed with the native S3 client, its credentials resolved by S3A from the Secret's
+        # variables: no hand-over to S3A in the drivers' logs.
+        assert not [line for run in runs for line in run.log.read_text().splitlines() if "S3A lists" in line]
 
         # Read back: hudi-rs straight from S3, Apache Hudi through S3A, and our verify.
         assert records(uri, columns=COLUMNS, storage_options=store.storage_options()) == before
         keys = [row.order_id for row in spark.read.format("hudi").load(uri).select("order_id").collect()]
         assert sorted(keys) == sorted(f"O-{i}" for i in range(ROWS))  # each key once
         assert cli.main(["verify", "--table", uri]) == 0
-        # The credentials stayed in the Secret.
-        manifests = json.dumps([cluster.table(namespace, "orders"), *cluster.jobs(namespace, "orders")])
+        # The credentials stayed in the Secret, which the jobs only name.
+        jobs = cluster.jobs(namespace, "orders")
+        manifests = json.dumps([cluster.table(namespace, "orders"), *jobs])
         assert store.credentials_env()["AWS_SECRET_ACCESS_KEY"] not in manifests
+        assert all(
+            job["spec"][pod]["envFrom"] == [{"secretRef": {"name": "lake-s3"}}]
+            for job in jobs
+            for pod in ("driver", "executor")
+        )
+        assert "Traceback" not in operator_log(node, namespace, operator)
         print(
-            f"\nnode started in {node.start_seconds:.1f} s; plan in pods {planned:.1f} s, plan + approval + apply"
-            f" {seconds:.1f} s; jobs {[round(run.seconds or 0, 1) for run in runs]} s"
+            f"\nnode started in {node.start_seconds:.1f} s; operator Ready {ready:.1f} s after helm install;"
+            f" plan in pods {planned:.1f} s, plan + approval + apply {seconds:.1f} s;"
+            f" jobs {[round(run.seconds or 0, 1) for run in runs]} s"
         )
     finally:
         stand_in.stop()
         cluster.helm("uninstall", RELEASE, "--namespace", namespace, "--wait", "--timeout", "60s")
         store.stop()
+
+
+def the_operator_is_ready_in_its_pod(
+    control_plane: ControlPlane, cluster: Cluster, node: Node, namespace: str
+) -> client.V1Pod:
+    """The chart's operator pod, once Ready: on the node, never restarted (its liveness probe held), its
+    requests reaching the API server from its own address with its ServiceAccount's token, its metrics
+    served through its Service."""
+    selector = f"app.kubernetes.io/instance={RELEASE}"
+
+    def ready_pod() -> client.V1Pod | None:
+        pods = cluster.core.list_namespaced_pod(namespace, label_selector=selector).items
+        return next((pod for pod in pods if ready(pod)), None)
+
+    pod = until(ready_pod, 120, lambda: f"a Ready pod: {cluster.core.list_namespaced_pod(namespace).items}")
+    assert pod.spec.node_name == node.name
+    assert pod.status.container_statuses[0].restart_count == 0
+    assert ipaddress.ip_address(pod.status.pod_ip) in ipaddress.ip_network(POD_SUBNET)
+    # Told the API server is the `kubernetes` Service (by the kubelet, as in any cluster) ...
+    environment = node.container_environment(pod.status.container_statuses[0].container_id)
+    assert environment["KUBERNETES_SERVICE_HOST"] == KUBERNETES_SERVICE_IP
+    assert environment["KUBERNETES_SERVICE_PORT"] == "443"  # not the API server's own port
+    # ... which answered its ServiceAccount's requests, coming from the pod's address.
+    user = f"system:serviceaccount:{namespace}:{pod.spec.service_account_name}"
+
+    def tables_listed_from_the_pod() -> bool:
+        return any(
+            e.user == user and e.resource == "hudibuckettables" and e.verb in ("list", "watch")
+            and e.code == 200 and e.source_ips == (pod.status.pod_ip,)
+            for e in control_plane.audit_events()
+        )  # fmt: skip
+
+    until(
+        tables_listed_from_the_pod,
+        30,
+        lambda: f"its requests in the audit log; its log:\n{operator_log(node, namespace, pod)}",
+    )
+    # /metrics through its Service: the API server's service proxy, to the Ready pod behind it.
+    service = f"{RELEASE}-hudi-bucket-operator-metrics:metrics"
+    metrics = cluster.core.connect_get_namespaced_service_proxy_with_path(service, namespace, "metrics")
+    assert "# TYPE hbo_reconciles_total counter" in metrics, metrics[:2000]
+    return pod
+
+
+def ready(pod: client.V1Pod) -> bool:
+    return any(c.type == "Ready" and c.status == "True" for c in pod.status.conditions or [])
+
+
+def operator_log(node: Node, namespace: str, pod: client.V1Pod) -> str:
+    return node.container_log(namespace, pod.metadata.name, "operator")
 
 
 def s3_table(spark: Any, store: S3Server, tmp_path: Path) -> str:
