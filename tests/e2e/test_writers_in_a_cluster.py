@@ -205,6 +205,7 @@ def world(control_plane: ControlPlane, tmp_path_factory: pytest.TempPathFactory)
     )
     operator_user = f"system:serviceaccount:{RELEASE_NS}:{RELEASE}"
     control_plane.wait_until_allowed(operator_user, "list", "pods", NS)  # the writers' rules
+    control_plane.wait_until_allowed(operator_user, "patch", "deployments", NS, subresource="scale")
     spark_operator = SparkOperatorStandIn(control_plane, work).start()
     try:
         world = World(cluster, spark_operator, operator_in_pod(cluster, RELEASE_NS, RELEASE, work), work)

@@ -16,8 +16,9 @@ from cli_runs import run
 from hudi_rs import REWRITTEN, records
 
 from hudi_bucket.cli import EXIT_FAILED, EXIT_OK, EXIT_USAGE, main
+from hudi_bucket.commands.write import write
 from hudi_bucket.contract.reports import JobReport, Outcome, PlanResult
-from hudi_bucket.contract.requests import JobKind
+from hudi_bucket.contract.requests import JobKind, WriteOptions
 
 pytestmark = pytest.mark.spark
 
@@ -380,6 +381,31 @@ def test_verify_exits_0_on_a_bucket_layout_and_1_once_a_bucket_has_two_file_grou
     doc = json.loads(report.read_text())
     assert (doc["outcome"], doc["error"]["type"]) == ("Failed", "LayoutViolationError")
     assert listing(root) == before
+
+
+def test_verify_checks_a_plain_bucket_table_against_the_count_it_records(
+    capsys: pytest.CaptureFixture[str], spark: Any, written_table: MakeTable, tmp_path: Path
+) -> None:
+    """No hashing_config yet (no rules ever applied): the plain bucket index's one count is the truth."""
+    root = tmp_path / "plain"
+    data = spark.createDataFrame(
+        [(f"O-{i}", str(10 + i % 2), float(i)) for i in range(30)], "id string, part string, v double"
+    )
+    options = WriteOptions(
+        source="", record_key=("id",), partition_fields=("part",), create=True, default_buckets=3
+    )
+    write(spark, str(root), options, rows=data)
+
+    ok = run(capsys, "verify", "--table", str(root))
+
+    assert ok.code == EXIT_OK, ok.err
+    assert ok.report["result"]["ok"] is True
+    checked = ok.report["result"]
+    assert (checked["checkedPartitions"], checked["checkedFileGroups"], checked["checkedRows"]) == (2, 6, 30)
+
+    unknown = run(capsys, "verify", "--table", str(written_table(V8)))  # neither a config nor a count
+    assert unknown.code == EXIT_FAILED
+    assert "records no bucket count" in unknown.err
 
 
 def test_rollback_of_a_completed_rescale_exits_0_and_restores_the_rows(

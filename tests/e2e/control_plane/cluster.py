@@ -184,19 +184,21 @@ class ControlPlane:
             )
         return result
 
-    def wait_until_allowed(self, user: str, verb: str, resource: str, namespace: str) -> None:
-        """Until RBAC lets ``user`` do it: the authorizer learns of a new Role or RoleBinding through a
-        watch, a moment after it was created (longer on a loaded machine)."""
+    def wait_until_allowed(
+        self, user: str, verb: str, resource: str, namespace: str, subresource: str = ""
+    ) -> None:
+        """Until RBAC lets ``user`` do it (to ``subresource``, such as ``scale``, when given): the
+        authorizer learns of a new Role or RoleBinding through a watch, a moment after it was created
+        (longer on a loaded machine)."""
+        args = ["auth", "can-i", verb, resource, "-n", namespace, f"--as={user}"]
+        if subresource:
+            args.append(f"--subresource={subresource}")
+        on = f"{resource}/{subresource}" if subresource else resource
         wait_until(
-            lambda: (
-                self.kubectl(
-                    "auth", "can-i", verb, resource, "-n", namespace, f"--as={user}", check=False
-                ).stdout.strip()
-                == "yes"
-            ),
+            lambda: self.kubectl(*args, check=False).stdout.strip() == "yes",
             30,
             self._processes,  # fails at once, with the logs, if the control plane dies meanwhile
-            f"{user} may {verb} {resource} in {namespace}",
+            f"{user} may {verb} {on} in {namespace}",
         )
 
     # --- lifecycle ------------------------------------------------------------------------------------
