@@ -74,16 +74,20 @@ tagged() { [ -f "$LAYOUT/index.json" ] && grep -q "\"$1\"" "$LAYOUT/index.json";
 
 names=("$@")
 [ ${#names[@]} -gt 0 ] || names=(operator job)
+# Each image's tag, hashed once here: sources edited while it builds must not make it name a tag it never
+# built (the edit shows in the next run's tag).
+declare -A TAG=()
 for name in "${names[@]}"; do
   [ -n "${DOCKERFILE[$name]:-}" ] || { echo "images/build.sh: no image named $name (operator, job)" >&2; exit 2; }
+  TAG[$name]=$(tag_of "$name")
 done
 
 # Nothing to build: say where they are and stop, without asking for any tool.
 all_there() {
   local name
-  for name in "${names[@]}"; do tagged "$(tag_of "$name")" || return 1; done
+  for name in "${names[@]}"; do tagged "${TAG[$name]}" || return 1; done
 }
-say() { local name; for name in "${names[@]}"; do echo "$name oci:$LAYOUT:$(tag_of "$name")"; done; }
+say() { local name; for name in "${names[@]}"; do echo "$name oci:$LAYOUT:${TAG[$name]}"; done; }
 if all_there; then say; exit 0; fi
 
 need=$(missing)
@@ -136,7 +140,7 @@ if [ -n "$ca" ] && [ -f "$ca" ]; then
 fi
 
 for name in "${names[@]}"; do
-  tag=$(tag_of "$name")
+  tag=${TAG[$name]}
   tagged "$tag" && continue
   echo "images/build.sh: building $name from ${DOCKERFILE[$name]} ($tag; minutes the first time)" >&2
   started=$SECONDS

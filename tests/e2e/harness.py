@@ -19,6 +19,8 @@ from kubernetes import client
 import helm_chart
 import pods
 from control_plane import ControlPlane
+from hudi_bucket.commands.write import write
+from hudi_bucket.contract.requests import WriteOptions
 from paths import REPO, SPARK_APPLICATION_CRD
 
 API_GROUP, API_VERSION, PLURAL = "hudi.bucketops.io", "v1alpha1", "hudibuckettables"
@@ -196,3 +198,17 @@ def manifest(name: str, namespace: str, spec: Mapping[str, Any]) -> str:
         {"apiVersion": f"{API_GROUP}/{API_VERSION}", "kind": "HudiBucketTable",
          "metadata": {"name": name, "namespace": namespace}, "spec": dict(spec)}
     )  # fmt: skip
+
+
+def write_orders_table(spark: Any, root: Path, rows: int = 60) -> None:
+    """The scenarios' table, written by our writer: orders (key ``order_id``) in two day partitions, two
+    thirds of them on 2025-11-11, bucket-indexed with 2 buckets."""
+    data = spark.createDataFrame(
+        [(f"O-{i}", "2025-11-11" if i % 3 else "2025-11-10", float(i)) for i in range(rows)],
+        "order_id string, day string, amount double",
+    )
+    request = WriteOptions(
+        source="", record_key=("order_id",), partition_fields=("day",), create=True, hive_style=True,
+        default_buckets=2,
+    )  # fmt: skip
+    write(spark, str(root), request, rows=data)

@@ -78,9 +78,11 @@ class SparkOperatorStandIn:
         return self
 
     def stop(self) -> None:
+        """Safe before ``start()`` too (a test's setup failing first)."""
         self._stop.set()
         self._gate.set()
-        self._thread.join(timeout=10)
+        if self._thread.ident is not None:
+            self._thread.join(timeout=10)
         for worker in self._workers:
             worker.join(timeout=120)
 

@@ -30,10 +30,10 @@ from harness import (
     operator_in_pod,
     operator_with_kubeconfig,
     until,
+    write_orders_table,
 )
 from hudi_bucket import cli
-from hudi_bucket.commands.write import write
-from hudi_bucket.contract.requests import JobKind, WriteOptions
+from hudi_bucket.contract.requests import JobKind
 from hudi_bucket_operator.spec import parse_spec
 from hudi_spark import data_rows, hudi_read, hudi_write
 from hudi_tables import MERGE_ON_READ, one_record_per_key, write_hudi_bucket_table
@@ -110,15 +110,7 @@ def world(
 ) -> Iterator[World]:
     work = tmp_path_factory.mktemp("e2e-operator")
     template = work / "template"
-    data = spark.createDataFrame(
-        [(f"O-{i}", "2025-11-11" if i % 3 else "2025-11-10", float(i)) for i in range(60)],
-        "order_id string, day string, amount double",
-    )
-    request = WriteOptions(
-        source="", record_key=("order_id",), partition_fields=("day",), create=True, hive_style=True,
-        default_buckets=2,
-    )  # fmt: skip
-    write(spark, str(template), request, rows=data)
+    write_orders_table(spark, template)
     # The tables that start Ready: spec()'s rules applied here, in-process, as its apply job would, so
     # such a table's first round is one plan that finds nothing to do (no JVM started for an apply).
     rescaled = work / "rescaled"

@@ -23,10 +23,8 @@ from pyarrow import fs as pafs
 
 from control_plane import ControlPlane
 from control_plane.cluster import KUBERNETES_SERVICE_IP
-from harness import Cluster, until
+from harness import Cluster, until, write_orders_table
 from hudi_bucket import cli
-from hudi_bucket.commands.write import write
-from hudi_bucket.contract.requests import WriteOptions
 from node import Node
 from node.containerd import POD_SUBNET
 from node.node import NODE_IP
@@ -183,15 +181,7 @@ def s3_table(spark: Any, store: S3Server, tmp_path: Path) -> str:
     """A bucketed Hudi table (2 buckets, two day partitions) uploaded to ``store``; the session's S3A
     pointed at that bucket."""
     local = tmp_path / "orders"
-    data = spark.createDataFrame(
-        [(f"O-{i}", "2025-11-11" if i % 3 else "2025-11-10", float(i)) for i in range(ROWS)],
-        "order_id string, day string, amount double",
-    )
-    request = WriteOptions(
-        source="", record_key=("order_id",), partition_fields=("day",), create=True, hive_style=True,
-        default_buckets=2,
-    )  # fmt: skip
-    write(spark, str(local), request, rows=data)
+    write_orders_table(spark, local, ROWS)
     pafs.copy_files(str(local), f"{store.bucket}/orders", destination_filesystem=store.filesystem())
     hadoop = spark.sparkContext._jsc.hadoopConfiguration()
     for key, value in store.bucket_hadoop_conf().items():
