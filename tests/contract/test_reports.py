@@ -184,3 +184,10 @@ def test_a_report_that_is_no_report_is_refused_naming_its_fields() -> None:
         JobReport.from_json(b'{"version": 2, "command": "rescale"}')
     with pytest.raises(ReportError, match="the report cannot be read: JSONDecodeError"):
         JobReport.from_json(b"{")
+
+
+def test_a_layout_check_that_cannot_be_read_is_a_report_error_naming_the_field() -> None:
+    verified = JobReport.from_json(written("verify.json"))
+    damaged_check = replace(verified, result={**verified.result, "violationsByKind": ["bucket-out-of-range"]})
+    with pytest.raises(ReportError, match=r"the layout check cannot be read: result\.violationsByKind: "):
+        LayoutCheck.of(damaged_check)

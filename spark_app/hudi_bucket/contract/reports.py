@@ -23,7 +23,14 @@ from enum import StrEnum
 from typing import Annotated, Any, ClassVar, Self
 from urllib.parse import parse_qsl, urlencode, urlparse
 
-from pydantic import PlainSerializer, SerializerFunctionWrapHandler, ValidationError, model_serializer
+from pydantic import (
+    Field,
+    PlainSerializer,
+    SerializerFunctionWrapHandler,
+    TypeAdapter,
+    ValidationError,
+    model_serializer,
+)
 from pydantic import dataclasses as pydantic_dataclasses
 
 from hudi_bucket.contract.requests import JobKind
@@ -259,14 +266,14 @@ class ApplyResult(ReportJson):
             return super().from_dict(data)
 
 
-@dataclass(frozen=True)
+@pydantic_dataclasses.dataclass(frozen=True, config=REPORT_JSON)
 class LayoutCheck:
     """What a verify job found (its result, whether it passed or failed on violations): the operator's
     status.layout and LayoutHealthy condition."""
 
     checked_at: str
-    violations: int
-    by_kind: Mapping[str, int]
+    violations: Annotated[int, Field(alias="violationCount")]
+    by_kind: Annotated[dict[str, int], Field(alias="violationsByKind")]
     partition_count: int
     partitions: tuple[str, ...]  # the first of them, sorted
 
@@ -279,15 +286,8 @@ class LayoutCheck:
         """The check a verify report holds; None when the job failed before checking."""
         if report.command is not JobKind.VERIFY or "violationCount" not in report.result:
             return None
-        with _reading("the layout check"):
-            result = report.result
-            return cls(
-                report.finished,
-                int(result["violationCount"]),
-                dict(result["violationsByKind"]),
-                int(result["partitionCount"]),
-                tuple(result["partitions"]),
-            )
+        with _reading("the layout check", at="result"):
+            return TypeAdapter(cls).validate_python({**report.result, "checkedAt": report.finished})
 
 
 # --- where a report goes in a cluster --------------------------------------------------------------------
