@@ -132,7 +132,8 @@ def _rules_from_report(value: object) -> BucketRules:
         )
     if not value["expressions"]:  # Hudi's ';' (no rules) renders as '', which its parser would reject
         return BucketRules((), value["default"], value["rule"])
-    return BucketRules.parse(value["expressions"], value["default"], value["rule"])  # ValueError if not
+    # What Hudi's parser would refuse is an InvalidRuleError, a ValueError: pydantic names the field.
+    return BucketRules.parse(value["expressions"], value["default"], value["rule"])
 
 
 # In a report, a config is written as Hudi stores it.
