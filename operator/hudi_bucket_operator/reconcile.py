@@ -396,7 +396,7 @@ def _record_table(status: TableStatus, summary: PlanSummary, table: TableBuckets
         update["partitions"] = PartitionCounts(
             count=counts.count,
             by_buckets=dict(counts.by_buckets),
-            items=[PartitionBucketCount(partition=p, buckets=n) for p, n in counts.items],
+            items=[PartitionBucketCount(partition=i.partition, buckets=i.buckets) for i in counts.items],
             omitted=counts.omitted,
         )
     return status.model_copy(update=update)

@@ -7,6 +7,7 @@ import json
 import uuid
 
 import pytest
+from pydantic import ValidationError
 
 from hudi_bucket.core.buckets import new_bucket_file_id
 from hudi_bucket.core.filegroups import BaseFile, FileGroup, FileSlice
@@ -391,16 +392,29 @@ def test_a_report_carries_totals_and_the_config_decision() -> None:
 def test_a_report_whose_content_does_not_match_its_id_is_refused() -> None:
     report = plan_of().to_dict()
     report["changes"][0]["newBuckets"] = 32
-    with pytest.raises(PlanError, match="hashes to"):
+    with pytest.raises(ValidationError, match=r"hashes to .* do not edit plan reports"):
+        Plan.from_dict(report)
+    del report["id"]
+    with pytest.raises(ValidationError, match="claims id None"):
         Plan.from_dict(report)
 
 
-@pytest.mark.parametrize("damage", ["id", "desired", "changes"])
-def test_a_malformed_report_is_refused(damage: str) -> None:
+@pytest.mark.parametrize("damage", ["desired", "changes"])
+def test_a_malformed_report_is_refused_naming_the_field(damage: str) -> None:
     report = plan_of().to_dict()
     del report[damage]
-    with pytest.raises(PlanError, match="malformed plan report"):
+    with pytest.raises(ValidationError) as refused:
         Plan.from_dict(report)
+    assert [error["loc"] for error in refused.value.errors()] == [(damage,)]
+
+
+def test_a_report_of_a_plan_made_before_duplicate_keys_and_config_versions_is_read() -> None:
+    report = plan_of().to_dict()
+    del report["configVersion"]
+    for change in report["changes"]:
+        del change["duplicateKeys"]
+    older = plan_of(config_version=None)
+    assert Plan.from_dict({**report, "id": older.plan_id}) == older
 
 
 # --- layouts from file groups ----------------------------------------------------------------------

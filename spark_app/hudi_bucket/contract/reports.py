@@ -4,9 +4,10 @@ travels in a cluster.
 One JSON document per run. ``outcome`` is the one field a reader must look at first; ``result`` is the
 command's own payload. The operator reads the results of plan and apply (``PlanResult``, ``ApplyResult``,
 with ``TableBuckets`` beside either) and of verify (``LayoutCheck``); the other commands' results are for
-people. Keys are camelCase, as
-in the Kubernetes status they end up in. The job and the operator are released together and ``version``
-names the shape: a reader refuses a report of another shape (``ReportError``) rather than misread it.
+people. Each is a pydantic dataclass (``core.report_json``): its fields declare the JSON, keys in
+camelCase as in the Kubernetes status they end up in. The job and the operator are released together and
+``version`` names the shape: a reader refuses a report of another shape (``ReportError``, naming the
+fields it cannot read) rather than misread it.
 """
 
 from __future__ import annotations
@@ -19,12 +20,23 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar, Self
 from urllib.parse import parse_qsl, urlencode, urlparse
+
+from pydantic import (
+    Field,
+    PlainSerializer,
+    SerializerFunctionWrapHandler,
+    TypeAdapter,
+    ValidationError,
+    model_serializer,
+)
+from pydantic import dataclasses as pydantic_dataclasses
 
 from hudi_bucket.contract.requests import JobKind
 from hudi_bucket.core.hashing_config import HashingConfig
 from hudi_bucket.core.planning import Plan
+from hudi_bucket.core.report_json import REPORT_JSON, ReportJson
 from hudi_bucket.errors import HudiBucketError, StorageError
 
 REPORT_VERSION = 2
@@ -38,14 +50,24 @@ class ReportError(HudiBucketError):
 
 
 @contextmanager
-def _reading(what: str) -> Iterator[None]:
-    """Turns a missing key or a wrong type in a report into a ReportError naming it."""
+def _reading(what: str, at: str = "") -> Iterator[None]:
+    """Turns what cannot be read in a report into a ReportError naming each field's path (under ``at``)."""
     try:
         yield
-    except (KeyError, TypeError, ValueError, AttributeError, HudiBucketError) as err:
-        if isinstance(err, ReportError):
-            raise
+    except ValidationError as err:
+        problems = "; ".join(_problem(at, error["loc"], error["msg"]) for error in err.errors())
+        raise ReportError(f"{what} cannot be read: {problems}") from None
+    except (KeyError, TypeError, ValueError) as err:
         raise ReportError(f"{what} cannot be read: {type(err).__name__}: {err}") from None
+
+
+def _problem(at: str, loc: tuple[int | str, ...], message: str) -> str:
+    """A problem after the path of its field, as the report's JSON names it (``result.plan.changes[0].
+    newBuckets``)."""
+    path = at
+    for part in loc:
+        path += f"[{part}]" if isinstance(part, int) else f".{part}" if path else part
+    return f"{path}: {message}" if path else message
 
 
 class Outcome(StrEnum):
@@ -54,8 +76,8 @@ class Outcome(StrEnum):
     FAILED = "Failed"
 
 
-@dataclass(frozen=True)
-class JobError:
+@pydantic_dataclasses.dataclass(frozen=True, config=REPORT_JSON)
+class JobError(ReportJson):
     """What the operator shows of a failure: the error's kind, its message and what to do."""
 
     type: str
@@ -69,31 +91,24 @@ class JobError:
         return cls(type(err).__name__, str(err))
 
 
-@dataclass(frozen=True)
-class JobReport:
+@pydantic_dataclasses.dataclass(frozen=True, config=REPORT_JSON)
+class JobReport(ReportJson):
     command: JobKind
     table: str
     outcome: Outcome
     message: str
     started: str
     finished: str
-    result: Mapping[str, Any] = field(default_factory=dict)
+    result: dict[str, Any] = field(default_factory=dict)
     error: JobError | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        doc: dict[str, Any] = {
-            "version": REPORT_VERSION,
-            "command": self.command.value,
-            "table": self.table,
-            "outcome": self.outcome.value,
-            "message": self.message,
-            "started": self.started,
-            "finished": self.finished,
-            "result": dict(self.result),
-        }
-        if self.error:
-            doc["error"] = {"type": self.error.type, "message": self.error.message, "hint": self.error.hint}
-        return doc
+    @model_serializer(mode="wrap")
+    def _versioned(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # The shape's version first; no error key when the job did not fail (as reports always were).
+        fields: dict[str, Any] = handler(self)
+        if self.error is None:
+            del fields["error"]
+        return {"version": REPORT_VERSION, **fields}
 
     def to_json(self) -> bytes:
         return (json.dumps(self.to_dict(), indent=2) + "\n").encode()
@@ -103,21 +118,12 @@ class JobReport:
         """The report ``to_json`` wrote; ReportError for anything else."""
         with _reading("the report"):
             doc = json.loads(text)
-            if doc.get("version") != REPORT_VERSION:
+            version = doc.get("version") if isinstance(doc, dict) else None
+            if version != REPORT_VERSION:
                 raise ReportError(
-                    f"the report has version {doc.get('version')!r}; this release reads version {REPORT_VERSION}"
+                    f"the report has version {version!r}; this release reads version {REPORT_VERSION}"
                 )
-            error = doc.get("error")
-            return cls(
-                command=JobKind(doc["command"]),
-                table=doc["table"],
-                outcome=Outcome(doc["outcome"]),
-                message=doc["message"],
-                started=doc["started"],
-                finished=doc["finished"],
-                result=dict(doc["result"]),
-                error=JobError(error["type"], error["message"], error["hint"]) if error else None,
-            )
+            return cls.from_dict(doc)
 
 
 def now_iso() -> str:
@@ -127,7 +133,7 @@ def now_iso() -> str:
 # --- what the operator reads ----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@pydantic_dataclasses.dataclass(frozen=True, config=REPORT_JSON)
 class ConfigInForce:
     """The table's hashing_config in force, as a status shows it."""
 
@@ -136,21 +142,27 @@ class ConfigInForce:
     default: int
 
 
-@dataclass(frozen=True)
+@pydantic_dataclasses.dataclass(frozen=True, config=REPORT_JSON)
+class PartitionCount:
+    partition: str
+    buckets: int
+
+
+@pydantic_dataclasses.dataclass(frozen=True, config=REPORT_JSON)
 class PartitionBuckets:
     """Each partition's bucket count under the config in force, bounded: how many partitions have each
     count, and the partitions with the most buckets (``omitted`` counts the others)."""
 
     count: int
-    by_buckets: Mapping[str, int]
-    items: tuple[tuple[str, int], ...]  # (partition, buckets), most buckets first
+    by_buckets: dict[str, int]
+    items: tuple[PartitionCount, ...]  # most buckets first
     omitted: int
 
 
-@dataclass(frozen=True)
-class TableBuckets:
+@pydantic_dataclasses.dataclass(frozen=True, config=REPORT_JSON)
+class TableBuckets(ReportJson):
     """The config in force and the partitions' bucket counts as a job last saw the table: beside the result
-    of plan and apply, the operator copies both into the status."""
+    of plan and apply (its two keys next to theirs), the operator copies both into the status."""
 
     config: ConfigInForce | None = None
     partitions: PartitionBuckets | None = None
@@ -166,47 +178,23 @@ class TableBuckets:
         by_count = Counter(str(count) for count in counts.values())
         return cls(
             ConfigInForce(in_force.instant, in_force.expressions, in_force.default_bucket_number),
-            PartitionBuckets(len(counts), dict(by_count), tuple(largest), len(counts) - len(largest)),
+            PartitionBuckets(
+                len(counts),
+                dict(by_count),
+                tuple(PartitionCount(partition, buckets) for partition, buckets in largest),
+                len(counts) - len(largest),
+            ),
         )
 
-    def to_dict(self) -> dict[str, Any]:
-        config, partitions = self.config, self.partitions
-        return {
-            "config": None
-            if config is None
-            else {"instant": config.instant, "expressions": config.expressions, "default": config.default},
-            "partitions": None
-            if partitions is None
-            else {
-                "count": partitions.count,
-                "byBuckets": dict(partitions.by_buckets),
-                "items": [{"partition": p, "buckets": n} for p, n in partitions.items],
-                "omitted": partitions.omitted,
-            },
-        }
-
     @classmethod
-    def from_dict(cls, result: Mapping[str, Any]) -> TableBuckets:
-        """Read from a plan's or an apply's result, which holds these two keys beside its own."""
-        with _reading("the table's bucket counts"):
-            config, partitions = result["config"], result["partitions"]
-            return cls(
-                None
-                if config is None
-                else ConfigInForce(config["instant"], config["expressions"], config["default"]),
-                None
-                if partitions is None
-                else PartitionBuckets(
-                    partitions["count"],
-                    dict(partitions["byBuckets"]),
-                    tuple((item["partition"], item["buckets"]) for item in partitions["items"]),
-                    partitions["omitted"],
-                ),
-            )
+    def from_dict(cls, data: object) -> Self:
+        """From a plan's or an apply's result; ReportError when unusable."""
+        with _reading("the table's bucket counts", at="result"):
+            return super().from_dict(data)
 
 
-@dataclass(frozen=True)
-class SizingSummary:
+@pydantic_dataclasses.dataclass(frozen=True, config=REPORT_JSON)
+class SizingSummary(ReportJson):
     """What sizing made of the table, for the status: how many partitions it sized, how many of them
     the plan rewrites and how many of those without a shuffle, and the rules it proposes (the plan's
     desired config holds them after the explicit ones)."""
@@ -216,27 +204,13 @@ class SizingSummary:
     shuffle_free: int
     rules: int
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "sizedPartitions": self.sized_partitions,
-            "resized": self.resized,
-            "shuffleFree": self.shuffle_free,
-            "rules": self.rules,
-        }
 
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> SizingSummary:
-        return cls(data["sizedPartitions"], data["resized"], data["shuffleFree"], data["rules"])
-
-
-@dataclass(frozen=True)
-class PlanResult:
+@pydantic_dataclasses.dataclass(frozen=True, config=REPORT_JSON)
+class PlanResult(ReportJson):
     plan: Plan
-    preflight: Mapping[str, Any]  # the checks that passed, and notes (for people)
-    sizing: Mapping[str, Any] | None = None  # Sizing.to_dict(): the rules, the largest choices
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"plan": self.plan.to_dict(), "preflight": dict(self.preflight), "sizing": self.sizing}
+    preflight: dict[str, Any]  # the checks that passed, and notes (for people)
+    # Sizing.to_dict(): the rules, the largest choices. Absent from a plan made before sizing existed.
+    sizing: dict[str, Any] | None = None
 
     @property
     def sizing_summary(self) -> SizingSummary | None:
@@ -247,72 +221,59 @@ class PlanResult:
         )
 
     @classmethod
-    def from_dict(cls, result: Mapping[str, Any]) -> PlanResult:
-        with _reading("the plan"):
-            sizing = result.get("sizing")  # absent in a plan without sizing from before sizing existed
-            the_result = cls(
-                Plan.from_dict(result["plan"]), dict(result["preflight"]), sizing and dict(sizing)
-            )
-            the_result.sizing_summary  # noqa: B018 (read now, so that a malformed one is the report's error)
-            return the_result
+    def from_dict(cls, data: object) -> Self:
+        """From a plan's result (or the one a refused apply found); ReportError when unusable."""
+        with _reading("the plan", at="result"):
+            planned = super().from_dict(data)
+        with _reading("the plan's sizing", at="result.sizing"):
+            planned.sizing_summary  # noqa: B018 (read now, so that a malformed one is the report's error)
+        return planned
 
 
-@dataclass(frozen=True)
-class ApplyResult:
+@pydantic_dataclasses.dataclass(frozen=True, config=REPORT_JSON)
+class ApplyResult(ReportJson):
     plan: Plan
     instant: str | None  # None: already converged, nothing written
     files_written: int
     rows_written: int
     bytes_written: int
-    seconds: float
+    seconds: Annotated[float, PlainSerializer(lambda seconds: round(seconds, 3))]
     shuffle_free: bool
     notes: tuple[str, ...]
-    writer_options: Mapping[str, str]  # what every Hudi writer of the table must set from now on
+    writer_options: dict[str, str]  # what every Hudi writer of the table must set from now on
     duplicates_resolved: int = 0  # keys found more than once (a repair: in two file groups) kept one copy
+
+    @model_serializer(mode="wrap")
+    def _for_people(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # The order reports always had: what every writer must set and the instant first, notes last.
+        fields: dict[str, Any] = handler(self)
+        notes = fields.pop("notes")
+        return {
+            "writerOptions": fields.pop("writerOptions"),
+            "instant": fields.pop("instant"),
+            **fields,
+            "notes": notes,
+        }
 
     @property
     def partitions_repaired(self) -> int:
         return 0 if self.instant is None else len(self.plan.repairs)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "writerOptions": dict(self.writer_options),
-            "instant": self.instant,
-            "plan": self.plan.to_dict(),
-            "filesWritten": self.files_written,
-            "rowsWritten": self.rows_written,
-            "bytesWritten": self.bytes_written,
-            "seconds": round(self.seconds, 3),
-            "shuffleFree": self.shuffle_free,
-            "duplicatesResolved": self.duplicates_resolved,
-            "notes": list(self.notes),
-        }
-
     @classmethod
-    def from_dict(cls, result: Mapping[str, Any]) -> ApplyResult:
-        with _reading("the apply's result"):
-            return cls(
-                plan=Plan.from_dict(result["plan"]),
-                instant=result["instant"],
-                files_written=result["filesWritten"],
-                rows_written=result["rowsWritten"],
-                bytes_written=result["bytesWritten"],
-                seconds=result["seconds"],
-                shuffle_free=result["shuffleFree"],
-                notes=tuple(result["notes"]),
-                writer_options=dict(result["writerOptions"]),
-                duplicates_resolved=result["duplicatesResolved"],
-            )
+    def from_dict(cls, data: object) -> Self:
+        """From an apply's result; ReportError when unusable."""
+        with _reading("the apply's result", at="result"):
+            return super().from_dict(data)
 
 
-@dataclass(frozen=True)
+@pydantic_dataclasses.dataclass(frozen=True, config=REPORT_JSON)
 class LayoutCheck:
     """What a verify job found (its result, whether it passed or failed on violations): the operator's
     status.layout and LayoutHealthy condition."""
 
     checked_at: str
-    violations: int
-    by_kind: Mapping[str, int]
+    violations: Annotated[int, Field(alias="violationCount")]
+    by_kind: Annotated[dict[str, int], Field(alias="violationsByKind")]
     partition_count: int
     partitions: tuple[str, ...]  # the first of them, sorted
 
@@ -325,15 +286,8 @@ class LayoutCheck:
         """The check a verify report holds; None when the job failed before checking."""
         if report.command is not JobKind.VERIFY or "violationCount" not in report.result:
             return None
-        with _reading("the layout check"):
-            result = report.result
-            return cls(
-                report.finished,
-                int(result["violationCount"]),
-                dict(result["violationsByKind"]),
-                int(result["partitionCount"]),
-                tuple(result["partitions"]),
-            )
+        with _reading("the layout check", at="result"):
+            return TypeAdapter(cls).validate_python({**report.result, "checkedAt": report.finished})
 
 
 # --- where a report goes in a cluster --------------------------------------------------------------------

@@ -21,10 +21,22 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from itertools import pairwise
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import (
+    ModelWrapValidatorHandler,
+    PlainSerializer,
+    PlainValidator,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
+from pydantic import dataclasses as pydantic_dataclasses
+from pydantic_core import PydanticCustomError
 
 from hudi_bucket.core.buckets import bucket_id_from_file_id, is_bucket_file_id
 from hudi_bucket.core.filegroups import FileGroup
+from hudi_bucket.core.report_json import REPORT_JSON, ReportJson
 from hudi_bucket.core.rules import MAX_BUCKETS, BucketRules, Matcher
 from hudi_bucket.errors import InvalidBucketCountError, InvalidRuleError, NotBucketIndexedError, PlanError
 
@@ -86,8 +98,8 @@ def is_shuffle_free(layout: PartitionLayout, old_buckets: int, new_buckets: int)
     return divides and layout.is_clean(old_buckets)
 
 
-@dataclass(frozen=True)
-class PartitionChange:
+@pydantic_dataclasses.dataclass(frozen=True, config=REPORT_JSON)
+class PartitionChange(ReportJson):
     partition: str
     old_buckets: int | None  # None when converting: the partition has no bucket count yet
     new_buckets: int
@@ -96,49 +108,85 @@ class PartitionChange:
     bytes: int
     reason: ChangeReason
     shuffle_free: bool = False
-    duplicate_keys: int = 0  # keys found more than once in the partition (counted for a conversion)
+    # Keys found more than once in the partition (counted for a conversion); 0 when a report of a plan
+    # made before they were counted has none.
+    duplicate_keys: int = 0
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "partition": self.partition,
-            "oldBuckets": self.old_buckets,
-            "newBuckets": self.new_buckets,
-            "fileGroups": self.file_groups,
-            "rows": self.rows,
-            "bytes": self.bytes,
-            "reason": self.reason.value,
-            "shuffleFree": self.shuffle_free,
-            "duplicateKeys": self.duplicate_keys,
-        }
 
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> PartitionChange:
-        return cls(
-            data["partition"],
-            data["oldBuckets"],
-            data["newBuckets"],
-            data["fileGroups"],
-            data["rows"],
-            data["bytes"],
-            ChangeReason(data["reason"]),
-            data["shuffleFree"],
-            data.get("duplicateKeys", 0),  # absent from plans made before they were counted
+def _config_dict(rules: BucketRules) -> dict[str, Any]:
+    """A config as Hudi stores it: what decides whether two configs are the same."""
+    return {"expressions": rules.render(), "default": rules.default, "rule": rules.rule_type}
+
+
+def _rules_from_report(value: object) -> BucketRules:
+    if isinstance(value, BucketRules):
+        return value
+    if not (
+        isinstance(value, Mapping)
+        and isinstance(value.get("expressions"), str)
+        and type(value.get("default")) is int
+        and isinstance(value.get("rule"), str)
+    ):
+        raise PydanticCustomError(
+            "bucket_config", "must be a config as Hudi stores it (its expressions, default and rule)"
         )
+    if not value["expressions"]:  # Hudi's ';' (no rules) renders as '', which its parser would reject
+        return BucketRules((), value["default"], value["rule"])
+    # What Hudi's parser would refuse is an InvalidRuleError, a ValueError: pydantic names the field.
+    return BucketRules.parse(value["expressions"], value["default"], value["rule"])
 
 
-@dataclass(frozen=True)
-class Plan:
+# In a report, a config is written as Hudi stores it.
+ReportedRules = Annotated[
+    BucketRules, PlainValidator(_rules_from_report), PlainSerializer(_config_dict, return_type=dict[str, Any])
+]
+
+
+@pydantic_dataclasses.dataclass(frozen=True, config=REPORT_JSON)
+class Plan(ReportJson):
     """What ``apply`` would do: write ``desired`` as the config and rewrite ``changes`` (kept sorted by
-    partition, so equal plans compare equal whatever order their inputs came in)."""
+    partition, so equal plans compare equal whatever order their inputs came in).
 
-    desired: BucketRules
-    current: BucketRules | None
+    In a report it also carries its id and totals (``to_dict``); read back, its id must be what its
+    content hashes to."""
+
+    desired: ReportedRules
+    current: ReportedRules | None
     changes: tuple[PartitionChange, ...]
     base_instant: str | None = None  # the latest completed instant when planned: information only
     config_version: str | None = None  # the instant of the config in force, which apply replaces
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "changes", tuple(sorted(self.changes, key=lambda c: c.partition)))
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _id_matches_content(cls, data: Any, handler: ModelWrapValidatorHandler[Plan]) -> Plan:
+        plan = handler(data)
+        if isinstance(data, Mapping) and data.get("id") != plan.plan_id:  # read from a report
+            raise PydanticCustomError(
+                "plan_id",
+                "the plan report claims id {claimed}, its content hashes to {actual} ({hint})",
+                {"claimed": data.get("id"), "actual": plan.plan_id, "hint": _REPLAN},
+            )
+        return plan
+
+    @model_serializer(mode="wrap")
+    def _with_id_and_totals(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # What a reader would otherwise compute, in the order reports always had: the id and the
+        # instants first, the changes (the long list) last.
+        fields = handler(self)
+        return {
+            "id": self.plan_id,
+            "baseInstant": fields["baseInstant"],
+            "configVersion": fields["configVersion"],
+            "desired": fields["desired"],
+            "current": fields["current"],
+            "configChanges": self.config_changes,
+            "noop": self.is_noop,
+            **self.totals(),
+            "changes": fields["changes"],
+        }
 
     @property
     def config_changes(self) -> bool:
@@ -185,38 +233,6 @@ class Plan:
             "bytes": sum(c.bytes for c in self.changes),
             "duplicateKeys": sum(c.duplicate_keys for c in self.changes),
         }
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-safe, for the job report; ``from_dict`` reads it back and checks its id."""
-        return {
-            "id": self.plan_id,
-            "baseInstant": self.base_instant,
-            "configVersion": self.config_version,
-            **self._configs(),
-            "configChanges": self.config_changes,
-            "noop": self.is_noop,
-            **self.totals(),
-            "changes": [c.to_dict() for c in self.changes],
-        }
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Plan:
-        try:
-            claimed, current = data["id"], data["current"]
-            plan = cls(
-                desired=_rules_from_dict(data["desired"]),
-                current=None if current is None else _rules_from_dict(current),
-                changes=tuple(PartitionChange.from_dict(c) for c in data["changes"]),
-                base_instant=data["baseInstant"],
-                config_version=data.get("configVersion"),
-            )
-        except (KeyError, TypeError, ValueError) as error:
-            raise PlanError(f"malformed plan report: {error!r}", hint=_REPLAN) from None
-        if claimed != plan.plan_id:
-            raise PlanError(
-                f"plan report claims id {claimed}, its content hashes to {plan.plan_id}", hint=_REPLAN
-            )
-        return plan
 
 
 def make_plan(
@@ -319,15 +335,3 @@ def _change(
     return PartitionChange(
         layout.partition, old, new, len(layout.file_ids), layout.rows, layout.bytes, reason, shuffle_free
     )
-
-
-def _config_dict(rules: BucketRules) -> dict[str, Any]:
-    """A config as Hudi stores it: what decides whether two configs are the same."""
-    return {"expressions": rules.render(), "default": rules.default, "rule": rules.rule_type}
-
-
-def _rules_from_dict(data: Mapping[str, Any]) -> BucketRules:
-    expressions = data["expressions"]
-    if not expressions:  # Hudi's ';' (no rules) renders as '', which its parser would reject
-        return BucketRules((), data["default"], data["rule"])
-    return BucketRules.parse(expressions, data["default"], data["rule"])

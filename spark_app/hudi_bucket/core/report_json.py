@@ -1,0 +1,33 @@
+"""What a job's report is made of: frozen pydantic dataclasses whose fields are the report's JSON, with
+the fields' names in camelCase as its keys.
+
+A job writes the report and the operator reads it (``contract.reports``): the fields declare its shape
+once, for both. Dataclasses rather than models, so that the code builds them as it always has (by
+position too). Reading is lax as JSON needs (an enum from its value, a tuple from a list); what cannot
+be read is a ValidationError naming each field's path.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Self
+
+from pydantic import ConfigDict, TypeAdapter
+from pydantic.alias_generators import to_camel
+
+REPORT_JSON = ConfigDict(
+    alias_generator=to_camel, validate_by_name=True, validate_by_alias=True, serialize_by_alias=True
+)
+
+
+class ReportJson:
+    """``to_dict`` and ``from_dict`` for a report's dataclass (declared with ``config=REPORT_JSON``)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe, as the report holds it."""
+        dumped: dict[str, Any] = TypeAdapter(type(self)).dump_python(self, mode="json")
+        return dumped
+
+    @classmethod
+    def from_dict(cls, data: object) -> Self:
+        """What ``to_dict`` gave, read back; ValidationError for anything else."""
+        return TypeAdapter(cls).validate_python(data)
