@@ -170,9 +170,18 @@ def test_a_non_bucket_table_reports_every_file_id(spark: Any, written_table: Mak
 
     result = verify(spark, root, TXNS_BUCKETS)
 
-    expected = {(p, g.file_id): {ViolationKind.NOT_A_BUCKET_FILE} for p, gs in groups.items() for g in gs}
-    assert kinds_by_file(result) == expected
-    assert result.checked_rows == 0
+    found = kinds_by_file(result)
+    assert set(found) == {(p, g.file_id) for p, gs in groups.items() for g in gs}  # every file group
+    for (_, file_id), kinds in found.items():
+        if is_bucket_file_id(file_id):
+            # A random file id that starts with 8 digits (one in about 43) reads as a bucket id, to Hudi's
+            # bucket index as to us: that bucket is then out of range, or holds other buckets' records.
+            assert kinds, file_id
+            assert ViolationKind.NOT_A_BUCKET_FILE not in kinds, file_id
+        else:
+            assert kinds == {ViolationKind.NOT_A_BUCKET_FILE}, file_id
+    if not any(is_bucket_file_id(file_id) for _, file_id in found):
+        assert result.checked_rows == 0  # nothing read: no file is any bucket's
 
 
 @pytest.mark.parametrize("name", ["cow_v8_empty", "cow_v6_empty"])
