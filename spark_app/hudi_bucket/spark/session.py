@@ -80,9 +80,17 @@ def hudi_conf(environ: Mapping[str, str] = os.environ) -> dict[str, str]:
 
 def job_jars(environ: Mapping[str, str] = os.environ) -> list[str]:
     """The jars a job's session loads (``spark.jars``): those of Hudi's bundle (``HUDI_BUNDLE_ENV``) and
-    of our own JVM classes (``JVM_JAR_ENV``) that the environment names and that exist."""
+    of our own JVM classes (``JVM_JAR_ENV``) that the environment names and that exist, unless they are in
+    ``$SPARK_HOME/jars`` (as the job image has them): every JVM of the job has those on its classpath
+    already, and ``spark.jars`` would make each executor fetch them from the driver again (Hudi's bundle
+    is 80 MB)."""
     named = (environ.get(HUDI_BUNDLE_ENV, ""), environ.get(JVM_JAR_ENV, ""))
-    return [jar for jar in named if os.path.isfile(jar)]
+    spark_jars = (
+        os.path.realpath(os.path.join(environ["SPARK_HOME"], "jars")) if environ.get("SPARK_HOME") else None
+    )
+    return [
+        jar for jar in named if os.path.isfile(jar) and os.path.dirname(os.path.realpath(jar)) != spark_jars
+    ]
 
 
 def on_classpath(spark: Any, class_name: str) -> bool:
