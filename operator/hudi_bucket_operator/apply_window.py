@@ -20,7 +20,7 @@ from hudi_bucket_operator.decisions import (
     recorded,
     with_last_job,
 )
-from hudi_bucket_operator.rounds import report_needed
+from hudi_bucket_operator.rounds import approved_as_planned, report_needed, retry_token
 from hudi_bucket_operator.spec import APPLY_NOW, PAUSED, InvalidSpecError, TableSpec, parse_spec
 from hudi_bucket_operator.table_status import Condition, LastJob, TableStatus
 from hudi_bucket_operator.writers import Writer
@@ -31,19 +31,22 @@ Decide = Callable[[Observed, datetime], Decision]
 
 
 def writers_needed(observed: Observed) -> list[Writer]:
-    """The writers a pass must look at: while the steps around an apply run, and when a finished job's
-    result is about to be recorded (a plan approved then pauses them). None otherwise: a poll of the
-    API per writer, bounded by these moments, instead of a watch on every workload."""
+    """The writers a pass must look at: while the steps around an apply run, and when a plan may be
+    approved on it (a finished job's result about to be recorded, or the approval of the plan awaiting
+    it): that pass starts the steps, and records each writer's state first. None otherwise: a poll of
+    the API per writer, bounded by these moments, instead of a watch on every workload."""
     state = observed.status.writers
     try:
-        spec = parse_spec(observed.spec).writers
+        spec: TableSpec | None = parse_spec(observed.spec)
     except InvalidSpecError:
         spec = None
+    writers = None if spec is None else spec.writers
     if maintenance.active(state):
-        return maintenance.to_observe(spec, state)
-    if spec is not None and spec.workloads and report_needed(observed) is not None:
-        return list(spec.workloads)
-    return []
+        return maintenance.to_observe(writers, state)
+    if spec is None or writers is None or not writers.workloads:
+        return []
+    approving = approved_as_planned(spec, observed.status, retry_token(observed))
+    return list(writers.workloads) if approving or report_needed(observed) is not None else []
 
 
 def maintain(

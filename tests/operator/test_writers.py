@@ -25,7 +25,7 @@ from hudi_bucket.core.rules import BucketRules
 from hudi_bucket_operator import maintenance
 from hudi_bucket_operator.apply_window import writers_needed
 from hudi_bucket_operator.conditions import condition
-from hudi_bucket_operator.decisions import Decision, JobPhase, Observed, ObservedJob
+from hudi_bucket_operator.decisions import Decision, JobPhase, Observed, ObservedJob, recorded
 from hudi_bucket_operator.reconcile import decide
 from hudi_bucket_operator.spec import APPLY_NOW, PAUSED, InvalidSpecError, parse_spec
 from hudi_bucket_operator.table_status import TableStatus
@@ -261,6 +261,24 @@ def test_which_writers_a_pass_reads() -> None:
     # The spec made invalid: the writers recorded paused are still read, to resume them.
     observed = Observed({"table": {}}, 2, {}, recorded, (PLAN_DONE,))
     assert [w.key for w in writers_needed(observed)] == ["Deployment/ingest", "FlinkDeployment/orders-cdc"]
+
+
+def test_approving_the_plan_that_awaits_approval_pauses_the_writers_on_that_pass() -> None:
+    """The approval alone starts the apply without planning again, and so reads the writers, whose
+    state is recorded first: the table does not stall for want of them, nor plan a second time."""
+    manual = {**WRITERS_SPEC, "apply": {"policy": "Manual"}}
+    awaiting = decide(Observed(manual, 1, {}, TableStatus(), (PLAN_DONE,), writers=RUNNING_WRITERS), NOW)
+    assert awaiting.status.phase == "AwaitingApproval"
+    approved = {**manual, "apply": {"policy": "Manual", "approvedPlan": PLAN.plan_id}}
+    observed = Observed(approved, 2, {}, recorded(awaiting).status, (PLAN_DONE,))
+    assert [w.key for w in writers_needed(observed)] == ["Deployment/ingest", "FlinkDeployment/orders-cdc"]
+    decision = decide(replace(observed, writers=RUNNING_WRITERS), NOW)
+    assert decision.submit is None  # no second plan
+    assert (decision.status.phase, decision.status.writers["step"]) == ("PausingWriters", "Pausing")
+    assert [item["prior"] for item in decision.status.writers["items"]] == [
+        {"replicas": 3},
+        {"value": "running"},
+    ]
 
 
 # --- a small world, and the operator crashed at every pass -----------------------------------------------
