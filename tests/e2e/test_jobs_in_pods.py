@@ -5,7 +5,11 @@ in-cluster way (the ``kubernetes`` Service's ClusterIP, served by kube-proxy, an
 token), becomes Ready, and its metrics answer through its Service. Each job is a SparkApplication that
 spark-submit turns into a driver pod, whose driver starts its executor pods, all of our job image. The
 table is on an S3-compatible server the pods reach at the node's address, its credentials only in a
-Secret. A Manual plan is approved, applied, and read back by Apache Hudi and by hudi-rs."""
+Secret. A user's ingestion Deployment writes the table all along with Apache Hudi's own Spark writer, in a
+pod of the job image (tests/e2e/ingest_app.py). A Manual plan is approved; the operator scales the writer
+to 0, applies the plan once its pod is gone, and scales it back; the new pod (a new JVM, which loads the
+new bucket counts) writes on. Then Apache Hudi, hudi-rs and our verify read the table back: every key
+once, every acknowledged upsert there, each record in its bucket."""
 
 from __future__ import annotations
 
@@ -25,6 +29,7 @@ from control_plane import ControlPlane
 from control_plane.cluster import KUBERNETES_SERVICE_IP
 from harness import Cluster, until, write_orders_table
 from hudi_bucket import cli
+from ingestion import IngestionPod, writer_options
 from node import Node
 from node.containerd import POD_SUBNET
 from node.node import NODE_IP
@@ -35,12 +40,13 @@ from spark_operator import SparkOperatorStandIn
 pytestmark = pytest.mark.spark  # the table is written, and read back, with the session's Spark
 
 RELEASE = "hbo-jobs-in-pods"
+WRITER = "orders-writer"
 JOBS_ACCOUNT = "hudi-bucket-jobs"  # the chart's default
 COLUMNS = ("order_id", "day", "amount")
 ROWS = 60
 
 
-def test_a_manual_rescale_of_an_s3_table_runs_in_driver_and_executor_pods_of_our_job_image(
+def test_a_manual_rescale_of_an_s3_table_runs_in_pods_of_our_job_image_while_its_writer_pod_is_paused(
     control_plane: ControlPlane,
     node: Node,
     our_images: dict[str, str],
@@ -58,6 +64,7 @@ def test_a_manual_rescale_of_an_s3_table_runs_in_driver_and_executor_pods_of_our
     try:
         uri = s3_table(spark, store, tmp_path)
         before = records(uri, columns=COLUMNS, storage_options=store.storage_options())
+        first_rows = [(r["order_id"], r["day"], r["amount"]) for r in before]
         secret = client.V1Secret(
             metadata=client.V1ObjectMeta(name="lake-s3"), string_data=store.credentials_env()
         )
@@ -69,15 +76,30 @@ def test_a_manual_rescale_of_an_s3_table_runs_in_driver_and_executor_pods_of_our
         ready = time.monotonic() - installed
         (tmp_path / "spark-operator").mkdir()
         stand_in.start()
+        writer = IngestionPod(cluster, node, namespace, WRITER, store, uri)
+        writer.create(job_image, node.toleration, writer_options(tmp_path / "orders"), "lake-s3")
+        first_pod = writer.writing_pod(batches=2, timeout=300)
         started = time.monotonic()
 
         cluster.create_table(namespace, "orders", table_spec(uri, store))
-        status = cluster.phase_is(namespace, "orders", "AwaitingApproval", timeout=240)
+        status = cluster.phase_is(namespace, "orders", "AwaitingApproval", timeout=300)
         planned = time.monotonic() - started
         approve = {"spec": {"apply": {"policy": "Manual", "approvedPlan": status["plan"]["id"]}}}
         cluster.patch_table(namespace, "orders", approve)
-        status = cluster.phase_is(namespace, "orders", "Ready", timeout=300)
+        status = cluster.phase_is(namespace, "orders", "Ready", timeout=400)
         seconds = time.monotonic() - started
+        # Paused for the apply, then resumed as it was: a new pod, writing into the new buckets.
+        assert status["writers"]["last"]["writers"] == [f"Deployment/{WRITER}"]
+        assert writer.replicas() == 1
+        second_pod = writer.writing_pod(batches=2, timeout=300, other_than=first_pod)
+        writer.stop()
+        batches = writer.batches()
+        assert [b["pod"] for b in batches] == sorted(
+            (b["pod"] for b in batches), key=[first_pod, second_pod].index
+        )
+        gap = min(b["at"] for b in batches if b["pod"] == second_pod) - max(
+            b["at"] for b in batches if b["pod"] == first_pod
+        )
 
         assert cluster.job_kinds(namespace, "orders") == ["plan", "apply"]
         assert {p["partition"]: p["buckets"] for p in status["partitions"]["items"]} == {
@@ -101,10 +123,13 @@ def test_a_manual_rescale_of_an_s3_table_runs_in_driver_and_executor_pods_of_our
         # variables: no hand-over to S3A in the drivers' logs.
         assert not [line for run in runs for line in run.log.read_text().splitlines() if "S3A lists" in line]
 
-        # Read back: hudi-rs straight from S3, Apache Hudi through S3A, and our verify.
-        assert records(uri, columns=COLUMNS, storage_options=store.storage_options()) == before
-        keys = [row.order_id for row in spark.read.format("hudi").load(uri).select("order_id").collect()]
-        assert sorted(keys) == sorted(f"O-{i}" for i in range(ROWS))  # each key once
+        # Read back: Apache Hudi through S3A, hudi-rs straight from S3, and our verify.
+        acknowledged = writer.acknowledged(first_rows)
+        hudi_rows = [tuple(row) for row in spark.read.format("hudi").load(uri).select(*COLUMNS).collect()]
+        assert len(hudi_rows) == len({row[0] for row in hudi_rows})  # each key once
+        assert {row[0]: row for row in hudi_rows} == acknowledged  # every acknowledged upsert
+        rs_rows = records(uri, columns=COLUMNS, storage_options=store.storage_options())
+        assert sorted(tuple(r.values()) for r in rs_rows) == sorted(acknowledged.values())
         assert cli.main(["verify", "--table", uri]) == 0
         # The credentials stayed in the Secret, which the jobs only name.
         jobs = cluster.jobs(namespace, "orders")
@@ -119,7 +144,9 @@ def test_a_manual_rescale_of_an_s3_table_runs_in_driver_and_executor_pods_of_our
         print(
             f"\nnode started in {node.start_seconds:.1f} s; operator Ready {ready:.1f} s after helm install;"
             f" plan in pods {planned:.1f} s, plan + approval + apply {seconds:.1f} s;"
-            f" jobs {[round(run.seconds or 0, 1) for run in runs]} s"
+            f" jobs {[round(run.seconds or 0, 1) for run in runs]} s; writer paused"
+            f" {status['writers']['last']['downtimeSeconds']} s (status), {gap:.1f} s between its pods' batches;"
+            f" {len(batches)} batches"
         )
     finally:
         stand_in.stop()
@@ -194,6 +221,7 @@ def table_spec(uri: str, store: S3Server) -> dict[str, Any]:
         "table": {"uri": uri},
         "buckets": {"default": 2, "currentBuckets": 2, "rules": [{"pattern": "11-11", "buckets": 6}]},
         "apply": {"policy": "Manual"},
+        "writers": {"quiesceTimeout": "5m", "workloads": [{"kind": "Deployment", "name": WRITER}]},
         "spark": {"envFromSecrets": [{"name": "lake-s3"}], "hadoopConf": store.settings()},
     }
 
@@ -209,6 +237,7 @@ def install_chart(cluster: Cluster, node: Node, our_images: dict[str, str], name
         "image": {"repository": operator_repository, "tag": operator_tag, "pullPolicy": "Never"},
         "watch": {"namespaces": [namespace]},
         "tolerations": [node.toleration],
+        "rbac": {"writers": {"enabled": True}},
         "jobs": {
             "image": {"repository": job_repository, "tag": job_tag},
             "allowedHadoopConf": ["fs.s3a.endpoint", "fs.s3a.connection.ssl.enabled"],
