@@ -1,0 +1,198 @@
+"""What a copy-on-write rescale costs against what users would run otherwise, each a fresh process as
+users run them (interpreter and JVM start included, as in a job's pod):
+
+a. ours: ``hudi-bucket-job apply`` (the Native engine; tests/bench/phased_job.py runs it with timers
+   around its steps, which give the phase breakdown);
+b. Apache Hudi's ``partition_bucket_index_manager`` procedure, called from a PySpark session set up as
+   Hudi's guide sets one up;
+c. a plain Spark job: the same partitions' live base files read, repartitioned by record key into as many
+   files as the new layout has, written as Parquet (no Hudi metadata, no commit): the data movement alone.
+
+Run: .venv/bin/python tests/bench/bench_against_others.py [--rows 2000000,20000000] [--rounds 2]
+(2 million rows: about 5 minutes on 2 idle cores; 20 million: about 40.)
+
+Apache Hudi 1.2.0 writes the table: a 20-character key, a long, a double, a 30-character string and a
+``day`` partition over 6 days, half the rows on 2025-11-11; its simple bucket index with 8 buckets, no
+metadata table; its first rules are then recorded without a rewrite (every day keeps 8). Two changes,
+each rewriting three days (2025-11-11, -12 and -13: 70% of the rows): doubling (8 -> 16, which ours
+does without a shuffle) and 8 -> 12 (a shuffle for everyone). Every run starts from a fresh copy of the
+table; after ours and Hudi's, Apache Hudi reads every row back (counted). Each contender gets the same
+Spark: local[2], a 4 GB driver.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parents[1]))  # tests/: paths.py
+
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F  # noqa: N812
+
+from fresh_process import Command, interleaved, run_once
+from hudi_bucket.contract.requests import HUDI_BUNDLE_ENV, JVM_JAR_ENV
+from hudi_bucket.spark.session import build_session
+from paths import hudi_bundle, jvm_jar
+
+SKEWED_DAY = "2025-11-11"
+OTHER_DAYS = ("2025-11-08", "2025-11-09", "2025-11-10", "2025-11-12", "2025-11-13")
+REWRITTEN = ("day=2025-11-11", "day=2025-11-12", "day=2025-11-13")
+PATTERN = "day=2025-11-1[123]"
+BUCKETS = 8
+# Every day keeps its 8 buckets: a hashing_config and no rewrite.
+FIRST_RULES = (
+    "--expressions",
+    f"{PATTERN},{BUCKETS}",
+    "--default",
+    str(BUCKETS),
+    "--current-buckets",
+    str(BUCKETS),
+)
+CHANGES = {"doubling (8 -> 16)": 16, "8 -> 12": 12}
+SPARK = "--master local[2] --driver-memory 4g pyspark-shell"  # every contender's (PYSPARK_SUBMIT_ARGS)
+OPTIONS = {
+    "hoodie.table.name": "orders",
+    "hoodie.datasource.write.table.type": "COPY_ON_WRITE",
+    "hoodie.datasource.write.recordkey.field": "key",
+    "hoodie.datasource.write.partitionpath.field": "day",
+    "hoodie.datasource.write.hive_style_partitioning": "true",
+    "hoodie.metadata.enable": "false",
+    "hoodie.index.type": "BUCKET",
+    "hoodie.bucket.index.engine": "SIMPLE",
+    "hoodie.bucket.index.num.buckets": str(BUCKETS),
+}
+HUDI_PROCEDURE = """
+import sys
+from pyspark.sql import SparkSession
+root, expressions, default, bundle = sys.argv[1:5]
+spark = (
+    SparkSession.builder.config("spark.jars", bundle)
+    .config("spark.serializer", "org.apache.spark.serializer.KryoSerializer")
+    .config("spark.sql.extensions", "org.apache.spark.sql.hudi.HoodieSparkSessionExtension")
+    .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.hudi.catalog.HoodieCatalog")
+    .getOrCreate()
+)
+spark.sql(f"CREATE TABLE orders USING hudi LOCATION '{root}'")
+[row] = spark.sql(
+    f"CALL partition_bucket_index_manager(table => 'orders', overwrite => '{expressions}', "
+    f"bucket_number => {default}, dry_run => false)"
+).collect()
+assert row[0] == "SUCCESS", row
+"""
+PLAIN_SPARK = """
+import sys
+from pyspark.sql import SparkSession
+root, out, files, partitions = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4:]
+spark = SparkSession.builder.getOrCreate()
+rows = spark.read.option("basePath", root).parquet(*(f"{root}/{p}" for p in partitions))
+rows.repartition(files, "_hoodie_partition_path", "_hoodie_record_key").write.parquet(out)
+"""
+
+
+def write_table(spark: SparkSession, root: Path, rows: int) -> None:
+    id_ = F.col("id")
+    other_days = F.array(*(F.lit(d) for d in OTHER_DAYS))
+    records = spark.range(rows).select(
+        F.format_string("K-%018d", id_).alias("key"),
+        (id_ * 7919 % 1_000_003).alias("quantity"),
+        (id_ % 100_000 / 100.0).alias("price"),
+        F.substring(F.sha2(id_.cast("string"), 256), 1, 30).alias("note"),
+        F.when(id_ % 2 == 0, F.lit(SKEWED_DAY))
+        .otherwise(F.element_at(other_days, (F.floor(id_ / 2) % len(OTHER_DAYS) + 1).cast("int")))
+        .alias("day"),
+    )
+    records.write.format("hudi").options(**OPTIONS).option(
+        "hoodie.datasource.write.operation", "bulk_insert"
+    ).mode("overwrite").save(str(root))
+
+
+def job(*args: str) -> list[str]:
+    return [sys.executable, str(Path(__file__).with_name("phased_job.py")), *args]
+
+
+def contenders(new_buckets: int) -> dict[str, Command]:
+    expressions = f"{PATTERN},{new_buckets}"
+    rules = ("--expressions", expressions, "--default", str(BUCKETS))
+    files = str(new_buckets * len(REWRITTEN))
+    bundle = str(hudi_bundle())
+
+    def ours(table: Path, out: Path) -> list[str]:
+        return job("apply", "--table", str(table), *rules, "--engine", "Native")
+
+    def hudi(table: Path, out: Path) -> list[str]:
+        return [sys.executable, "-c", HUDI_PROCEDURE, str(table), expressions, str(BUCKETS), bundle]
+
+    def plain(table: Path, out: Path) -> list[str]:
+        return [sys.executable, "-c", PLAIN_SPARK, str(table), str(out), files, *REWRITTEN]
+
+    return {"ours": ours, "Hudi's procedure": hudi, "plain Spark": plain}
+
+
+def phases(stdout: str) -> dict[str, dict[str, float]]:
+    line = next(line for line in reversed(stdout.splitlines()) if line.startswith("PHASES "))
+    return json.loads(line.removeprefix("PHASES "))  # type: ignore[no-any-return]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rows", default="2000000,20000000", help="table sizes, comma-separated")
+    parser.add_argument("--rounds", type=int, default=2)
+    args = parser.parse_args()
+
+    # Ours is given Hudi's bundle and our JVM classes as the job image gives them (the others ignore both).
+    env = {
+        **os.environ,
+        HUDI_BUNDLE_ENV: str(hudi_bundle()),
+        JVM_JAR_ENV: str(jvm_jar()),
+        "PYSPARK_SUBMIT_ARGS": SPARK,
+    }
+    os.environ.update(env)  # the session that writes the table and reads it back loads Hudi's bundle too
+    spark = build_session("bench-against-others")
+    results = []
+    for rows in (int(r) for r in args.rows.split(",")):
+        work = Path(tempfile.mkdtemp(prefix="hbo-bench-others-"))
+        template = work / "template"
+        started = time.perf_counter()
+        write_table(spark, template, rows)
+        files = sorted(template.rglob("*.parquet"))
+        run_once("first rules", job("apply", "--table", str(template), *FIRST_RULES), env)
+        assert sorted(template.rglob("*.parquet")) == files, "the first rules rewrote files"
+        print(
+            f"{rows:,} rows written by Hudi in {time.perf_counter() - started:.0f} s; load {os.getloadavg()[0]:.1f}"
+        )
+
+        def check(name: str, table: Path, rows: int = rows) -> None:
+            if name != "plain Spark":
+                assert spark.read.format("hudi").load(str(table)).count() == rows, name
+
+        for change, new_buckets in CHANGES.items():
+            commands = contenders(new_buckets)
+            runs = interleaved(template, work, commands, args.rounds, env, check)
+            ours, hudi, plain = (runs.best(n) for n in commands)
+            best_ours = min(range(args.rounds), key=lambda i: runs.seconds["ours"][i])
+            results.append((rows, change, ours, hudi, plain, phases(runs.outputs["ours"][best_ours])))
+            print(f"  {change}: ours {ours:.1f} s, Hudi {hudi:.1f} s, plain {plain:.1f} s", flush=True)
+        shutil.rmtree(work)
+    spark.stop()
+
+    print("\n| rows | change | ours | Hudi's procedure | plain Spark | ours / Hudi | ours / plain |")
+    print("|---|---|---|---|---|---|---|")
+    for rows, change, ours, hudi, plain, _ in results:
+        print(
+            f"| {rows:,} | {change} | {ours:.1f} s | {hudi:.1f} s | {plain:.1f} s | {ours / hudi:.2f} | {ours / plain:.2f} |"
+        )
+    for rows, change, *_, phased in results:
+        marks = ", ".join(f"{k} {v:.1f}" for k, v in phased["marks"].items())
+        steps = ", ".join(f"{k.strip()} {v:.1f}" for k, v in phased["steps"].items())
+        print(f"\nours, {rows:,} rows, {change} (s): {marks}\n  {steps}")
+
+
+if __name__ == "__main__":
+    main()
