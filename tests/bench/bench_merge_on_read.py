@@ -25,10 +25,8 @@ import argparse
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parents[1]))  # tests/: the helpers that write Hudi tables
@@ -36,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).parents[1]))  # tests/: the helpers that w
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F  # noqa: N812
 
+from fresh_process import run_once
 from hudi_bucket.contract.requests import HUDI_BUNDLE_ENV
 from hudi_bucket.spark.session import build_session
 from paths import hudi_bundle, jvm_jar
@@ -104,15 +103,6 @@ def commands(table: Path, out: Path) -> dict[str, list[str]]:
     }
 
 
-def run_once(name: str, command: list[str], env: dict[str, str]) -> float:
-    started = time.perf_counter()
-    done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
-    seconds = time.perf_counter() - started
-    if done.returncode != 0:
-        raise SystemExit(f"{name} failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
-    return seconds
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rows", type=int, default=1_000_000)
@@ -134,7 +124,7 @@ def main() -> None:
             table, out = work / f"run-{round_}" / "table", work / f"run-{round_}" / "out"
             shutil.rmtree(table.parent, ignore_errors=True)
             shutil.copytree(template, table)
-            runs.append(run_once(name, commands(table, out)[name], env))
+            runs.append(run_once(name, commands(table, out)[name], env)[0])
             if name != "plain Spark":
                 assert spark.read.format("hudi").load(str(table)).count() == held, name
             shutil.rmtree(table.parent)
