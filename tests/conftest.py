@@ -50,13 +50,6 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(UnitSelection(), "unit-selection")
 
 
-def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """``--dist loadgroup`` (`./dev test`): the machine's tests on one worker (tests/machine_tests.py)."""
-    from machine_tests import MachineTestsTogether
-
-    return MachineTestsTogether(config, log) if config.getvalue("dist") == "loadgroup" else None
-
-
 @pytest.hookimpl(tryfirst=True)  # before -m selects by marker
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:

@@ -17,7 +17,6 @@ from pathlib import Path
 import pytest
 
 from control_plane import ControlPlane, ensure_binaries
-from machine_tests import give_build_time
 from node import Node, install_tools, missing_tools
 from node.images import build_our_images
 
@@ -34,7 +33,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if E2E_DIR in item.path.parents:
             item.add_marker(pytest.mark.e2e)
-            give_build_time(item)
             if "node" in item.fixturenames:  # type: ignore[attr-defined]
                 item.add_marker(pytest.mark.node)
     # The session's node starts with the first test that uses it and runs to the end: the tests that
@@ -43,11 +41,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    """Builds before the first test, so a first build's minutes count against no test's timeout. Not in
-    an xdist worker: every worker collects, and none starts until all have, so the machine's worker
-    builds in the fixtures instead while the other runs tests (the tests given those fixtures have the
-    time for it: tests/machine_tests.py)."""
-    if session.config.option.collectonly or os.environ.get("PYTEST_XDIST_WORKER"):
+    """Builds before the first test, so a first build's minutes count against no test's timeout."""
+    if session.config.option.collectonly:
         return
     capture = session.config.pluginmanager.getplugin("capturemanager")
     if not os.environ.get("HBO_KUBE_BIN") and any(item.get_closest_marker("e2e") for item in session.items):
@@ -80,7 +75,6 @@ def kube_bin_dir() -> Path:
 def node(control_plane: ControlPlane, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Node]:
     """One node for the session, started by the first test that asks for it; its logs stay in pytest's
     temp folder, and nothing else of it stays on the machine."""
-    install_tools()
     lacking = missing_tools()
     if lacking:
         pytest.skip(lacking)
@@ -96,10 +90,7 @@ def node(control_plane: ControlPlane, tmp_path_factory: pytest.TempPathFactory) 
 @pytest.fixture(scope="session")
 def our_images() -> dict[str, str]:
     """Both images as OCI layouts, {name: 'LAYOUT:TAG'} (built before the first test)."""
-    if not _our_images:
-        install_tools()
-        _our_images.update(build_our_images())
-    return _our_images
+    return _our_images or build_our_images()
 
 
 @pytest.fixture

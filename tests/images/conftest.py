@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 import containers
-from machine_tests import give_build_time
 
 IMAGES_DIR = Path(__file__).parent
 _built: dict[str, str] = {}
@@ -20,13 +19,11 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if IMAGES_DIR in item.path.parents:
             item.add_marker(pytest.mark.images)
-            give_build_time(item)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    """Builds before the first test, so a first build's minutes count against no test's timeout (not in
-    an xdist worker: see tests/e2e/conftest.py)."""
-    if session.config.option.collectonly or os.environ.get("PYTEST_XDIST_WORKER") or not any(
+    """Builds before the first test, so a first build's minutes count against no test's timeout."""
+    if session.config.option.collectonly or not any(
         item.get_closest_marker("images") for item in session.items
     ):
         return
@@ -43,8 +40,5 @@ def images() -> dict[str, containers.Image]:
     lacking = containers.missing()
     if lacking:
         pytest.skip(lacking)
-    if not _built:
-        containers.install_tools()
-        _built.update(containers.build())
-    built = _built
+    built = _built or containers.build()
     return {name: containers.Image(reference).unpack() for name, reference in built.items()}
