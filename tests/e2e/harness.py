@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Mapping
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -212,3 +213,16 @@ def write_orders_table(spark: Any, root: Path, rows: int = 60) -> None:
         default_buckets=2,
     )  # fmt: skip
     write(spark, str(root), request, rows=data)
+
+
+def daily_window_opening(at: datetime) -> tuple[str, str]:
+    """A daily window's cron schedule (UTC) opening at the whole minute of ``at``, and that start as
+    status.writers.nextWindow says it."""
+    opens = at.replace(second=0, microsecond=0)
+    return f"{opens.minute} {opens.hour} * * *", opens.isoformat().replace("+00:00", "Z")
+
+
+def open_window() -> dict[str, str]:
+    """A window open now, and for the next hour at least."""
+    schedule, _ = daily_window_opening(datetime.now(UTC) - timedelta(minutes=1))
+    return {"schedule": schedule, "duration": "2h"}

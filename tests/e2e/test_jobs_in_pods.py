@@ -5,11 +5,11 @@ in-cluster way (the ``kubernetes`` Service's ClusterIP, served by kube-proxy, an
 token), becomes Ready, and its metrics answer through its Service. Each job is a SparkApplication that
 spark-submit turns into a driver pod, whose driver starts its executor pods, all of our job image. The
 table is on an S3-compatible server the pods reach at the node's address, its credentials only in a
-Secret. A user's ingestion Deployment writes the table all along with Apache Hudi's own Spark writer, in a
-pod of the job image (tests/e2e/ingest_app.py). A Manual plan is approved; the operator scales the writer
-to 0, applies the plan once its pod is gone, and scales it back; the new pod (a new JVM, which loads the
-new bucket counts) writes on. Then Apache Hudi, hudi-rs and our verify read the table back: every key
-once, every acknowledged upsert there, each record in its bucket."""
+Secret. A user's ingestion Deployment writes the table all along with Apache Hudi's own Spark writer,
+in a pod of the job image (tests/e2e/ingest_app.py). A Manual plan is approved; in its window the
+operator scales the writer to 0, applies the plan once its pod is gone, and scales it back; the new pod
+(a new JVM, which loads the new bucket counts) writes on. Then Apache Hudi, hudi-rs and our verify read
+the table back: every key once, every acknowledged upsert there, each record in its bucket."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ from pyarrow import fs as pafs
 
 from control_plane import ControlPlane
 from control_plane.cluster import KUBERNETES_SERVICE_IP
-from harness import Cluster, until, write_orders_table
+from harness import Cluster, open_window, until, write_orders_table
 from hudi_bucket import cli
 from ingestion import IngestionPod, writer_options
 from node import Node
@@ -72,26 +72,44 @@ def test_a_manual_rescale_of_an_s3_table_runs_in_pods_of_our_job_image_while_its
         cluster.install_crds()
         installed = time.monotonic()
         job_image = install_chart(cluster, node, our_images, namespace)
+        # The writer starts while the operator does (each a JVM or an interpreter starting).
+        writer = IngestionPod(cluster, node, namespace, WRITER, store, uri)
+        writer.create(job_image, node.toleration, writer_options(tmp_path / "orders"), "lake-s3")
         operator = the_operator_is_ready_in_its_pod(control_plane, cluster, node, namespace)
         ready = time.monotonic() - installed
         (tmp_path / "spark-operator").mkdir()
         stand_in.start()
-        writer = IngestionPod(cluster, node, namespace, WRITER, store, uri)
-        writer.create(job_image, node.toleration, writer_options(tmp_path / "orders"), "lake-s3")
-        first_pod = writer.writing_pod(batches=2, timeout=300)
+        first_pod = writer.writing_pod(batches=1, timeout=300)
         started = time.monotonic()
 
         cluster.create_table(namespace, "orders", table_spec(uri, store))
         status = cluster.phase_is(namespace, "orders", "AwaitingApproval", timeout=300)
         planned = time.monotonic() - started
-        approve = {"spec": {"apply": {"policy": "Manual", "approvedPlan": status["plan"]["id"]}}}
+        assert status["observedGeneration"] == 1
+        assert status["plan"]["items"][0]["partition"] == "day=2025-11-11"
+        until(
+            lambda: any(e.startswith("AwaitingApproval") for e in cluster.events(namespace, "orders")),
+            30,
+            "the AwaitingApproval event (Kopf posts events in the background)",
+        )
+        assert cluster.job_kinds(namespace, "orders") == ["plan"]  # nothing moves without approval
+        plan_id = status["plan"]["id"]
+        approve = {"spec": {"apply": {"policy": "Manual", "approvedPlan": plan_id}}}
         cluster.patch_table(namespace, "orders", approve)
         status = cluster.phase_is(namespace, "orders", "Ready", timeout=400)
         seconds = time.monotonic() - started
-        # Paused for the apply, then resumed as it was: a new pod, writing into the new buckets.
+        # Paused for the apply, inside its window, then resumed as it was: a new pod, writing into the new
+        # buckets (verify reads them there, below).
+        assert list(status["writers"]) == ["last"]  # the steps are over: only their record is left
         assert status["writers"]["last"]["writers"] == [f"Deployment/{WRITER}"]
+        assert status["history"][0]["writersDowntimeSeconds"] == status["writers"]["last"]["downtimeSeconds"]
+        events = cluster.events(namespace, "orders")
+        assert any(e.startswith(f"WritersPaused: writers paused (Deployment/{WRITER})") for e in events), (
+            events
+        )
+        assert any(e.startswith("WritersResumed") for e in events), events
         assert writer.replicas() == 1
-        second_pod = writer.writing_pod(batches=2, timeout=300, other_than=first_pod)
+        second_pod = writer.writing_pod(batches=1, timeout=300, other_than=first_pod)
         writer.stop()
         batches = writer.batches()
         assert [b["pod"] for b in batches] == sorted(
@@ -101,7 +119,13 @@ def test_a_manual_rescale_of_an_s3_table_runs_in_pods_of_our_job_image_while_its
             b["at"] for b in batches if b["pod"] == first_pod
         )
 
-        assert cluster.job_kinds(namespace, "orders") == ["plan", "apply"]
+        assert cluster.job_kinds(namespace, "orders") == [
+            "plan",
+            "apply",
+        ]  # the approval plans no second time
+        assert status["observedGeneration"] == 2
+        assert status["history"][0]["planId"] == plan_id
+        until(lambda: cluster.config_maps(namespace) == {}, 30, "the recorded reports to be deleted")
         assert {p["partition"]: p["buckets"] for p in status["partitions"]["items"]} == {
             "day=2025-11-10": 2,
             "day=2025-11-11": 6,
@@ -220,7 +244,7 @@ def table_spec(uri: str, store: S3Server) -> dict[str, Any]:
     return {
         "table": {"uri": uri},
         "buckets": {"default": 2, "currentBuckets": 2, "rules": [{"pattern": "11-11", "buckets": 6}]},
-        "apply": {"policy": "Manual"},
+        "apply": {"policy": "Manual", "window": open_window()},
         "writers": {"quiesceTimeout": "5m", "workloads": [{"kind": "Deployment", "name": WRITER}]},
         "spark": {"envFromSecrets": [{"name": "lake-s3"}], "hadoopConf": store.settings()},
     }

@@ -8,8 +8,8 @@ pod go (removes its finalizer) only between batches, as a container stopping on 
 left" means the writer stopped. Each batch updates keys and adds new ones, and Hudi's writer loads the
 table's bucket counts afresh for each batch, as a writer restarted by the resume does.
 
-The scenarios, one table and one writer each:
-- a rescale of hot partitions under a steady write load, inside an open window;
+The scenarios, one table and one writer each (a rescale under a steady write load, inside an open window,
+is tests/e2e/test_jobs_in_pods.py's, with Apache Hudi's writer in a real pod):
 - the apply failing mid-way: a writer nobody named in spec.writers commits while the apply runs, Hudi's
   eager cleaning rolls the apply back, and the writers are resumed; retried, the rescale goes through;
 - a plan approved outside its window waits for it, the writer paused when it opens, and the operator
@@ -36,7 +36,7 @@ import pytest
 from kubernetes import client
 
 from control_plane import ControlPlane
-from harness import Cluster, OperatorProcess, operator_in_pod, until
+from harness import Cluster, OperatorProcess, daily_window_opening, open_window, operator_in_pod, until
 from hudi_bucket import cli
 from hudi_spark import bucket_options, hudi_read, hudi_write
 from spark_operator import SparkOperatorStandIn
@@ -232,19 +232,6 @@ def writer_deployment(name: str, replicas: int) -> dict[str, Any]:
     }
 
 
-def daily_window_opening(at: datetime) -> tuple[str, str]:
-    """A daily window's cron schedule (UTC) opening at the whole minute of ``at``, and that start as
-    status.writers.nextWindow says it."""
-    opens = at.replace(second=0, microsecond=0)
-    return f"{opens.minute} {opens.hour} * * *", opens.isoformat().replace("+00:00", "Z")
-
-
-def open_window() -> dict[str, str]:
-    """A window open now, and for the next hour at least."""
-    schedule, _ = daily_window_opening(datetime.now(UTC) - timedelta(minutes=1))
-    return {"schedule": schedule, "duration": "2h"}
-
-
 def table_spec(uri: Path, writer: str, policy: str, window: dict[str, str]) -> dict[str, Any]:
     return {
         "table": {"uri": str(uri)},
@@ -334,35 +321,6 @@ def report(world: World, table: str, ingestion: Ingestion, status: dict[str, Any
     print("\n" + line)
     with (world.work / "downtime.txt").open("a") as out:
         out.write(line + "\n")
-
-
-def test_hot_partitions_are_rescaled_under_a_steady_write_load_in_an_open_window(
-    world: World, spark: Any
-) -> None:
-    cluster = world.cluster
-    ingestion = Ingestion(world, spark, "hot")
-    try:
-        cluster.create_table(
-            NS, "hot", table_spec(ingestion.uri, ingestion.deployment, "Automatic", open_window())
-        )
-        status = cluster.phase_is(NS, "hot", "Ready", timeout=2 * SLOW)
-        assert status["config"]["expressions"] == "11-11,6;11-10,4"
-        assert list(status["writers"]) == ["last"]  # the steps are over: only their record is left
-        assert status["writers"]["last"]["writers"] == [f"Deployment/{ingestion.deployment}"]
-        assert status["history"][0]["writersDowntimeSeconds"] == status["writers"]["last"]["downtimeSeconds"]
-        assert ingestion.writer.stopped_at  # it was paused
-        # Resumed as it was, and writing new keys into the new buckets: verify (below) reads them there.
-        ingestion.writes_again()
-        report(world, "hot", ingestion, status)
-        events = cluster.events(NS, "hot")
-        assert any(
-            e.startswith(f"WritersPaused: writers paused (Deployment/{ingestion.deployment})") for e in events
-        )
-        assert any(e.startswith("WritersResumed") for e in events), events
-    except BaseException:
-        ingestion.stop_quietly()
-        raise
-    ingestion.stop_and_check()
 
 
 def test_an_apply_that_fails_mid_way_is_rolled_back_and_the_writers_resumed(world: World, spark: Any) -> None:
