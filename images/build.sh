@@ -149,10 +149,8 @@ for name in "${names[@]}"; do
     fail "buildah build of ${DOCKERFILE[$name]}"
   built=$SECONDS
   # Into the shared layout: layers it holds already (the base's, an earlier build's) are not written again.
-  # Uncompressed: the layout stays on this machine, where each test that unpacks an image or loads it into
-  # the node would inflate gzip'd layers again (a registry push compresses them: skopeo --dest-compress).
   mkdir -p "$LAYOUT"
-  buildah "${STORAGE[@]}" push --disable-compression "localhost/hudi-bucket-operator-build:$tag" "oci:$LAYOUT:$tag" >>"$log" 2>&1 ||
+  buildah "${STORAGE[@]}" push "localhost/hudi-bucket-operator-build:$tag" "oci:$LAYOUT:$tag" >>"$log" 2>&1 ||
     fail "buildah push of $name"
   # sed, not head: head would close the pipe on buildah listing more than one line (SIGPIPE: 141 under pipefail)
   size=$(buildah "${STORAGE[@]}" images --format '{{.Size}}' "localhost/hudi-bucket-operator-build:$tag" | sed -n 1p)
