@@ -17,7 +17,7 @@ from hudi_bucket.errors import ConcurrentWriterError, NotBucketIndexedError, Pla
 from hudi_bucket.hudi import config_store
 from hudi_bucket.hudi.rollback import rollback
 from hudi_bucket.spark.context import TableContext
-from hudi_spark import data_rows, hudi_read
+from hudi_spark import bucket_options, data_rows, hudi_read, hudi_write
 
 pytestmark = pytest.mark.spark
 
@@ -61,6 +61,30 @@ def test_convert_then_rescale_keeps_every_row(spark, written_table, name, expres
     assert merged.shuffle_free
     assert records(root, drop=REWRITTEN) == before
     assert verified(ctx)
+
+
+@pytest.mark.parametrize("expressions", ["part=p,4", "part=p,3"], ids=["doubling", "reshuffle"])
+def test_one_field_keys_that_hudi_splits_are_bucketed_as_hudi_buckets_them(
+    spark, tmp_path, expressions
+) -> None:
+    # Values holding "," and ":" read to Hudi's bucket index as field:value pairs (it hashes "7" of
+    # "key:7,b:1"). The JVM cannot hash those, so the write that tried is removed and redone in Python.
+    root = tmp_path / "split_keys"
+    keys = [(f"key:{i},b:{i % 3}", "p", i) for i in range(30)] + [(f"plain-{i}", "p", i) for i in range(10)]
+    options = bucket_options(
+        record_key="key", partition_field="part", ordering_field="ts", table_version=8, buckets=2
+    )
+    hudi_write(
+        spark, root, spark.createDataFrame(keys, "key string, part string, ts long"), options, "insert"
+    )
+    before = data_rows(hudi_read(spark, root))
+    ctx = TableContext.open(spark, str(root))
+
+    done = apply(ctx, request(expressions, 2, current_buckets=2))
+
+    assert done.instant is not None
+    assert data_rows(hudi_read(spark, root)) == before
+    assert verified(ctx.reload())
 
 
 def test_a_table_that_is_not_bucket_indexed_needs_convert(spark, written_table) -> None:

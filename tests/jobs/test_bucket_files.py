@@ -126,8 +126,12 @@ def test_a_bucket_whose_rows_reach_two_tasks_is_refused_and_the_table_is_left_as
     files = sorted(root.rglob("*.parquet"))
     # The shuffle-free doubling trusts each read task to hold whole buckets; deal its rows round robin
     # instead, so that every bucket's rows reach both tasks.
-    real_read = rescale_module.read_in_groups
-    monkeypatch.setattr(rescale_module, "read_in_groups", lambda *a: real_read(*a).repartition(2))
+    real_write = rescale_module.write_bucket_files
+    monkeypatch.setattr(
+        rescale_module,
+        "write_bucket_files",
+        lambda ctx, rows, **kw: real_write(ctx, rows.repartition(2), **kw),
+    )
 
     with pytest.raises(BucketWriteError, match="came out as several files"):
         apply(ctx, request("^$,1", 8))

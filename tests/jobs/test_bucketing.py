@@ -10,7 +10,12 @@ import pytest
 from pyspark.errors import PythonException
 from pyspark.sql import functions as F  # noqa: N812
 
-from hudi_bucket.bucketing.bucket_ids import bucket_id_column, key_taken_whole, num_buckets_column
+from hudi_bucket.bucketing.bucket_ids import (
+    bucket_id_column,
+    is_split_key_failure,
+    key_taken_whole,
+    num_buckets_column,
+)
 from hudi_bucket.core.buckets import bucket_id, record_key_bucket_id
 from hudi_bucket.core.recordkeys import KeyStyle, is_single_value_key
 from hudi_bucket.errors import HudiBucketError, InvalidBucketCountError
@@ -145,3 +150,10 @@ def test_a_null_record_key_fails_the_job_as_hudi_has_no_bucket_for_it(spark: Any
     keys = spark.createDataFrame([("a",), (None,)], "key string")
     with pytest.raises(PythonException, match=r"CorruptTableError: 1 record key\(s\) are null"):
         keys.select(bucket_id_column("key", 8, ["id"])).collect()
+
+
+def test_the_jvm_path_fails_on_a_key_it_cannot_take_whole(spark: Any) -> None:
+    keys = spark.createDataFrame([("a",), ("id:1,name:x",)], "key string")
+    with pytest.raises(Exception, match="a record key holds several fields") as failure:
+        keys.select(bucket_id_column("key", 8, ["id"], every_key_whole=True)).collect()
+    assert is_split_key_failure(failure.value)

@@ -9,7 +9,7 @@ import pytest
 from pyspark.sql import functions as F  # noqa: N812
 
 from hudi_bucket.spark.session import scoped_conf
-from hudi_bucket.writing.rescale import ONE_TASK_PER_READ, read_in_groups
+from hudi_bucket.writing.rescale import ONE_TASK_PER_FILE, ONE_TASK_PER_READ, read_in_groups
 
 pytestmark = pytest.mark.spark
 
@@ -32,6 +32,16 @@ def test_every_group_of_files_is_one_task(spark: Any, tmp_path: Path, group_size
 
     assert rows.count() == 6 * 50
     assert sorted(sorted(t.files) for t in tasks) == sorted(sorted(f"file://{f}" for f in g) for g in groups)
+
+
+def test_one_scan_of_many_files_makes_a_task_of_each(spark: Any, tmp_path: Path) -> None:
+    files = write_files(spark, tmp_path / "data", 6)
+
+    with scoped_conf(spark, ONE_TASK_PER_FILE):
+        placed = spark.read.parquet(*files).select(F.spark_partition_id().alias("task"), F.input_file_name())
+        tasks = placed.distinct().groupBy("task").count().collect()
+
+    assert sorted(t["count"] for t in tasks) == [1] * len(files)
 
 
 def test_scoped_settings_are_put_back(spark: Any) -> None:

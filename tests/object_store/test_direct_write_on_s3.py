@@ -70,8 +70,12 @@ def test_a_bucket_whose_rows_reach_two_tasks_on_s3_is_refused_and_the_table_is_l
     before, files = hudi_rs_rows(s3, table), keys(s3, s3_prefix)
     # Every bucket's rows dealt round robin to two tasks, where the shuffle-free doubling trusts each
     # read task to hold whole buckets.
-    real_read = rescale_module.read_in_groups
-    monkeypatch.setattr(rescale_module, "read_in_groups", lambda *a: real_read(*a).repartition(2))
+    real_write = rescale_module.write_bucket_files
+    monkeypatch.setattr(
+        rescale_module,
+        "write_bucket_files",
+        lambda ctx, rows, **kw: real_write(ctx, rows.repartition(2), **kw),
+    )
 
     with pytest.raises(BucketWriteError, match="came out as several files"):
         apply(TableContext.open(spark, table), ApplyOptions(BucketRules.parse("^$,1", 8)))

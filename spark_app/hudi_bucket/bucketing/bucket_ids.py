@@ -3,10 +3,11 @@
 The bucket of a row is computed from its ``_hoodie_record_key``. In general that is ``bucket_batch``
 inside a scalar pandas UDF: only the key and bucket-count columns cross into the Python workers, as Arrow
 batches, and each batch is bucketed with array arithmetic (Spark 3.5 hands them over as pandas Series,
-which go back to Arrow without a per-row loop). When the caller knows that every key is taken
-whole (``key_taken_whole``, which one cheap pass over the key column tells), the JVM computes the same
-bucket from Java's own ``String.hashCode``: no Python worker starts, which a task-per-bucket rewrite
-would otherwise pay once per task. The bucket count is a column because it differs per partition
+which go back to Arrow without a per-row loop). When the caller expects every key to be taken
+whole (``key_taken_whole``), the JVM computes the same bucket from Java's own ``String.hashCode``: no
+Python worker starts, which a task-per-bucket rewrite would otherwise pay once per task. A key it cannot
+take whole fails the Spark job (``is_split_key_failure`` tells that failure), so a wrong expectation
+costs a retry, never a misplaced record. The bucket count is a column because it differs per partition
 under the partition-level bucket index; ``num_buckets_column`` builds it from a partition column.
 
 Python workers import ``hudi_bucket``: the job image has it, and locally ``session.build_session`` starts
@@ -33,6 +34,7 @@ from hudi_bucket.core.recordkeys import KeyStyle
 ColumnOrName = Column | str
 _JAVA_INT_MAX = 0x7FFFFFFF
 _NULL_KEY_MESSAGE = "a record key is null; Hudi never writes a record without a key"
+_SPLIT_KEY_MESSAGE = "hudi-bucket: a record key holds several fields; bucket it with every_key_whole=False"
 
 
 def bucket_id_column(
@@ -47,13 +49,14 @@ def bucket_id_column(
 
     ``hash_fields`` names the index-key fields (empty: every field of the key). A null record key or bucket
     count fails the Spark job, as Hudi cannot bucket a record without a key: filter or replace nulls first.
-    ``every_key_whole`` promises that ``key_taken_whole`` holds on every row: the JVM computes the ids.
+    ``every_key_whole``: the JVM computes the ids, and a row where ``key_taken_whole`` does not hold fails
+    the job (see ``is_split_key_failure``).
     """
     if isinstance(num_buckets_col, int):
         check_num_buckets(num_buckets_col)
         num_buckets_col = F.lit(num_buckets_col)
     if every_key_whole:
-        return _whole_key_bucket_id(_column(record_key_col), _column(num_buckets_col))
+        return _whole_key_bucket_id(_column(record_key_col), _column(num_buckets_col), key_style)
     fields = tuple(hash_fields)
 
     @F.pandas_udf(IntegerType())  # type: ignore[call-overload]
@@ -73,13 +76,23 @@ def key_taken_whole(record_key_col: ColumnOrName, key_style: KeyStyle) -> Column
     return key.isNotNull() & ~holds_every_marker
 
 
-def _whole_key_bucket_id(record_key: Column, num_buckets: Column) -> Column:
+def is_split_key_failure(error: BaseException) -> bool:
+    """Whether a Spark action failed because ``bucket_id_column(every_key_whole=True)`` met a key that is
+    not taken whole."""
+    return _SPLIT_KEY_MESSAGE in str(error)
+
+
+def _whole_key_bucket_id(record_key: Column, num_buckets: Column, key_style: KeyStyle) -> Column:
     """Hudi hashes the one-value list ``[key]``: ``31 + key.hashCode()`` in Java int arithmetic, masked
     to 31 bits. Computed in bigint, whose low 32 bits wrap exactly as Java's int does."""
     string_hash = F.call_function("reflect", F.lit("java.util.Objects"), F.lit("hashCode"), record_key)
     list_hash = (string_hash.cast("bigint") + F.lit(31)).bitwiseAND(F.lit(_JAVA_INT_MAX))
     bucket = (list_hash % num_buckets).cast("int")
-    return F.when(record_key.isNull(), F.raise_error(F.lit(_NULL_KEY_MESSAGE))).otherwise(bucket)
+    return (
+        F.when(record_key.isNull(), F.raise_error(F.lit(_NULL_KEY_MESSAGE)))
+        .when(~key_taken_whole(record_key, key_style), F.raise_error(F.lit(_SPLIT_KEY_MESSAGE)))
+        .otherwise(bucket)
+    )
 
 
 def num_buckets_column(

@@ -67,7 +67,7 @@ def rollback(storage: Storage, table: HudiTable, timestamp: str) -> RollbackResu
     partitions = _touched_partitions(storage, table, instant)
     if instant.is_completed:
         storage.delete(join(store.folder, instant.file_name(store.layout)))
-    files_removed = _remove_files(storage, timestamp, partitions)
+    files_removed = remove_instant_files(storage, timestamp, partitions)
     for state in (State.INFLIGHT, State.REQUESTED):
         storage.delete(join(store.folder, Instant(timestamp, instant.action, state).file_name(store.layout)))
     storage.delete(heartbeat_path(timestamp))
@@ -80,12 +80,13 @@ def discard(storage: Storage, table: HudiTable, timestamp: str, partitions: tupl
     if table.timeline.get(timestamp) is not None:
         raise TableBusyError(f"instant {timestamp} is on the timeline", hint="roll it back instead")
     _remove_config(storage, table, timestamp)
-    _remove_files(storage, timestamp, partitions)
+    remove_instant_files(storage, timestamp, partitions)
     storage.delete(heartbeat_path(timestamp))
 
 
-def _remove_files(storage: Storage, timestamp: str, partitions: tuple[str, ...]) -> int:
-    """The instant's base files, the partitions it created and our staging folder; returns the count."""
+def remove_instant_files(storage: Storage, timestamp: str, partitions: tuple[str, ...]) -> int:
+    """The instant's base files, the partitions it created and our staging folder; returns the count of
+    files. (Also what a write that failed part-way left, before the write is redone.)"""
     files_removed = 0
     for partition in partitions:
         for f in partition_files(storage, partition):
