@@ -9,7 +9,8 @@ c. a plain Spark job: the same partitions' live base files read, repartitioned b
    files as the new layout has, written as Parquet (no Hudi metadata, no commit): the data movement alone.
 
 Run: .venv/bin/python tests/bench/bench_against_others.py [--rows 2000000,20000000] [--rounds 2]
-(2 million rows: about 5 minutes on 2 idle cores; 20 million: about 40.)
+[--before REV] (2 million rows: about 5 minutes on 2 idle cores; 20 million: about 40). ``--before``
+adds ours as of git revision REV (its job and its ``phased_job.py``), for a before-and-after in one run.
 
 Apache Hudi 1.2.0 writes the table: a 20-character key, a long, a double, a 30-character string and a
 ``day`` partition over 6 days, half the rows on 2025-11-11; its simple bucket index with 8 buckets, no
@@ -26,6 +27,7 @@ import argparse
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -113,11 +115,28 @@ def write_table(spark: SparkSession, root: Path, rows: int) -> None:
     ).mode("overwrite").save(str(root))
 
 
-def job(*args: str) -> list[str]:
-    return [sys.executable, str(Path(__file__).with_name("phased_job.py")), *args]
+def job(*args: str, tree: Path | None = None) -> list[str]:
+    """``phased_job.py ARGS``: of this checkout, or of ``tree`` (a revision's files), importing its job."""
+    if tree is None:
+        return [sys.executable, str(Path(__file__).with_name("phased_job.py")), *args]
+    phased = tree / "tests" / "bench" / "phased_job.py"
+    return ["env", f"PYTHONPATH={tree / 'spark_app'}", sys.executable, str(phased), *args]
 
 
-def contenders(new_buckets: int) -> dict[str, Command]:
+def checkout(revision: str, folder: Path) -> Path:
+    """The job and the phase timer of git ``revision``, extracted into ``folder``."""
+    repository = Path(__file__).parents[2]
+    archive = subprocess.run(
+        ["git", "-C", str(repository), "archive", revision, "spark_app", "tests/bench/phased_job.py"],
+        capture_output=True,
+        check=True,
+    ).stdout
+    folder.mkdir(parents=True)
+    subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True)
+    return folder
+
+
+def contenders(new_buckets: int, before: tuple[str, Path] | None = None) -> dict[str, Command]:
     expressions = f"{PATTERN},{new_buckets}"
     rules = ("--expressions", expressions, "--default", str(BUCKETS))
     files = str(new_buckets * len(REWRITTEN))
@@ -126,13 +145,18 @@ def contenders(new_buckets: int) -> dict[str, Command]:
     def ours(table: Path, out: Path) -> list[str]:
         return job("apply", "--table", str(table), *rules, "--engine", "Native")
 
+    def ours_before(table: Path, out: Path) -> list[str]:
+        assert before is not None
+        return job("apply", "--table", str(table), *rules, "--engine", "Native", tree=before[1])
+
     def hudi(table: Path, out: Path) -> list[str]:
         return [sys.executable, "-c", HUDI_PROCEDURE, str(table), expressions, str(BUCKETS), bundle]
 
     def plain(table: Path, out: Path) -> list[str]:
         return [sys.executable, "-c", PLAIN_SPARK, str(table), str(out), files, *REWRITTEN]
 
-    return {"ours": ours, "Hudi's procedure": hudi, "plain Spark": plain}
+    named = {"ours": ours, "Hudi's procedure": hudi, "plain Spark": plain}
+    return {**named, f"ours before ({before[0]})": ours_before} if before else named
 
 
 def phases(stdout: str) -> dict[str, dict[str, float]]:
@@ -144,6 +168,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rows", default="2000000,20000000", help="table sizes, comma-separated")
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--before", metavar="REV", help="also run ours as of this git revision")
     args = parser.parse_args()
 
     # Ours is given Hudi's bundle and our JVM classes as the job image gives them (the others ignore both).
@@ -155,6 +180,8 @@ def main() -> None:
     }
     os.environ.update(env)  # the session that writes the table and reads it back loads Hudi's bundle too
     spark = build_session("bench-against-others")
+    scratch = Path(tempfile.mkdtemp(prefix="hbo-bench-before-"))
+    before = (args.before, checkout(args.before, scratch / "tree")) if args.before else None
     results = []
     for rows in (int(r) for r in args.rows.split(",")):
         work = Path(tempfile.mkdtemp(prefix="hbo-bench-others-"))
@@ -173,25 +200,33 @@ def main() -> None:
                 assert spark.read.format("hudi").load(str(table)).count() == rows, name
 
         for change, new_buckets in CHANGES.items():
-            commands = contenders(new_buckets)
+            commands = contenders(new_buckets, before)
             runs = interleaved(template, work, commands, args.rounds, env, check)
-            ours, hudi, plain = (runs.best(n) for n in commands)
-            best_ours = min(range(args.rounds), key=lambda i: runs.seconds["ours"][i])
-            results.append((rows, change, ours, hudi, plain, phases(runs.outputs["ours"][best_ours])))
-            print(f"  {change}: ours {ours:.1f} s, Hudi {hudi:.1f} s, plain {plain:.1f} s", flush=True)
+            best = {name: runs.best(name) for name in commands}
+            phased = {
+                name: phases(runs.outputs[name][runs.seconds[name].index(best[name])])
+                for name in commands
+                if name.startswith("ours")
+            }
+            results.append((rows, change, best, phased))
+            print(f"  {change}: " + ", ".join(f"{n} {s:.1f} s" for n, s in best.items()), flush=True)
         shutil.rmtree(work)
+    shutil.rmtree(scratch)
     spark.stop()
 
-    print("\n| rows | change | ours | Hudi's procedure | plain Spark | ours / Hudi | ours / plain |")
-    print("|---|---|---|---|---|---|---|")
-    for rows, change, ours, hudi, plain, _ in results:
-        print(
-            f"| {rows:,} | {change} | {ours:.1f} s | {hudi:.1f} s | {plain:.1f} s | {ours / hudi:.2f} | {ours / plain:.2f} |"
-        )
-    for rows, change, *_, phased in results:
-        marks = ", ".join(f"{k} {v:.1f}" for k, v in phased["marks"].items())
-        steps = ", ".join(f"{k.strip()} {v:.1f}" for k, v in phased["steps"].items())
-        print(f"\nours, {rows:,} rows, {change} (s): {marks}\n  {steps}")
+    names = list(results[0][2])
+    ratios = [("ours / Hudi", "Hudi's procedure"), ("ours / plain", "plain Spark")]
+    ratios += [(f"ours / {n}", n) for n in names if n.startswith("ours before")]
+    print("\n| rows | change | " + " | ".join(names + [r for r, _ in ratios]) + " |")
+    print("|---|---|" + "---|" * (len(names) + len(ratios)))
+    for rows, change, best, _ in results:
+        cells = [f"{best[n]:.1f} s" for n in names] + [f"{best['ours'] / best[n]:.2f}" for _, n in ratios]
+        print(f"| {rows:,} | {change} | " + " | ".join(cells) + " |")
+    for rows, change, _, phased in results:
+        for name, timed in phased.items():
+            marks = ", ".join(f"{k} {v:.1f}" for k, v in timed["marks"].items())
+            steps = ", ".join(f"{k.strip()} {v:.1f}" for k, v in timed["steps"].items())
+            print(f"\n{name}, {rows:,} rows, {change} (s): {marks}\n  {steps}")
 
 
 if __name__ == "__main__":
