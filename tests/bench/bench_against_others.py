@@ -9,7 +9,7 @@ c. a plain Spark job: the same partitions' live base files read, repartitioned b
    files as the new layout has, written as Parquet (no Hudi metadata, no commit): the data movement alone.
 
 Run: .venv/bin/python tests/bench/bench_against_others.py [--rows 2000000,20000000] [--rounds 2]
-[--before REV] (2 million rows: about 5 minutes on 2 idle cores; 20 million: about 40). ``--before``
+[--before REV] [--to 16,12] (2 million rows: about 5 minutes on 2 idle cores; 20 million: about 40). ``--before``
 adds ours as of git revision REV (its job and its ``phased_job.py``), for a before-and-after in one run.
 
 Apache Hudi 1.2.0 writes the table: a 20-character key, a long, a double, a 30-character string and a
@@ -169,6 +169,7 @@ def main() -> None:
     parser.add_argument("--rows", default="2000000,20000000", help="table sizes, comma-separated")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--before", metavar="REV", help="also run ours as of this git revision")
+    parser.add_argument("--to", default="16,12", help="the changes: new bucket counts, comma-separated")
     args = parser.parse_args()
 
     # Ours is given Hudi's bundle and our JVM classes as the job image gives them (the others ignore both).
@@ -200,6 +201,8 @@ def main() -> None:
                 assert spark.read.format("hudi").load(str(table)).count() == rows, name
 
         for change, new_buckets in CHANGES.items():
+            if str(new_buckets) not in args.to.split(","):
+                continue
             commands = contenders(new_buckets, before)
             runs = interleaved(template, work, commands, args.rounds, env, check)
             best = {name: runs.best(name) for name in commands}
