@@ -256,8 +256,9 @@ def _base_env() -> dict[str, str]:
     import os
 
     # What the job image's environment holds (Dockerfile.job): it always names Hudi's bundle and our jar,
-    # whether or not this pytest was started by ./dev (which exports them).
-    keep = ("PATH", "HOME", "JAVA_HOME", "LANG", "TMPDIR", "PYSPARK_PYTHON")
+    # whether or not this pytest was started by ./dev (which exports them). And the class-data archive
+    # ./dev test maps into every JVM (SPARK_SUBMIT_OPTS): how soon the job's JVM starts, not what it does.
+    keep = ("PATH", "HOME", "JAVA_HOME", "LANG", "TMPDIR", "PYSPARK_PYTHON", "SPARK_SUBMIT_OPTS")
     image = {HUDI_BUNDLE_ENV: str(hudi_bundle()), JVM_JAR_ENV: str(jvm_jar())}
     return {**{key: os.environ[key] for key in keep if key in os.environ}, **image}
 
