@@ -259,22 +259,24 @@ def _base_env() -> dict[str, str]:
     # whether or not this pytest was started by ./dev (which exports them). And the class-data archive
     # ./dev test maps into every JVM (SPARK_SUBMIT_OPTS): how soon the job's JVM starts, not what it does.
     keep = ("PATH", "HOME", "JAVA_HOME", "LANG", "TMPDIR", "PYSPARK_PYTHON", "SPARK_SUBMIT_OPTS")
-    image = {HUDI_BUNDLE_ENV: str(hudi_bundle()), JVM_JAR_ENV: str(jvm_jar())}
+    image = {
+        HUDI_BUNDLE_ENV: str(hudi_bundle()),
+        JVM_JAR_ENV: str(jvm_jar()),
+        # The jars the image carries in /opt/spark/jars, on the classpath from the start as those are (not
+        # --jars, which would also replace the spark.jars a job's session asks for: Hudi's bundle, for the
+        # Hudi engine). After Spark's own, so that the class-data archive's classpath stays its start.
+        "SPARK_DIST_CLASSPATH": ":".join(str(jar) for jar in (*s3a_jars(), jvm_jar())),
+    }
     return {**{key: os.environ[key] for key in keep if key in os.environ}, **image}
 
 
 def _submit_args(app: dict[str, Any]) -> str:
-    """spark-submit's arguments for the application's Spark and Hadoop settings, and the jars the job
-    image carries in /opt/spark/jars (Dockerfile.job)."""
+    """spark-submit's arguments for the application's Spark and Hadoop settings."""
     spec = app["spec"]
     conf = {
         **(spec.get("sparkConf") or {}),
         **{f"spark.hadoop.{k}": v for k, v in (spec.get("hadoopConf") or {}).items()},
     }
-    # On the classpath from the start, as /opt/spark/jars is: not --jars, which would also replace the
-    # spark.jars a job's session asks for (Hudi's bundle, for the Hudi engine).
-    image_jars = ":".join(str(jar) for jar in (*s3a_jars(), jvm_jar()))
-    conf |= {"spark.driver.extraClassPath": image_jars, "spark.executor.extraClassPath": image_jars}
     args = [f"--conf {key}={value}" for key, value in conf.items()]
     return " ".join([*args, "pyspark-shell"])
 
