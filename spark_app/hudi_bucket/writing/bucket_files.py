@@ -14,8 +14,9 @@ file is caught, and the write fails (the caller rolls its instant back).
 
 from __future__ import annotations
 
+import json
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from enum import Enum
@@ -65,13 +66,43 @@ class ExistingGroup:
     base_instant: str
 
 
-def file_id_suffixes(partitions: list[str]) -> dict[str, str]:
-    """One random UUID tail per partition: ``<8-digit bucket><tail>-0`` is unique in its partition."""
-    return {p: str(uuid.uuid4())[BUCKET_ID_DIGITS:] for p in partitions}
+@dataclass(frozen=True)
+class BucketFiles:
+    """Every file a write may create, one per (partition, bucket), as a table: partition ``i``'s bucket
+    ``b`` is file ``offsets[i] + b``. Rows find their file's name by that position, an array index,
+    where building the name from its parts would cost a few string operations per row."""
 
+    partitions: tuple[str, ...]
+    offsets: tuple[int, ...]
+    files: tuple[tuple[str, str], ...]  # (partition, file name)
 
-def base_file_name(file_id: str, instant: str) -> str:
-    return f"{file_id}_{WRITE_TOKEN}_{instant}.parquet"
+    @classmethod
+    def plan(
+        cls, instant: str, buckets: Mapping[str, int], existing: Mapping[tuple[str, int], ExistingGroup]
+    ) -> BucketFiles:
+        """A new file group per (partition, bucket), ``<8-digit bucket><tail>-0`` with one random UUID
+        tail per partition (unique in it); where ``existing`` holds the (partition, bucket), its group."""
+        partitions = tuple(sorted(buckets))
+        offsets: list[int] = []
+        files: list[tuple[str, str]] = []
+        for partition in partitions:
+            tail = str(uuid.uuid4())[BUCKET_ID_DIGITS:]
+            offsets.append(len(files))
+            for bucket in range(buckets[partition]):
+                group = existing.get((partition, bucket))
+                file_id = group.file_id if group else f"{bucket:0{BUCKET_ID_DIGITS}d}{tail}-0"
+                files.append((partition, f"{file_id}_{WRITE_TOKEN}_{instant}.parquet"))
+        return cls(partitions, tuple(offsets), tuple(files))
+
+    def names(self) -> list[str]:
+        return [name for _, name in self.files]
+
+    def paths(self) -> list[str]:
+        """Each file's path relative to the table root: its partition folder, then its name."""
+        return [partition_file_path(partition, name) for partition, name in self.files]
+
+    def path(self, index: int, bucket: int) -> str:
+        return partition_file_path(*self.files[self.offsets[index] + bucket])
 
 
 def write_bucket_files(
@@ -94,20 +125,10 @@ def write_bucket_files(
 
     spark = ctx.spark
     existing = existing or {}
-    partitions = sorted(buckets)
-    index = {p: i for i, p in enumerate(partitions)}
-    suffixes = file_id_suffixes(partitions)
-    reused = {f"{p}/{b}": g.file_id for (p, b), g in existing.items()}
+    files = BucketFiles.plan(instant, buckets, existing)
+    index = {p: i for i, p in enumerate(files.partitions)}
 
     partition = F.col(PARTITION_PATH)
-    bucket = F.col(_BUCKET)
-    new_file_id = F.concat(
-        F.lpad(bucket.cast("string"), BUCKET_ID_DIGITS, "0"),
-        _lookup(F, suffixes, partition),
-        F.lit("-0"),
-    )
-    file_id = F.coalesce(_lookup(F, reused, F.concat_ws("/", partition, bucket.cast("string"))), new_file_id)
-    file_name = F.concat(file_id, F.lit(f"_{WRITE_TOKEN}_{instant}.parquet"))
     bucketed = rows.withColumn(
         _BUCKET,
         bucket_id_column(
@@ -119,36 +140,34 @@ def write_bucket_files(
         ),
     ).withColumn(_PARTITION_INDEX, _lookup(F, index, partition).cast("int"))
     if grouping is Grouping.SHUFFLE:
-        width = max(1, min(sum(buckets.values()), int(spark.conf.get("spark.sql.shuffle.partitions"))))
+        width = max(1, min(len(files.files), int(spark.conf.get("spark.sql.shuffle.partitions"))))
         bucketed = bucketed.repartition(width, _PARTITION_INDEX, _BUCKET)
     # The new meta values are made after the shuffle: the rows it moves stay as narrow as they were read.
+    position = _literal_array(F, files.offsets, "int")[F.col(_PARTITION_INDEX)] + F.col(_BUCKET)
     staged = (
         bucketed.withColumn(COMMIT_TIME, F.lit(instant))
         .withColumn(
             COMMIT_SEQNO,
             F.concat_ws("_", F.lit(instant), F.spark_partition_id(), F.monotonically_increasing_id()),
         )
-        .withColumn(FILE_NAME, file_name)
+        .withColumn(FILE_NAME, _literal_array(F, files.names(), "string")[position])
     )
     if ctx.table.config.populate_meta_fields:
         meta = [F.col(c) for c in META_COLUMNS]
     else:
         meta = [F.lit(None).cast("string").alias(c) for c in META_COLUMNS]
-    targets = _Targets(instant, tuple(partitions), suffixes, existing)
     with (
         _legacy_parquet_for_small_decimals(spark, rows.select(*data_columns).schema),
         scoped_conf(spark, FILES_SIDE_BY_SIDE),
     ):
         if direct_write.available(spark):
-            # The file's path relative to the table root: its partition folder, then its name.
-            prefixes = {p: partition_file_path(p, "") for p in partitions}
-            path = F.concat(_lookup(F, prefixes, partition), file_name).alias(direct_write.FILE_COLUMN)
-            files = _write_direct(ctx, staged.select(*meta, *data_columns, path), targets)
+            path = _literal_array(F, files.paths(), "string")[position].alias(direct_write.FILE_COLUMN)
+            written = _write_direct(ctx, staged.select(*meta, *data_columns, path))
         else:
-            files = _write_staged(
-                ctx, staged.select(*meta, *data_columns, _PARTITION_INDEX, _BUCKET), targets
+            written = _write_staged(
+                ctx, staged.select(*meta, *data_columns, _PARTITION_INDEX, _BUCKET), instant, files
             )
-    return tuple(_write_stat(path, size, count, existing) for path, (size, count) in sorted(files.items()))
+    return tuple(_write_stat(path, size, count, existing) for path, (size, count) in sorted(written.items()))
 
 
 def _lookup(functions: Any, mapping: Mapping[str, Any], key: Any) -> Any:
@@ -159,23 +178,13 @@ def _lookup(functions: Any, mapping: Mapping[str, Any], key: Any) -> Any:
     return functions.element_at(functions.create_map(*pairs), key)
 
 
-@dataclass(frozen=True)
-class _Targets:
-    """The partitions written, and the final path of each (partition index, bucket)'s file."""
-
-    instant: str
-    partitions: tuple[str, ...]
-    suffixes: Mapping[str, str]
-    existing: Mapping[tuple[str, int], ExistingGroup]
-
-    def final_path(self, index: int, bucket: int) -> str:
-        partition = self.partitions[index]
-        group = self.existing.get((partition, bucket))
-        file_id = group.file_id if group else f"{bucket:0{BUCKET_ID_DIGITS}d}{self.suffixes[partition]}-0"
-        return partition_file_path(partition, base_file_name(file_id, self.instant))
+def _literal_array(functions: Any, values: Sequence[Any], element_type: str) -> Any:
+    """``values`` as one literal array column, indexed from 0. It travels as one JSON string, which the
+    optimizer parses once (a literal per element would cost a Python-to-JVM call each)."""
+    return functions.from_json(functions.lit(json.dumps(list(values))), f"array<{element_type}>")
 
 
-def _write_direct(ctx: TableContext, frame: Any, targets: _Targets) -> dict[str, tuple[int, int]]:
+def _write_direct(ctx: TableContext, frame: Any) -> dict[str, tuple[int, int]]:
     """Each file at its final name; returns each file's (size, rows) by path."""
     try:
         return direct_write.write(ctx.spark, frame, ctx.storage)
@@ -183,12 +192,14 @@ def _write_direct(ctx: TableContext, frame: Any, targets: _Targets) -> dict[str,
         raise BucketWriteError(f"a bucket came out as several files ({exc.args[0]})") from exc
 
 
-def _write_staged(ctx: TableContext, frame: Any, targets: _Targets) -> dict[str, tuple[int, int]]:
+def _write_staged(
+    ctx: TableContext, frame: Any, instant: str, files: BucketFiles
+) -> dict[str, tuple[int, int]]:
     """Each file staged, then moved into place; returns each file's (size, rows) by path."""
     try:
-        return staged_write.write(ctx.spark, frame, ctx.storage, targets.instant, targets.final_path)
+        return staged_write.write(ctx.spark, frame, ctx.storage, instant, files.path)
     except staged_write.SplitFileError as exc:
-        named = ", ".join(f"{targets.partitions[p] or '(table)'} bucket {b}" for p, b in exc.args[:5])
+        named = ", ".join(f"{files.partitions[p] or '(table)'} bucket {b}" for p, b in exc.args[:5])
         raise BucketWriteError(f"{len(exc.args)} bucket(s) came out as several files: {named}") from exc
 
 
