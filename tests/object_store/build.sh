@@ -52,6 +52,8 @@ problem=$(go_problem)
 if [ -n "$problem" ]; then echo "build.sh: $problem" >&2; exit 1; fi
 work=$(mktemp -d "$CACHE/.build-versitygw-$VERSITYGW_VERSION.XXXXXX")
 trap 'rm -rf "$work"' EXIT
+# Go caches of the build's own, deleted with it (as tests/e2e/control_plane/build.sh does).
+export GOCACHE="${GOCACHE:-$work/go-build}" GOMODCACHE="${GOMODCACHE:-$work/go-mod}" GOFLAGS="${GOFLAGS:+$GOFLAGS }-modcacherw"
 log="$work/build.log"
 echo "build.sh: building versitygw $VERSITYGW_VERSION with $(go env GOVERSION) into $TARGET (about 2 minutes on 2 idle cores)" >&2
 mkdir -p "$work/out/bin"
