@@ -33,7 +33,8 @@ from hudi_bucket.hudi.table import commit_schemas, latest_table_schema
 from hudi_bucket.reading.source import record_key_column
 from hudi_bucket.spark.avro_schema import avro_name, from_avro_schema, to_avro_schema
 from hudi_bucket.spark.context import TableContext
-from hudi_bucket.spark.spark_paths import table_file_uris
+from hudi_bucket.spark.parquet_footers import file_schema
+from hudi_bucket.spark.spark_paths import spark_root, table_file_uris
 
 
 @dataclass(frozen=True)
@@ -104,7 +105,7 @@ def table_files(ctx: TableContext, files: Sequence[BaseFile]) -> TableFiles:
     physical = {}
     for schema, _ in newest_first:
         sample = next(f for f in files if schema_of[f.path] == schema)
-        physical[schema] = ctx.spark.read.parquet(*table_file_uris(ctx.storage, [sample.path])).schema
+        physical[schema] = file_schema(ctx.spark, f"{spark_root(ctx.storage)}/{sample.path}")
     columns = _table_columns(
         [physical[s] for s, _ in newest_first],
         json.loads(table_schema) if table_schema else None,

@@ -46,8 +46,9 @@ from hudi_bucket.hudi.rollback import remove_instant_files
 from hudi_bucket.reading.hudi_reads import hudi_read_failures, read_partitions
 from hudi_bucket.reading.table_files import TableFiles, table_files
 from hudi_bucket.spark.context import TableContext
+from hudi_bucket.spark.parquet_footers import file_rows, file_schema, hadoop_conf
 from hudi_bucket.spark.session import scoped_conf
-from hudi_bucket.spark.spark_paths import spark_root, table_file_uris
+from hudi_bucket.spark.spark_paths import spark_root
 from hudi_bucket.storage.base import PARALLEL_REQUESTS
 from hudi_bucket.writing.bucket_files import Grouping, write_bucket_files
 
@@ -218,26 +219,14 @@ def _count_read(
 def _footer_counts(ctx: TableContext, rewrites: Sequence[PartitionRewrite]) -> dict[str, int]:
     """The rows of each partition's plain base files, from their Parquet footers: read by the driver, in
     parallel (one request each on an object store), as the job's Hadoop configuration reads them."""
-    jvm = ctx.spark.sparkContext._jvm
-    conf = ctx.spark._jsparkSession.sessionState().newHadoopConf()
-    root = spark_root(ctx.storage)
-
-    def rows(file: BaseFile) -> int:
-        path = jvm.org.apache.hadoop.fs.Path(f"{root}/{file.path}")
-        reader = jvm.org.apache.parquet.hadoop.ParquetFileReader.open(
-            jvm.org.apache.parquet.hadoop.util.HadoopInputFile.fromPath(path, conf)
-        )
-        try:
-            return int(reader.getRecordCount())
-        finally:
-            reader.close()
-
+    root, conf = spark_root(ctx.storage), hadoop_conf(ctx.spark)
     files = [(r.partition, f) for r in rewrites for f in r.base_files]
     counts: dict[str, int] = dict.fromkeys((r.partition for r in rewrites if r.base_files), 0)
     with ThreadPoolExecutor(
         max(1, min(PARALLEL_REQUESTS, len(files))), thread_name_prefix="hbo-footer"
     ) as pool:
-        for (partition, _), count in zip(files, pool.map(rows, (f for _, f in files)), strict=True):
+        rows = pool.map(lambda f: file_rows(ctx.spark, f"{root}/{f.path}", conf), (f for _, f in files))
+        for (partition, _), count in zip(files, rows, strict=True):
             counts[partition] += count
     return {p: n for p, n in counts.items() if n}
 
@@ -258,10 +247,9 @@ def _check_complete(
     written_rows: dict[str, int] = defaultdict(int)
     for stat in stats:
         written_rows[stat.partition_path] += stat.num_writes
+    root = spark_root(ctx.storage)
     written = (
-        ctx.spark.read.parquet(*table_file_uris(ctx.storage, [stats[0].path])).schema.fieldNames()
-        if stats
-        else [*META_COLUMNS, *schema]
+        file_schema(ctx.spark, f"{root}/{stats[0].path}").fieldNames() if stats else [*META_COLUMNS, *schema]
     )
     check_complete(
         schema_columns=[*META_COLUMNS, *schema],
