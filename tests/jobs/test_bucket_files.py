@@ -8,20 +8,25 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pyarrow.parquet as pq
 import pytest
 from hudi_rs import REWRITTEN, records
+from pyspark.sql import functions as F  # noqa: N812
 
 from bucket_tables import verified
 from hudi_bucket.commands.apply import apply
 from hudi_bucket.commands.write import write
 from hudi_bucket.contract.requests import ApplyOptions, WriteOptions
+from hudi_bucket.core.filegroups import BaseFile
+from hudi_bucket.core.metafields import COMMIT_SEQNO, COMMIT_TIME, FILE_NAME, PARTITION_PATH, RECORD_KEY
 from hudi_bucket.core.rules import BucketRules
+from hudi_bucket.reading.table_files import table_files
 from hudi_bucket.spark.context import TableContext
 from hudi_bucket.spark.session import scoped_conf
 from hudi_bucket.storage.local import LocalStorage
 from hudi_bucket.writing import direct_write
 from hudi_bucket.writing import rescale as rescale_module
-from hudi_bucket.writing.bucket_files import BucketWriteError
+from hudi_bucket.writing.bucket_files import BucketWriteError, write_bucket_files
 
 pytestmark = pytest.mark.spark
 
@@ -79,6 +84,46 @@ def test_bucket_files_are_written_at_their_final_names_with_nothing_staged_or_mo
     assert not list((root / ".hoodie").glob(".temp/hudi-bucket-*"))
     assert records(root, drop=REWRITTEN) == before
     assert verified(ctx)
+
+
+@pytest.mark.parametrize("how", ["direct", "staged"])
+def test_the_sequence_number_and_the_key_columns_are_written_without_a_dictionary(
+    spark: Any, written_table: Any, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    # In a bucket file their values are distinct, so a dictionary would be built, then dropped. Here
+    # every row gets one key, so that Parquet would keep a dictionary unless told not to try one.
+    if how == "staged":
+        monkeypatch.setattr(direct_write, "available", lambda _: False)
+    root = written_table(TABLE)
+    ctx = TableContext.open(spark, str(root))
+    [key_field] = ctx.table.config.record_key_fields
+    parsed = (BaseFile.parse(p.parent.name, p.name) for p in sorted(root.glob("*/*.parquet")))
+    files = [f for f in parsed if f is not None]
+    table = table_files(ctx, files)
+    rows = table.read(files).withColumn(RECORD_KEY, F.lit("7")).withColumn(key_field, F.lit(7))
+    instant = "20991231235959000"
+
+    write_bucket_files(
+        ctx,
+        rows,
+        instant=instant,
+        buckets=dict.fromkeys(("10", "20", "30"), 2),
+        data_columns=tuple(table.columns.fieldNames()),
+    )
+
+    written = files_of(root, instant)
+    assert written
+    for path in written:
+        footer = pq.ParquetFile(path).metadata
+        assert footer.num_rows > 1
+        chunks = [
+            footer.row_group(g).column(c)
+            for g in range(footer.num_row_groups)
+            for c in range(footer.num_columns)
+        ]
+        with_dictionary = {c.path_in_schema for c in chunks if c.has_dictionary_page}
+        assert not with_dictionary & {COMMIT_SEQNO, RECORD_KEY, key_field}, path
+        assert {COMMIT_TIME, PARTITION_PATH, FILE_NAME} <= with_dictionary, path
 
 
 # Hudi's bootstrap turns the session's partition type inference off and leaves it so: the staged files'
