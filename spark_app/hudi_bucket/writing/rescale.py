@@ -163,8 +163,9 @@ def rewrite_partitions(
         plain = [r for r in rewrites if not r.read_by_hudi]
         task_groups = [group for r in plain for group in r.task_groups()]
         if not by_hudi and all(len(group) == 1 for group in task_groups):
-            # A split: planning one scan beats a union of one scan per file (6 s of 2 million rows' 46).
-            rows, read_conf = table.read(file for [file] in task_groups), ONE_TASK_PER_FILE
+            # A split: the one scan of every file, made above, is a task per file (planning one scan
+            # beats a union of one scan per file: 6 s of 2 million rows' 46).
+            rows, read_conf = everything, ONE_TASK_PER_FILE
         else:
             reads = [read_in_groups(table.read, task_groups)] if task_groups else []
             rows, read_conf = _with_hudi_reads(ctx, reads, by_hudi, table.columns), ONE_TASK_PER_READ
