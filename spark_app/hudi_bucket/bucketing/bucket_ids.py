@@ -1,9 +1,7 @@
 """Hudi bucket ids as Spark columns.
 
-The bucket of a row is computed from its ``_hoodie_record_key``. In general that is ``bucket_batch``
-inside a scalar pandas UDF: only the key and bucket-count columns cross into the Python workers, as Arrow
-batches, and each batch is bucketed with array arithmetic (Spark 3.5 hands them over as pandas Series,
-which go back to Arrow without a per-row loop). When the caller expects every key to be taken
+The bucket of a row is computed from its ``_hoodie_record_key``. In general Python workers compute it
+(``python_bucket_ids``). When the caller expects every key to be taken
 whole (``key_taken_whole``), the JVM computes the same bucket from Java's own ``String.hashCode``: no
 Python worker starts, which a task-per-bucket rewrite would otherwise pay once per task. A key it cannot
 take whole fails the Spark job (``is_split_key_failure`` tells that failure), so a wrong expectation
@@ -21,13 +19,9 @@ from functools import reduce
 from itertools import chain
 from operator import and_
 
-import pandas as pd
-import pyarrow as pa
 from pyspark.sql import Column, DataFrame, Row
 from pyspark.sql import functions as F  # noqa: N812 (PySpark's own convention)
-from pyspark.sql.types import IntegerType
 
-from hudi_bucket.bucketing.bucket_batch import bucket_ids_for_record_keys
 from hudi_bucket.core.buckets import check_num_buckets
 from hudi_bucket.core.recordkeys import KeyStyle
 
@@ -57,15 +51,9 @@ def bucket_id_column(
         num_buckets_col = F.lit(num_buckets_col)
     if every_key_whole:
         return _whole_key_bucket_id(_column(record_key_col), _column(num_buckets_col), key_style)
-    fields = tuple(hash_fields)
+    from hudi_bucket.bucketing.python_bucket_ids import python_bucket_id  # imports pandas
 
-    @F.pandas_udf(IntegerType())  # type: ignore[call-overload]
-    def hudi_bucket_id(record_keys: pd.Series, num_buckets: pd.Series) -> pd.Series:
-        keys = pa.Array.from_pandas(record_keys, type=pa.string())
-        ids = bucket_ids_for_record_keys(keys, fields, num_buckets.to_numpy(), key_style)
-        return pd.Series(ids, dtype="int32")
-
-    return hudi_bucket_id(_column(record_key_col), _column(num_buckets_col))
+    return python_bucket_id(_column(record_key_col), _column(num_buckets_col), hash_fields, key_style)
 
 
 def key_taken_whole(record_key_col: ColumnOrName, key_style: KeyStyle) -> Column:
