@@ -19,6 +19,7 @@ from hudi_bucket.bucketing.bucket_ids import (
 from hudi_bucket.core.buckets import bucket_id, record_key_bucket_id
 from hudi_bucket.core.recordkeys import KeyStyle, is_single_value_key
 from hudi_bucket.errors import HudiBucketError, InvalidBucketCountError
+from hudi_bucket.spark.session import STRING_HASH_FUNCTION, configure
 
 pytestmark = pytest.mark.spark
 
@@ -78,8 +79,31 @@ def test_column_equals_the_scalar_function_on_random_keys(
     assert {r.i: r.bucket for r in result} == {i: b for i, b in expected.items() if b is not None}
 
 
+@pytest.fixture(params=["our function", "reflect"])
+def string_hash(request: pytest.FixtureRequest, spark: Any) -> Iterator[str]:
+    """The JVM path hashes keys by our JVM function, or, on a Spark without our JVM classes, by
+    Spark's ``reflect``."""
+    if request.param == "reflect":
+        spark.sql(f"DROP TEMPORARY FUNCTION {STRING_HASH_FUNCTION}")
+    try:
+        yield request.param
+    finally:
+        configure(spark)
+
+
+def test_our_jvm_function_is_compiled_into_the_stage_code(spark: Any) -> None:
+    keys = spark.createDataFrame([("a",)], "key string")
+    bucket = bucket_id_column("key", 8, ["id"], every_key_whole=True).alias("b")
+    plan = keys.select(bucket)._jdf.queryExecution().executedPlan().toString()
+    # Whole-stage code generation marks each operator it compiles with "*(<stage>)".
+    project = next(line for line in plan.splitlines() if "Project" in line)
+    assert project.lstrip(" +-").startswith("*("), plan
+
+
 @pytest.mark.parametrize("style", list(KeyStyle))
-def test_the_jvm_path_equals_the_scalar_function_on_keys_taken_whole(spark: Any, style: KeyStyle) -> None:
+def test_the_jvm_path_equals_the_scalar_function_on_keys_taken_whole(
+    spark: Any, style: KeyStyle, string_hash: str
+) -> None:
     rng = random.Random(f"whole{style.value}")
     rows = [(i, random_key(rng), rng.choice(COUNTS)) for i in range(ROWS)]
     keys = spark.createDataFrame(rows, "i int, key string, n int")

@@ -19,11 +19,12 @@ from functools import reduce
 from itertools import chain
 from operator import and_
 
-from pyspark.sql import Column, DataFrame, Row
+from pyspark.sql import Column, DataFrame, Row, SparkSession
 from pyspark.sql import functions as F  # noqa: N812 (PySpark's own convention)
 
 from hudi_bucket.core.buckets import check_num_buckets
 from hudi_bucket.core.recordkeys import KeyStyle
+from hudi_bucket.spark.session import STRING_HASH_FUNCTION
 
 ColumnOrName = Column | str
 _JAVA_INT_MAX = 0x7FFFFFFF
@@ -73,14 +74,22 @@ def is_split_key_failure(error: BaseException) -> bool:
 def _whole_key_bucket_id(record_key: Column, num_buckets: Column, key_style: KeyStyle) -> Column:
     """Hudi hashes the one-value list ``[key]``: ``31 + key.hashCode()`` in Java int arithmetic, masked
     to 31 bits. Computed in bigint, whose low 32 bits wrap exactly as Java's int does."""
-    string_hash = F.call_function("reflect", F.lit("java.util.Objects"), F.lit("hashCode"), record_key)
-    list_hash = (string_hash.cast("bigint") + F.lit(31)).bitwiseAND(F.lit(_JAVA_INT_MAX))
+    list_hash = (_java_string_hash(record_key) + F.lit(31)).bitwiseAND(F.lit(_JAVA_INT_MAX))
     bucket = (list_hash % num_buckets).cast("int")
     return (
         F.when(record_key.isNull(), F.raise_error(F.lit(_NULL_KEY_MESSAGE)))
         .when(~key_taken_whole(record_key, key_style), F.raise_error(F.lit(_SPLIT_KEY_MESSAGE)))
         .otherwise(bucket)
     )
+
+
+def _java_string_hash(key: Column) -> Column:
+    """Java's ``String.hashCode`` of each key, in bigint: by our JVM function where the session has it
+    (``session.configure`` registers it), which Spark compiles into the stage's code; else by Spark's
+    ``reflect``, which is interpreted, splits the stage's code in two and returns a string to parse."""
+    if SparkSession.active().catalog.functionExists(STRING_HASH_FUNCTION):
+        return F.call_function(STRING_HASH_FUNCTION, key).cast("bigint")
+    return F.call_function("reflect", F.lit("java.util.Objects"), F.lit("hashCode"), key).cast("bigint")
 
 
 def num_buckets_column(

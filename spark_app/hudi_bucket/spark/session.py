@@ -28,6 +28,10 @@ HUDI_PARQUET_CONF = {
 # _SUCCESS markers are noise in the staging folders we list.
 HADOOP_CONF = {"mapreduce.fileoutputcommitter.marksuccessfuljobs": "false"}
 
+# Java's String.hashCode as a SQL function (``bucketing.bucket_ids``), where our JVM classes are loaded.
+STRING_HASH_FUNCTION = "hudi_bucket_string_hash"
+STRING_HASH_CLASS = "io.hudibucket.spark.JavaStringHash"
+
 
 def configure(spark: Any) -> Any:
     """Apply the settings our jobs rely on to an existing session."""
@@ -36,6 +40,10 @@ def configure(spark: Any) -> Any:
     hadoop_conf = spark.sparkContext._jsc.hadoopConfiguration()
     for key, value in HADOOP_CONF.items():
         hadoop_conf.set(key, value)
+    if on_classpath(spark, STRING_HASH_CLASS):
+        from pyspark.sql.types import IntegerType
+
+        spark.udf.registerJavaFunction(STRING_HASH_FUNCTION, STRING_HASH_CLASS, IntegerType())
     return spark
 
 
