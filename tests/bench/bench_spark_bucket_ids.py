@@ -6,8 +6,9 @@ Over ~3M cached single-value string keys, each variant is projected, then forced
 rows are collected; ``reflect`` is non-deterministic, so it may not sit inside the aggregate itself):
 - ``bucket_id_column``, general path: keys cross into Python workers as Arrow batches
   (``bucket_batch``); it handles every key style;
-- ``bucket_id_column(every_key_whole=True)``: Java's own string hash through ``reflect``, without leaving
-  the JVM; what ``apply`` uses once a pass over the keys has shown that every key is taken whole;
+- ``bucket_id_column(every_key_whole=True)``: Java's own string hash, without leaving the JVM (our JVM
+  function where ``HBO_JVM_JAR`` names our classes, else ``reflect``); what ``apply`` uses for keys taken
+  whole;
 - Spark's built-in ``hash()`` (Murmur3, not Hudi's hash): the floor for any per-row expression.
 The two bucket columns are checked to agree first.
 """
