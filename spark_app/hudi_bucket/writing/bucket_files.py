@@ -133,31 +133,31 @@ def write_bucket_files(
     index = {p: i for i, p in enumerate(files.partitions)}
 
     partition = F.col(PARTITION_PATH)
-    bucketed = rows.withColumn(
-        _BUCKET,
-        bucket_id_column(
-            F.col(RECORD_KEY),
-            num_buckets_column(partition, buckets, 1),
-            ctx.hash_fields,
-            ctx.key_style,
-            every_key_whole=every_key_whole,
-        ),
-    ).withColumn(_PARTITION_INDEX, _lookup(F, index, partition).cast("int"))
+    bucket = bucket_id_column(
+        F.col(RECORD_KEY),
+        num_buckets_column(partition, buckets, 1),
+        ctx.hash_fields,
+        ctx.key_style,
+        every_key_whole=every_key_whole,
+    )
+    # One withColumns, one select: each call has Spark analyse the whole plan again.
+    bucketed = rows.withColumns({_BUCKET: bucket, _PARTITION_INDEX: _lookup(F, index, partition).cast("int")})
     if grouping is Grouping.SHUFFLE:
         width = max(1, min(len(files.files), int(spark.conf.get("spark.sql.shuffle.partitions"))))
         bucketed = bucketed.repartition(width, _PARTITION_INDEX, _BUCKET)
     # The new meta values are made after the shuffle: the rows it moves stay as narrow as they were read.
     position = _literal_array(F, files.offsets, "int")[F.col(_PARTITION_INDEX)] + F.col(_BUCKET)
-    staged = (
-        bucketed.withColumn(COMMIT_TIME, F.lit(instant))
-        .withColumn(
-            COMMIT_SEQNO,
-            F.concat_ws("_", F.lit(instant), F.spark_partition_id(), F.monotonically_increasing_id()),
-        )
-        .withColumn(FILE_NAME, _literal_array(F, files.names(), "string")[position])
-    )
     if ctx.table.config.populate_meta_fields:
-        meta = [F.col(c) for c in META_COLUMNS]
+        new_meta = {
+            COMMIT_TIME: F.lit(instant),
+            COMMIT_SEQNO: F.concat_ws(
+                "_", F.lit(instant), F.spark_partition_id(), F.monotonically_increasing_id()
+            ),
+            RECORD_KEY: F.col(RECORD_KEY),
+            PARTITION_PATH: partition,
+            FILE_NAME: _literal_array(F, files.names(), "string")[position],
+        }
+        meta = [new_meta[c].alias(c) for c in META_COLUMNS]
     else:
         meta = [F.lit(None).cast("string").alias(c) for c in META_COLUMNS]
     distinct = _distinct_per_file(ctx.table.config.record_key_fields, data_columns)
@@ -169,10 +169,10 @@ def write_bucket_files(
     ):
         if direct_write.available(spark):
             path = _literal_array(F, files.paths(), "string")[position].alias(direct_write.FILE_COLUMN)
-            written = _write_direct(ctx, staged.select(*meta, *data_columns, path))
+            written = _write_direct(ctx, bucketed.select(*meta, *data_columns, path))
         else:
             written = _write_staged(
-                ctx, staged.select(*meta, *data_columns, _PARTITION_INDEX, _BUCKET), instant, files
+                ctx, bucketed.select(*meta, *data_columns, _PARTITION_INDEX, _BUCKET), instant, files
             )
     return tuple(_write_stat(path, size, count, existing) for path, (size, count) in sorted(written.items()))
 
