@@ -61,6 +61,13 @@ def staged(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(direct_write, "available", lambda _: False)
 
 
+@pytest.fixture(params=["direct", "staged"])
+def either_write(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The direct write, then the staged one."""
+    if request.param == "staged":
+        monkeypatch.setattr(direct_write, "available", lambda _: False)
+
+
 def test_bucket_files_are_written_at_their_final_names_with_nothing_staged_or_moved(
     spark: Any, written_table: Any, moves: list[tuple[str, str]]
 ) -> None:
@@ -86,14 +93,12 @@ def test_bucket_files_are_written_at_their_final_names_with_nothing_staged_or_mo
     assert verified(ctx)
 
 
-@pytest.mark.parametrize("how", ["direct", "staged"])
+@pytest.mark.usefixtures("either_write")
 def test_the_sequence_number_and_the_key_columns_are_written_without_a_dictionary(
-    spark: Any, written_table: Any, monkeypatch: pytest.MonkeyPatch, how: str
+    spark: Any, written_table: Any
 ) -> None:
     # In a bucket file their values are distinct, so a dictionary would be built, then dropped. Here
     # every row gets one key, so that Parquet would keep a dictionary unless told not to try one.
-    if how == "staged":
-        monkeypatch.setattr(direct_write, "available", lambda _: False)
     root = written_table(TABLE)
     ctx = TableContext.open(spark, str(root))
     [key_field] = ctx.table.config.record_key_fields
@@ -148,12 +153,10 @@ def test_without_the_commit_protocol_files_are_staged_and_moved_into_place(
     assert verified(ctx)
 
 
-@pytest.mark.parametrize("how", ["direct", "staged"])
+@pytest.mark.usefixtures("either_write")
 def test_a_bucket_whose_rows_reach_two_tasks_is_refused_and_the_table_is_left_as_it_was(
-    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    if how == "staged":
-        monkeypatch.setattr(direct_write, "available", lambda _: False)
     root = tmp_path / "orders"
     orders = spark.range(400).selectExpr("concat('K-', id) AS key", "id % 2 AS day", "id * 1.5 AS price")
     options = WriteOptions(
