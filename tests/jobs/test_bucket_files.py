@@ -188,3 +188,41 @@ def test_a_bucket_whose_rows_reach_two_tasks_is_refused_and_the_table_is_left_as
     assert ctx.reload().table.timeline.pending() == ()
     assert sorted((root / ".hoodie").rglob("*commit*")) == timeline
     assert sorted(root.rglob("*.parquet")) == files  # what the refused write wrote is gone
+
+
+def commit_job(spark: Any, *tasks: list[tuple[str, str | None]]) -> None:
+    """Our commit protocol's job commit, given what each task read back of its files: (path, None) for a
+    footer it read, (path, why) for one it could not."""
+    jvm, gateway = spark.sparkContext._jvm, spark.sparkContext._gateway
+    written = getattr(jvm.io.hudibucket.spark, "DirectFileCommitProtocol$WrittenFile")
+    messages = jvm.java.util.ArrayList()
+    for files in tasks:
+        array = gateway.new_array(written, len(files))
+        for i, (path, unreadable) in enumerate(files):
+            array[i] = written(path, -1 if unreadable else 100, -1 if unreadable else 1, unreadable)
+        messages.add(getattr(jvm.org.apache.spark.internal.io, "FileCommitProtocol$TaskCommitMessage")(array))
+    job = jvm.org.apache.hadoop.mapreduce.task.JobContextImpl(
+        jvm.org.apache.hadoop.conf.Configuration(False), jvm.org.apache.hadoop.mapreduce.JobID()
+    )
+    protocol = jvm.io.hudibucket.spark.DirectFileCommitProtocol("job", "/table", False)
+    protocol.commitJob(job, jvm.scala.collection.JavaConverters.asScalaBuffer(messages).toSeq())
+
+
+def test_a_file_whose_footer_another_task_replaced_as_it_was_read_back_is_named_as_written_twice(
+    spark: Any,
+) -> None:
+    # On an object store both tasks create the file (it is visible only once closed), and the later close
+    # may land between the other task's length and tail reads: Parquet then finds no footer.
+    replaced = "reading back the footer of /table/10/a.parquet: not a Parquet file"
+
+    with pytest.raises(
+        Exception, match=r"DuplicateFileException: 1 file\(s\) written by more than one task: 10/a"
+    ):
+        commit_job(spark, [("10/a.parquet", replaced), ("10/b.parquet", None)], [("10/a.parquet", None)])
+
+
+def test_a_file_one_task_wrote_and_could_not_read_back_fails_the_commit_naming_it(spark: Any) -> None:
+    unreadable = "reading back the footer of /table/10/a.parquet: not a Parquet file"
+
+    with pytest.raises(Exception, match=re.escape(unreadable)):
+        commit_job(spark, [("10/a.parquet", unreadable)], [("10/b.parquet", None)])

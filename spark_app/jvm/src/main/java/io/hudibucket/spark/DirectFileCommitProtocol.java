@@ -41,7 +41,10 @@ import scala.collection.Seq;
  * whose rows reached two tasks) fail the job, as the second file would otherwise replace the first.
  * The later task's create fails when the earlier one's file is there already (Parquet's writer never
  * overwrites), and tasks that both created it fail {@link #commitJob} with
- * {@link DuplicateFileException}.
+ * {@link DuplicateFileException}. Where creating does not see another writer (an object store makes a
+ * file visible only when it is closed), the later close replaces the earlier file, possibly while a
+ * task reads its footer back: a footer that cannot be read is reported to {@link #commitJob} rather
+ * than failing the task, so that two writers are named as such.
  *
  * <p>Each task reads back the footer of each file it wrote, and {@link #commitJob} publishes every
  * file's size and rows under the write's {@link #WRITE_ID} option, for {@link #takeWritten}: no
@@ -142,28 +145,35 @@ public final class DirectFileCommitProtocol extends FileCommitProtocol implement
     return new FileCommitProtocol.TaskCommitMessage(files.toArray(new WrittenFile[0]));
   }
 
-  /** One file a task wrote: its path relative to the output root, its size in bytes and its rows. */
-  static final class WrittenFile implements Serializable {
+  /**
+   * One file a task wrote: its path relative to the output root, its size in bytes and its rows; or,
+   * when its footer could not be read back, why not (size and rows are then -1).
+   */
+  public static final class WrittenFile implements Serializable {
     private static final long serialVersionUID = 1L;
 
     final String path;
     final long size;
     final long rows;
+    final String unreadable;
 
-    WrittenFile(String path, long size, long rows) {
+    public WrittenFile(String path, long size, long rows, String unreadable) {
       this.path = path;
       this.size = size;
       this.rows = rows;
+      this.unreadable = unreadable;
     }
 
     static WrittenFile read(String relative, Path file, Configuration conf) {
       try {
         HadoopInputFile input = HadoopInputFile.fromPath(file, conf);
         try (ParquetFileReader reader = ParquetFileReader.open(input)) {
-          return new WrittenFile(relative, input.getLength(), reader.getRecordCount());
+          return new WrittenFile(relative, input.getLength(), reader.getRecordCount(), null);
         }
-      } catch (IOException e) {
-        throw new UncheckedIOException("reading back the footer of " + file, e);
+      } catch (IOException | RuntimeException e) {
+        // Parquet says "not a Parquet file" (a RuntimeException) when the tail it reads is another
+        // writer's bytes.
+        return new WrittenFile(relative, -1, -1, "reading back the footer of " + file + ": " + e);
       }
     }
   }
@@ -215,6 +225,11 @@ public final class DirectFileCommitProtocol extends FileCommitProtocol implement
       List<String> named = new ArrayList<>(twice).subList(0, Math.min(NAMED_IN_MESSAGE, twice.size()));
       throw new DuplicateFileException(
           twice.size() + " file(s) written by more than one task: " + String.join(", ", named));
+    }
+    for (WrittenFile file : files) {
+      if (file.unreadable != null) {
+        throw new UncheckedIOException(new IOException(file.unreadable));
+      }
     }
     String writeId = jobContext.getConfiguration().get(WRITE_ID);
     if (writeId != null) {
