@@ -18,7 +18,9 @@ metadata table; its first rules are then recorded without a rewrite (every day k
 each rewriting three days (2025-11-11, -12 and -13: 70% of the rows): doubling (8 -> 16, which ours
 does without a shuffle) and 8 -> 12 (a shuffle for everyone). Every run starts from a fresh copy of the
 table; after ours and Hudi's, Apache Hudi reads every row back (counted). Each contender gets the same
-Spark: local[2], a 4 GB driver.
+Spark: local[2], a 4 GB driver. Writing the table and reading it back run in processes of their own, so
+that no session of the benchmark's is alive beside a timed run. Reported per contender: the best and the
+median wall time of its rounds, and the median task CPU (Spark's event log).
 """
 
 from __future__ import annotations
@@ -31,14 +33,16 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parents[1]))  # tests/: paths.py
 
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F  # noqa: N812
 
-from fresh_process import Command, interleaved, run_once
+from fresh_process import Command, Timings, interleaved, run_once
 from hudi_bucket.contract.requests import HUDI_BUNDLE_ENV, JVM_JAR_ENV
 from hudi_bucket.spark.session import build_session
 from paths import hudi_bundle, jvm_jar
@@ -115,6 +119,22 @@ def write_table(spark: SparkSession, root: Path, rows: int) -> None:
     ).mode("overwrite").save(str(root))
 
 
+def in_own_process(*args: str) -> list[str]:
+    """This script, as a process of its own doing one of its table chores (``table_chore``)."""
+    return [sys.executable, str(Path(__file__)), *args]
+
+
+def table_chore(chore: str, root: str, rows: str) -> None:
+    """``write ROOT ROWS``: Apache Hudi writes the table; ``count ROOT ROWS``: it reads ROWS back."""
+    spark = build_session(f"bench-against-others-{chore}")
+    if chore == "write":
+        write_table(spark, Path(root), int(rows))
+    else:
+        counted = spark.read.format("hudi").load(root).count()
+        assert counted == int(rows), f"{root}: {counted} rows read back, {rows} written"
+    spark.stop()
+
+
 def job(*args: str, tree: Path | None = None) -> list[str]:
     """``phased_job.py ARGS``: of this checkout, or of ``tree`` (a revision's files), importing its job."""
     if tree is None:
@@ -165,9 +185,11 @@ def phases(stdout: str) -> dict[str, dict[str, float]]:
 
 
 def main() -> None:
+    if sys.argv[1:2] in (["write"], ["count"]):
+        return table_chore(*sys.argv[1:4])
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rows", default="2000000,20000000", help="table sizes, comma-separated")
-    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--before", metavar="REV", help="also run ours as of this git revision")
     parser.add_argument("--to", default="16,12", help="the changes: new bucket counts, comma-separated")
     args = parser.parse_args()
@@ -179,8 +201,6 @@ def main() -> None:
         JVM_JAR_ENV: str(jvm_jar()),
         "PYSPARK_SUBMIT_ARGS": SPARK,
     }
-    os.environ.update(env)  # the session that writes the table and reads it back loads Hudi's bundle too
-    spark = build_session("bench-against-others")
     scratch = Path(tempfile.mkdtemp(prefix="hbo-bench-before-"))
     before = (args.before, checkout(args.before, scratch / "tree")) if args.before else None
     results = []
@@ -188,7 +208,7 @@ def main() -> None:
         work = Path(tempfile.mkdtemp(prefix="hbo-bench-others-"))
         template = work / "template"
         started = time.perf_counter()
-        write_table(spark, template, rows)
+        run_once("writing the table", in_own_process("write", str(template), str(rows)), env)
         files = sorted(template.rglob("*.parquet"))
         run_once("first rules", job("apply", "--table", str(template), *FIRST_RULES), env)
         assert sorted(template.rglob("*.parquet")) == files, "the first rules rewrote files"
@@ -198,38 +218,51 @@ def main() -> None:
 
         def check(name: str, table: Path, rows: int = rows) -> None:
             if name != "plain Spark":
-                assert spark.read.format("hudi").load(str(table)).count() == rows, name
+                run_once(f"reading back {name}'s table", in_own_process("count", str(table), str(rows)), env)
 
         for change, new_buckets in CHANGES.items():
             if str(new_buckets) not in args.to.split(","):
                 continue
             commands = contenders(new_buckets, before)
             runs = interleaved(template, work, commands, args.rounds, env, check)
-            best = {name: runs.best(name) for name in commands}
             phased = {
-                name: phases(runs.outputs[name][runs.seconds[name].index(best[name])])
+                name: phases(runs.outputs[name][runs.seconds[name].index(runs.best(name))])
                 for name in commands
                 if name.startswith("ours")
             }
-            results.append((rows, change, best, phased))
-            print(f"  {change}: " + ", ".join(f"{n} {s:.1f} s" for n, s in best.items()), flush=True)
+            results.append((rows, change, runs, phased))
+            print(f"  {change}: " + ", ".join(f"{n} {runs.best(n):.1f} s" for n in commands), flush=True)
         shutil.rmtree(work)
     shutil.rmtree(scratch)
-    spark.stop()
-
-    names = list(results[0][2])
-    ratios = [("ours / Hudi", "Hudi's procedure"), ("ours / plain", "plain Spark")]
-    ratios += [(f"ours / {n}", n) for n in names if n.startswith("ours before")]
-    print("\n| rows | change | " + " | ".join(names + [r for r, _ in ratios]) + " |")
-    print("|---|---|" + "---|" * (len(names) + len(ratios)))
-    for rows, change, best, _ in results:
-        cells = [f"{best[n]:.1f} s" for n in names] + [f"{best['ours'] / best[n]:.2f}" for _, n in ratios]
-        print(f"| {rows:,} | {change} | " + " | ".join(cells) + " |")
+    for title, figure in (
+        ("best", Timings.best),
+        ("median", Timings.median),
+        ("median task CPU", Timings.median_cpu),
+    ):
+        table(title, results, figure)
     for rows, change, _, phased in results:
         for name, timed in phased.items():
             marks = ", ".join(f"{k} {v:.1f}" for k, v in timed["marks"].items())
             steps = ", ".join(f"{k.strip()} {v:.1f}" for k, v in timed["steps"].items())
             print(f"\n{name}, {rows:,} rows, {change} (s): {marks}\n  {steps}")
+
+
+def table(
+    title: str, results: list[tuple[int, str, Timings, Any]], figure: Callable[[Timings, str], float]
+) -> None:
+    """One markdown table of every size and change: each contender's ``figure`` (seconds), and ours over
+    each other's."""
+    names = list(results[0][2].seconds)
+    ratios = [("ours / Hudi", "Hudi's procedure"), ("ours / plain", "plain Spark")]
+    ratios += [(f"ours / {n}", n) for n in names if n.startswith("ours before")]
+    print(f"\n{title}:\n| rows | change | " + " | ".join(names + [r for r, _ in ratios]) + " |")
+    print("|---|---|" + "---|" * (len(names) + len(ratios)))
+    for rows, change, runs, _ in results:
+        seconds = {n: figure(runs, n) for n in names}
+        cells = [f"{seconds[n]:.1f} s" for n in names] + [
+            f"{seconds['ours'] / seconds[n]:.2f}" for _, n in ratios
+        ]
+        print(f"| {rows:,} | {change} | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":
