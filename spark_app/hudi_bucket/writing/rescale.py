@@ -12,9 +12,10 @@ split, where each group is one file, needs no union: one scan makes a task of ea
 (``ONE_TASK_PER_FILE``), and plans in a fraction of a union's time. Files written with different
 schemas are read by several scans (``table_files``), so a rewrite among them shuffles.
 
-What the write must hold is counted before it: from the Parquet footers when every partition is plain
-base files and the key is one field (the JVM then buckets every key it can take whole, and a key it
-cannot fails the write, which is redone in Python); else by one pass over the key column.
+What the write must hold is counted: from the Parquet footers, read by the driver while Spark plans and
+writes, when every partition is plain base files and the key is one field (the JVM then buckets every
+key it can take whole, and a key it cannot fails the write, which is redone in Python); else, before the
+write, by one pass over the key column.
 
 A partition holding file slices that are not plain base files (bootstrap skeletons, MERGE_ON_READ log
 files) is read by Hudi's own reader instead (``hudi_reads``), one read of the whole partition: one task
@@ -140,22 +141,25 @@ def rewrite_partitions(
     ``every_copy``, held more than once at all: see ``duplicates``). Before returning, the files
     written must hold every column of ``table_schema`` (Avro JSON, the latest commit's; None: the columns
     read) and, per partition, every record read (``core.completeness``): else nothing is to be committed."""
+    resolving = [r.partition for r in rewrites if r.resolve_duplicates]
+    by_hudi = [r.partition for r in rewrites if r.read_by_hudi and r.groups]
+    # Plain base files, one key field: their footers count the rows (read while Spark plans and writes:
+    # the counts are checked after the write), and the JVM buckets the keys (a key it cannot take whole,
+    # a value holding the key separators, fails the write: redone below).
+    by_footers = not by_hudi and not resolving and len(ctx.table.config.record_key_fields) == 1
     table, everything = read_records(ctx, {r.partition: r.groups for r in rewrites})
     if everything is None:
         return (), shuffle_free, 0
+    footer_rows = _start_footer_counts(ctx, rewrites) if by_footers else None
     spark = ctx.spark
-    resolving = [r.partition for r in rewrites if r.resolve_duplicates]
     if resolving:
         ordering = ordering_of(ctx.table.config)
         everything = keep_winning_copies(everything, resolving, ordering, every_copy=every_copy)
-    by_hudi = [r.partition for r in rewrites if r.read_by_hudi and r.groups]
-    if by_hudi or resolving or len(ctx.table.config.record_key_fields) != 1:
-        read_rows, keys_split, resolved = _count_read(ctx, everything, by_hudi, resolving)
+    counted: dict[str, int] = {}
+    resolved, every_key_whole = 0, True
+    if footer_rows is None:
+        counted, keys_split, resolved = _count_read(ctx, everything, by_hudi, resolving)
         every_key_whole = keys_split == 0
-    else:
-        # Plain base files, one key field: their footers count the rows, and the JVM buckets the keys
-        # (a key it cannot take whole, a value holding the key separators, fails the write: redone below).
-        read_rows, resolved, every_key_whole = _footer_counts(ctx, rewrites), 0, True
     refuse_custom_merge(ctx.table.config, resolved)
     shuffle_free = shuffle_free and table.one_scan and not resolving
     if shuffle_free:
@@ -194,7 +198,7 @@ def rewrite_partitions(
         remove_instant_files(ctx.storage, instant, tuple(r.partition for r in rewrites))
         stats = write(every_key_whole=False)
     schema = [f["name"] for f in json.loads(table_schema)["fields"]] if table_schema else table.columns.names
-    _check_complete(ctx, stats, read_rows, schema)
+    _check_complete(ctx, stats, footer_rows() if footer_rows else counted, schema)
     return stats, shuffle_free, resolved
 
 
@@ -217,19 +221,27 @@ def _count_read(
     return read_rows, sum(row[2] for row in counted), sum(row[3] for row in counted)
 
 
-def _footer_counts(ctx: TableContext, rewrites: Sequence[PartitionRewrite]) -> dict[str, int]:
-    """The rows of each partition's plain base files, from their Parquet footers: read by the driver, in
-    parallel (one request each on an object store), as the job's Hadoop configuration reads them."""
+def _start_footer_counts(
+    ctx: TableContext, rewrites: Sequence[PartitionRewrite]
+) -> Callable[[], dict[str, int]]:
+    """Starts reading the rows of each partition's plain base files from their Parquet footers: by the
+    driver, in parallel (one request each on an object store), as the job's Hadoop configuration reads
+    them. Returns what waits for the counts."""
     root, conf = spark_root(ctx.storage), hadoop_conf(ctx.spark)
     files = [(r.partition, f) for r in rewrites for f in r.base_files]
-    counts: dict[str, int] = dict.fromkeys((r.partition for r in rewrites if r.base_files), 0)
-    with ThreadPoolExecutor(
-        max(1, min(PARALLEL_REQUESTS, len(files))), thread_name_prefix="hbo-footer"
-    ) as pool:
-        rows = pool.map(lambda f: file_rows(ctx.spark, f"{root}/{f.path}", conf), (f for _, f in files))
-        for (partition, _), count in zip(files, rows, strict=True):
-            counts[partition] += count
-    return {p: n for p, n in counts.items() if n}
+    pool = ThreadPoolExecutor(max(1, min(PARALLEL_REQUESTS, len(files))), thread_name_prefix="hbo-footer")
+    rows = [
+        (partition, pool.submit(file_rows, ctx.spark, f"{root}/{f.path}", conf)) for partition, f in files
+    ]
+    pool.shutdown(wait=False)  # the reads submitted still run
+
+    def counts() -> dict[str, int]:
+        by_partition: dict[str, int] = defaultdict(int)
+        for partition, count in rows:
+            by_partition[partition] += count.result()
+        return {p: n for p, n in by_partition.items() if n}
+
+    return counts
 
 
 def _with_hudi_reads(
