@@ -226,3 +226,35 @@ def test_a_file_one_task_wrote_and_could_not_read_back_fails_the_commit_naming_i
 
     with pytest.raises(Exception, match=re.escape(unreadable)):
         commit_job(spark, [("10/a.parquet", unreadable)], [("10/b.parquet", None)])
+
+
+@pytest.mark.parametrize("buckets", [8, 6], ids=["without a shuffle", "with a shuffle"])
+def test_a_rewrite_reads_no_file_metadata_when_it_chooses_between_no_copies(
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, buckets: int
+) -> None:
+    # Spark's file metadata, once asked for (the old file names), stays in the scan even when the plan
+    # drops it: every field of it, and each row's index, for every row read.
+    root = tmp_path / "orders"
+    orders = spark.range(400).selectExpr("concat('K-', id) AS key", "id % 2 AS day", "id * 1.5 AS price")
+    options = WriteOptions(
+        source="", record_key=("key",), partition_fields=("day",), create=True, default_buckets=4,
+        expressions="^$,1",
+    )  # fmt: skip
+    write(spark, str(root), options, rows=orders)
+    before = records(root, drop=REWRITTEN)
+    plans: list[str] = []
+    real_write = rescale_module.write_bucket_files
+
+    def planned_write(ctx: TableContext, rows: Any, **kw: Any) -> Any:
+        plans.append(rows._jdf.queryExecution().executedPlan().toString())
+        return real_write(ctx, rows, **kw)
+
+    monkeypatch.setattr(rescale_module, "write_bucket_files", planned_write)
+
+    result = apply(TableContext.open(spark, str(root)), request("^$,1", buckets))
+
+    assert result.instant is not None
+    assert len(plans) == 1
+    assert "_metadata" not in plans[0]
+    assert "row_index" not in plans[0]
+    assert records(root, drop=REWRITTEN) == before

@@ -52,23 +52,30 @@ class TableFiles:
         """Whether any set of these files is read by one scan (they share one writer schema)."""
         return len(self.physical) <= 1
 
-    def read(self, files: Iterable[BaseFile]) -> DataFrame:
+    def read(self, files: Iterable[BaseFile], *, file_names: bool = True) -> DataFrame:
         """The rows of ``files``: Hudi's meta columns (record key and partition path always set, the file
-        name naming the file read), then ``columns``. One scan per writer schema among them."""
+        name naming the file read, or null without ``file_names``), then ``columns``. One scan per writer
+        schema among them.
+
+        A read that needs no file name should say so: once asked for, the file name takes Spark's whole
+        file metadata (every field, and each row's index) into the scan, even where a later projection
+        drops it (a fifth of a plain scan's time)."""
         by_schema: dict[str, list[BaseFile]] = defaultdict(list)
         for f in files:
             # A skeleton holds the meta columns only: read alone, its records' data would read as nulls.
             assert not f.is_bootstrap_skeleton, f"{f.path} is a bootstrap skeleton: Hudi's reader reads it"
             by_schema[self.schema_of[f.path]].append(f)
-        reads = [self._read_group(self.physical[s], group) for s, group in sorted(by_schema.items())]
+        reads = [
+            self._read_group(self.physical[s], group, file_names) for s, group in sorted(by_schema.items())
+        ]
         return reduce(DataFrame.union, reads)
 
-    def _read_group(self, physical: StructType, files: Sequence[BaseFile]) -> DataFrame:
+    def _read_group(self, physical: StructType, files: Sequence[BaseFile], file_names: bool) -> DataFrame:
         spark, storage = self.ctx.spark, self.ctx.storage
         scan = spark.read.schema(physical).parquet(*table_file_uris(storage, [f.path for f in files]))
         present = set(physical.fieldNames())
         meta = {m: F.col(m) if m in present else F.lit(None).cast("string") for m in META_COLUMNS}
-        meta[FILE_NAME] = F.col("_metadata.file_name")
+        meta[FILE_NAME] = F.col("_metadata.file_name") if file_names else F.lit(None).cast("string")
         if not self.ctx.table.config.populate_meta_fields:
             folders = {f.file_name: f.partition for f in files}
             lookup = F.create_map(*(F.lit(x) for pair in folders.items() for x in pair))

@@ -29,7 +29,7 @@ from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from functools import reduce
+from functools import partial, reduce
 from typing import TypeVar
 
 from pyspark.sql import DataFrame
@@ -114,15 +114,16 @@ def read_in_groups(read: Callable[[Sequence[T]], DataFrame], groups: Sequence[Se
 
 
 def read_records(
-    ctx: TableContext, groups: Mapping[str, Sequence[FileGroup]]
+    ctx: TableContext, groups: Mapping[str, Sequence[FileGroup]], *, file_names: bool = True
 ) -> tuple[TableFiles, DataFrame | None]:
     """Every live record of these partitions (their live file groups), in the meta columns and the
     table's columns (``TableFiles.columns``): partitions of plain base files by one scan of them, the
-    others by Hudi's reader (``hudi_reads``). None when they hold no file to read."""
+    others by Hudi's reader (``hudi_reads``). None when they hold no file to read. Without
+    ``file_names`` the plain base files' rows name no file (``TableFiles.read``)."""
     files = [f for gs in groups.values() if all_plain(gs) for g in gs if (f := g.latest_base_file)]
     by_hudi = [p for p, gs in groups.items() if gs and not all_plain(gs)]
     table = table_files(ctx, files)
-    reads = [table.read(files)] if files else []
+    reads = [table.read(files, file_names=file_names)] if files else []
     return table, _with_hudi_reads(ctx, reads, by_hudi, table.columns)
 
 
@@ -147,7 +148,9 @@ def rewrite_partitions(
     # the counts are checked after the write), and the JVM buckets the keys (a key it cannot take whole,
     # a value holding the key separators, fails the write: redone below).
     by_footers = not by_hudi and not resolving and len(ctx.table.config.record_key_fields) == 1
-    table, everything = read_records(ctx, {r.partition: r.groups for r in rewrites})
+    # The rows' old file names matter only to choose between copies of a key: the write names new files.
+    file_names = bool(resolving)
+    table, everything = read_records(ctx, {r.partition: r.groups for r in rewrites}, file_names=file_names)
     if everything is None:
         return (), shuffle_free, 0
     footer_rows = _start_footer_counts(ctx, rewrites) if by_footers else None
@@ -171,7 +174,8 @@ def rewrite_partitions(
             # beats a union of one scan per file: 6 s of 2 million rows' 46).
             rows, read_conf = everything, ONE_TASK_PER_FILE
         else:
-            reads = [read_in_groups(table.read, task_groups)] if task_groups else []
+            read = partial(table.read, file_names=file_names)
+            reads = [read_in_groups(read, task_groups)] if task_groups else []
             rows, read_conf = _with_hudi_reads(ctx, reads, by_hudi, table.columns), ONE_TASK_PER_READ
         grouping = Grouping.PRESERVE
     else:
