@@ -59,7 +59,7 @@ class TableFiles:
 
         A read that needs no file name should say so: once asked for, the file name takes Spark's whole
         file metadata (every field, and each row's index) into the scan, even where a later projection
-        drops it (a fifth of a plain scan's time)."""
+        drops it (2 to 3% of a scan's time, measured on 10 million rows)."""
         by_schema: dict[str, list[BaseFile]] = defaultdict(list)
         for f in files:
             # A skeleton holds the meta columns only: read alone, its records' data would read as nulls.
