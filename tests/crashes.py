@@ -51,9 +51,9 @@ def _mid_data(monkeypatch: pytest.MonkeyPatch) -> None:
 
     real_write = direct_write.write
 
-    def write_one_then_crash(spark: object, frame: Any, storage: object) -> None:
+    def write_one_then_crash(spark: object, frame: Any, storage: object, files: Any) -> None:
         first = frame.select(direct_write.FILE_COLUMN).first()[0]
-        real_write(spark, frame.where(F.col(direct_write.FILE_COLUMN) == first), storage)
+        real_write(spark, frame.where(F.col(direct_write.FILE_COLUMN) == first), storage, files)
         raise Crash
 
     monkeypatch.setattr(direct_write, "write", write_one_then_crash)

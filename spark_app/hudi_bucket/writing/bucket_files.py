@@ -168,8 +168,8 @@ def write_bucket_files(
         ),
     ):
         if direct_write.available(spark):
-            path = _literal_array(F, files.paths(), "string")[position].alias(direct_write.FILE_COLUMN)
-            written = _write_direct(ctx, bucketed.select(*meta, *data_columns, path))
+            file = position.alias(direct_write.FILE_COLUMN)
+            written = _write_direct(ctx, bucketed.select(*meta, *data_columns, file), files.paths())
         else:
             written = _write_staged(
                 ctx, bucketed.select(*meta, *data_columns, _PARTITION_INDEX, _BUCKET), instant, files
@@ -198,10 +198,10 @@ def _literal_array(functions: Any, values: Sequence[Any], element_type: str) -> 
     return functions.from_json(functions.lit(json.dumps(list(values))), f"array<{element_type}>")
 
 
-def _write_direct(ctx: TableContext, frame: Any) -> dict[str, tuple[int, int]]:
+def _write_direct(ctx: TableContext, frame: Any, paths: Sequence[str]) -> dict[str, tuple[int, int]]:
     """Each file at its final name; returns each file's (size, rows) by path."""
     try:
-        return direct_write.write(ctx.spark, frame, ctx.storage)
+        return direct_write.write(ctx.spark, frame, ctx.storage, paths)
     except direct_write.TwoWritersError as exc:
         raise BucketWriteError(f"a bucket came out as several files ({exc.args[0]})") from exc
 

@@ -1,10 +1,10 @@
 """Bucket files written by Spark at their final names, as Hudi's own writers write them.
 
 Our commit protocol (``io.hudibucket.spark.DirectFileCommitProtocol``, in ``spark_app/jvm/``)
-creates each file at the path held by the one column the frame is partitioned by: no staging folder, no
-move (on an object store a move copies every byte). The files stay invisible to readers until the caller completes
-its instant, and a failed write leaves them to the caller's rollback, which deletes the instant's files
-by name. Without the protocol's jar (a plain Spark) the staged write (``staged_write``) runs instead.
+creates each file at its path, listed in the write's options; the one int column the frame is
+partitioned by gives each row's index in that list. No staging folder, no move (on an object store a
+move copies every byte). The files stay invisible to readers until the caller completes its instant,
+and a failed write leaves them to the caller's rollback, which deletes the instant's files by name. Without the protocol's jar (a plain Spark) the staged write (``staged_write``) runs instead.
 
 What a staging folder showed is found otherwise: a file written by two tasks (a bucket whose rows
 reached two tasks) fails the write, and each file's size and rows are read back from its footer by the
@@ -13,8 +13,10 @@ task that wrote it, and handed over by the protocol once the job commits.
 
 from __future__ import annotations
 
+import json
 import struct
 import uuid
+from collections.abc import Sequence
 from typing import Any
 
 from py4j.protocol import Py4JJavaError
@@ -26,7 +28,8 @@ from hudi_bucket.storage.base import Storage
 
 PROTOCOL_CLASS = "io.hudibucket.spark.DirectFileCommitProtocol"
 WRITE_ID = "hudibucket.direct.write.id"  # the protocol's WRITE_ID option
-FILE_COLUMN = "__hbo_file"  # each row's file, relative to the table root
+FILES = "hudibucket.direct.write.files"  # the protocol's FILES option
+FILE_COLUMN = "__hbo_file"  # each row's file: its index in the write's files
 _TWO_WRITERS = (f"{PROTOCOL_CLASS}$DuplicateFileException", "org.apache.hadoop.fs.FileAlreadyExistsException")
 # Hadoop's local filesystem writes a ``.<name>.crc`` beside each file; the table's files carry none (its
 # rollback deletes files by name). For this write only: an uncached raw local filesystem.
@@ -47,13 +50,17 @@ class TwoWritersError(Exception):
     """Two tasks wrote one file; ``args[0]`` is the Java exception's message, naming it."""
 
 
-def write(spark: Any, frame: Any, storage: Storage) -> dict[str, tuple[int, int]]:
-    """Write ``frame`` (partitioned by ``FILE_COLUMN``, which is left out of the files) into the table;
-    returns each file's (size, rows) by path. Raises TwoWritersError when some file was written by two
-    tasks."""
+def write(spark: Any, frame: Any, storage: Storage, files: Sequence[str]) -> dict[str, tuple[int, int]]:
+    """Write ``frame`` into the table: each row into the file of ``files`` (paths relative to the table
+    root) that its ``FILE_COLUMN`` indexes, a column left out of the files. Returns each file's (size,
+    rows) by path. Raises TwoWritersError when some file was written by two tasks."""
     root = spark_root(storage)
     write_id = uuid.uuid4().hex
-    options = {**(_NO_CHECKSUMS if root.startswith("file:") else {}), WRITE_ID: write_id}
+    options = {
+        **(_NO_CHECKSUMS if root.startswith("file:") else {}),
+        WRITE_ID: write_id,
+        FILES: json.dumps(list(files)),
+    }
     try:
         with scoped_conf(spark, {"spark.sql.sources.commitProtocolClass": PROTOCOL_CLASS}):
             # Append: Spark's overwrite mode would delete the output root, the table.

@@ -13,6 +13,8 @@ import java.util.Map;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
+
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.mapreduce.JobContext;
@@ -31,9 +33,11 @@ import scala.collection.Seq;
  * A Spark commit protocol that writes each file at its final name: no temporary folder, no rename
  * (on an object store a rename copies every byte).
  *
- * <p>The DataFrame is written with {@code partitionBy} of one column whose value is the file's path
- * relative to the output root; Spark hands that value to {@link #newTaskTempFile} escaped as a
- * partition folder ({@code col=value}), and the file is created at {@code <root>/<value>}. Files stay
+ * <p>The write's {@link #FILES} option lists every file it may create, by path relative to the output
+ * root, and the DataFrame is written with {@code partitionBy} of one int column: each row's index in
+ * that list. Spark hands the index to {@link #newTaskTempFile} as a partition folder ({@code col=17}),
+ * and the file is created at {@code <root>/<path>}. An int, not the path itself: Spark's partitioned
+ * writer copies the partition value out of every row it writes, and an int needs no escaping. Files stay
  * invisible to Hudi's readers until the caller's instant completes; a failed write leaves them to the
  * caller's rollback, which deletes the instant's files by name.
  *
@@ -59,12 +63,19 @@ public final class DirectFileCommitProtocol extends FileCommitProtocol implement
   /** The write option naming one write, under which {@link #commitJob} publishes its files. */
   public static final String WRITE_ID = "hudibucket.direct.write.id";
 
+  /**
+   * The write option listing every file the write may create, a JSON array of paths relative to the
+   * output root; the column the write is partitioned by holds each row's index in it.
+   */
+  public static final String FILES = "hudibucket.direct.write.files";
+
   private static final Map<String, byte[]> PUBLISHED = new ConcurrentHashMap<>();
 
   private final String root;
   // The files one task attempt created, each path relative to the root and absolute: set on the
   // executor's copy in setupTask.
   private transient Map<String, String> written;
+  private transient String[] files;
 
   public DirectFileCommitProtocol(String jobId, String path, boolean dynamicPartitionOverwrite) {
     if (dynamicPartitionOverwrite) {
@@ -90,6 +101,15 @@ public final class DirectFileCommitProtocol extends FileCommitProtocol implement
   @Override
   public void setupTask(TaskAttemptContext taskContext) {
     written = new LinkedHashMap<>();
+    String listed = taskContext.getConfiguration().get(FILES);
+    if (listed == null) {
+      throw new IllegalArgumentException("DirectFileCommitProtocol needs the write option " + FILES);
+    }
+    try {
+      files = new ObjectMapper().readValue(listed, String[].class);
+    } catch (IOException e) {
+      throw new IllegalArgumentException("the write option " + FILES + " is not a JSON array of paths", e);
+    }
   }
 
   // Spark 3.5 calls the FileNameSpec overloads; the String ones are the abstract originals. The name
@@ -117,13 +137,7 @@ public final class DirectFileCommitProtocol extends FileCommitProtocol implement
   }
 
   private String finalFile(TaskAttemptContext taskContext, Option<String> dir) {
-    if (dir.isEmpty() || dir.get().indexOf('/') >= 0 || dir.get().indexOf('=') < 0) {
-      throw new IllegalArgumentException(
-          "DirectFileCommitProtocol needs partitionBy of exactly one column holding each file's path;"
-              + " got folder " + dir);
-    }
-    String fragment = dir.get();
-    String relative = unescape(fragment.substring(fragment.indexOf('=') + 1));
+    String relative = listedFile(dir);
     String file = root + "/" + relative;
     if (isRetry()) {
       // An earlier attempt of this task may have died leaving the file behind; Parquet's writer
@@ -132,6 +146,21 @@ public final class DirectFileCommitProtocol extends FileCommitProtocol implement
     }
     written.put(relative, file);
     return file;
+  }
+
+  private String listedFile(Option<String> dir) {
+    String fragment = dir.isEmpty() ? "" : dir.get();
+    try {
+      int index = Integer.parseInt(fragment.substring(fragment.indexOf('=') + 1));
+      if (fragment.indexOf('/') < 0 && index >= 0 && index < files.length) {
+        return files[index];
+      }
+    } catch (NumberFormatException e) {
+      // said below
+    }
+    throw new IllegalArgumentException(
+        "DirectFileCommitProtocol needs partitionBy of exactly one int column holding each row's index in "
+            + FILES + " (" + files.length + " files); got folder " + dir);
   }
 
   /** Reads back each file's size and rows (its footer): in the tasks, in parallel, once closed. */
@@ -270,26 +299,5 @@ public final class DirectFileCommitProtocol extends FileCommitProtocol implement
     } catch (IOException e) {
       // Best effort: what is left belongs to the pending instant, which the caller rolls back.
     }
-  }
-
-  /** The value Spark escaped into a partition folder name: each {@code %XX} back to its character. */
-  static String unescape(String escaped) {
-    StringBuilder out = new StringBuilder(escaped.length());
-    int i = 0;
-    while (i < escaped.length()) {
-      char c = escaped.charAt(i);
-      if (c == '%' && i + 2 < escaped.length() && isHex(escaped.charAt(i + 1)) && isHex(escaped.charAt(i + 2))) {
-        out.append((char) Integer.parseInt(escaped.substring(i + 1, i + 3), 16));
-        i += 3;
-      } else {
-        out.append(c);
-        i += 1;
-      }
-    }
-    return out.toString();
-  }
-
-  private static boolean isHex(char c) {
-    return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'F') || (c >= 'a' && c <= 'f');
   }
 }
