@@ -39,6 +39,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parents[1]))  # tests/: paths.py
 
+import pyspark
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F  # noqa: N812
 
@@ -140,11 +141,13 @@ def job(*args: str, tree: Path | None = None) -> list[str]:
     if tree is None:
         return [sys.executable, str(Path(__file__).with_name("phased_job.py")), *args]
     phased = tree / "tests" / "bench" / "phased_job.py"
-    return ["env", f"PYTHONPATH={tree / 'spark_app'}", sys.executable, str(phased), *args]
+    classes = f"{JVM_JAR_ENV}={tree / 'jvm.jar'}"
+    return ["env", f"PYTHONPATH={tree / 'spark_app'}", classes, sys.executable, str(phased), *args]
 
 
 def checkout(revision: str, folder: Path) -> Path:
-    """The job and the phase timer of git ``revision``, extracted into ``folder``."""
+    """The job and the phase timer of git ``revision``, extracted into ``folder``, with its JVM classes
+    compiled into ``folder/jvm.jar`` (a revision's job needs its own commit protocol)."""
     repository = Path(__file__).parents[2]
     archive = subprocess.run(
         ["git", "-C", str(repository), "archive", revision, "spark_app", "tests/bench/phased_job.py"],
@@ -153,6 +156,11 @@ def checkout(revision: str, folder: Path) -> Path:
     ).stdout
     folder.mkdir(parents=True)
     subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True)
+    spark_jars = Path(pyspark.__file__).parent / "jars"
+    sources = [str(s) for s in sorted((folder / "spark_app" / "jvm").rglob("*.java"))]
+    javac = ["javac", "-nowarn", "--release", "8", "-cp", f"{spark_jars}/*", "-d", str(folder / "classes")]
+    subprocess.run([*javac, *sources], check=True)
+    subprocess.run(["jar", "cf", str(folder / "jvm.jar"), "-C", str(folder / "classes"), "."], check=True)
     return folder
 
 
