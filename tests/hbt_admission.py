@@ -116,11 +116,7 @@ WITH_WRITERS = yaml.safe_load(
         quiesceTimeout: 15m
         workloads:
           - {kind: Deployment, name: orders-ingest}
-          - apiVersion: flink.apache.org/v1beta1
-            kind: FlinkDeployment
-            name: orders-cdc
-            suspend: {path: spec.job.state, suspended: suspended, running: running,
-                      stoppedPath: status.jobStatus.state, stopped: [SUSPENDED, FINISHED, CANCELED]}
+          - {kind: FlinkDeployment, name: orders-cdc}   # suspended as the operator's admins declare
     """
 )
 GOOD_MANIFESTS = {
@@ -365,30 +361,29 @@ BAD_MANIFESTS = [
         id="image-upper-case",
     ),
     pytest.param(
+        # How a kind is suspended is the admins' to say (Helm values), never a table's.
         with_spec(
             WITH_WRITERS,
             "writers.workloads",
-            [
-                {
-                    "kind": "Deployment",
-                    "name": "x",
-                    "suspend": {
-                        "path": "spec.replicas",
-                        "suspended": "0",
-                        "running": "1",
-                        "stoppedPath": "status.replicas",
-                        "stopped": ["0"],
-                    },
-                }
-            ],
+            [{"kind": "FlinkDeployment", "name": "x", "suspend": {"path": "spec.job.jarURI"}}],
         ),
-        "a Deployment or StatefulSet is paused by scale (no suspend)",
-        id="writer-deployment-with-suspend",
+        "'suspend' was unexpected",
+        id="writer-with-suspend",
     ),
     pytest.param(
-        with_spec(WITH_WRITERS, "writers.workloads", [{"kind": "FlinkDeployment", "name": "x"}]),
-        "any other writer needs its apiVersion and suspend",
-        id="writer-without-suspend",
+        with_spec(WITH_WRITERS, "writers.workloads", [{"kind": "deployment", "name": "x"}]),
+        "'deployment' does not match",
+        id="writer-kind-lower-case",
+    ),
+    pytest.param(
+        with_spec(SMALL, "spark.sparkConf", {"spark.sql.shuffle.partitions": "${env:AWS_SECRET_ACCESS_KEY}"}),
+        "spec.spark.sparkConf's values must not hold '${'",
+        id="spark-conf-substitution",
+    ),
+    pytest.param(
+        with_spec(SMALL, "spark.hadoopConf", {"fs.s3a.connection.maximum": "${env.password}"}),
+        "spec.spark.hadoopConf's values must not hold '${'",
+        id="hadoop-conf-substitution",
     ),
     pytest.param(
         with_spec(WITH_WRITERS, "apply.window", {"schedule": "6h", "duration": "1h"}),

@@ -23,7 +23,7 @@ from hudi_bucket_operator.decisions import (
 from hudi_bucket_operator.rounds import approved_as_planned, report_needed, retry_token
 from hudi_bucket_operator.spec import APPLY_NOW, PAUSED, InvalidSpecError, TableSpec, parse_spec
 from hudi_bucket_operator.table_status import Condition, LastJob, TableStatus
-from hudi_bucket_operator.writers import Writer
+from hudi_bucket_operator.writers import Writer, WritersSpec
 
 # The result of a finished apply (with the status that names it as the last job) and ``decide`` itself.
 RecordApply = Callable[[TableStatus, TableSpec, ObservedJob, datetime], Decision]
@@ -40,7 +40,9 @@ def writers_needed(observed: Observed) -> list[Writer]:
         spec: TableSpec | None = parse_spec(observed.spec)
     except InvalidSpecError:
         spec = None
-    writers = None if spec is None else spec.writers
+    policy = observed.policy.writers
+    # Writers the admins do not let it pause are never read (the spec stalls, saying so).
+    writers = None if spec is None or policy.problems(spec.writers) else policy.resolve(spec.writers)
     if maintenance.active(state):
         return maintenance.to_observe(writers, state)
     if spec is None or writers is None or not writers.workloads:
@@ -57,37 +59,14 @@ def maintain(
     *,
     record_apply: RecordApply,
     decide: Decide,
-    invalid: str = "",
+    refused: maintenance.Outcome | None = None,
 ) -> Decision:
-    """One pass of the steps around an apply: its result recorded when it ended, then the next step."""
+    """One pass of the steps around an apply: its result recorded when it ended, then the next step.
+    ``refused`` (with no ``spec``): why the spec cannot go on, the outcome once the writers are back."""
     state = dict(status.writers or {})
-    recorded_job: str | None = None
-    events: tuple[tuple[str, str, str], ...] = ()
-    apply_job = _apply_of(observed, state)
-    if apply_job is not None and spec is not None:
-        done = recorded(record_apply(with_last_job(status, apply_job), spec, apply_job, now))
-        status, recorded_job, events = done.status, done.recorded, done.events
-        held = conditions.condition(status, conditions.STALLED)
-        ready = conditions.condition(status, conditions.READY)
-        outcome = (
-            _outcome(True, ready, "Applied")
-            if conditions.is_ready(status)
-            else _outcome(False, held, "JobFailed")
-        )
-        step = maintenance.resume(state, observed.writers, now, outcome)
-    else:
-        step = maintenance.advance(
-            state,
-            writers=None if spec is None else spec.writers,
-            window=None if spec is None else spec.window,
-            seen=observed.writers,
-            generation=observed.generation,
-            paused=observed.annotations.get(PAUSED, "").lower() == "true",
-            apply_now=observed.annotations.get(APPLY_NOW, ""),
-            now=now,
-        )
-        if invalid and step.outcome is not None:
-            step = replace(step, outcome=maintenance.Outcome(False, "InvalidSpec", invalid))
+    status, recorded_job, cancel, events, step = _next_step(observed, status, state, spec, now, record_apply)
+    if refused is not None and step.outcome is not None and cancel is None:
+        step = replace(step, outcome=refused)
     status = status.model_copy(update={"writers": step.state or None})
     events = (*events, *step.events)
     actions = step.actions
@@ -105,7 +84,9 @@ def maintain(
             told = held.message if held else None
             if told != end.message and not any(r == end.reason for _, r, _ in events):
                 events = (*events, ("Warning", end.reason, end.message))
-        return Decision(status, recorded=recorded_job, events=events, spec=spec, writer_actions=actions)
+        return Decision(
+            status, recorded=recorded_job, events=events, spec=spec, writer_actions=actions, cancel=cancel
+        )
     submit = None
     if step.submit_apply and spec is not None:
         request = spec.job_request(
@@ -129,7 +110,78 @@ def maintain(
         spec=spec,
         writer_actions=actions,
         poll_seconds=poll,
+        cancel=cancel,
     )
+
+
+def writers_of(observed: Observed, spec: TableSpec) -> WritersSpec:
+    """The spec's writers as the operator pauses them: each kind as the admins declared it."""
+    return observed.policy.writers.resolve(spec.writers)
+
+
+Step = tuple[TableStatus, str | None, str | None, tuple[tuple[str, str, str], ...], maintenance.Advance]
+
+
+def _next_step(
+    observed: Observed,
+    status: TableStatus,
+    state: dict[str, Any],
+    spec: TableSpec | None,
+    now: datetime,
+    record_apply: RecordApply,
+) -> Step:
+    """The step this pass takes: the status (with the apply's result when it ended), the job recorded
+    and the job to cancel, events, and what the steps say next."""
+    apply_job = _apply_of(observed, state)
+    running = _running_apply(observed, state)
+    if apply_job is None and running is not None and maintenance.overdue(state, now):
+        # The apply has held the writers paused as long as the admins allow: stop it, resume them.
+        message = (
+            f"apply job {running.name} did not finish by the apply deadline ({state['applyDeadline']}, "
+            "the Helm value writers.applyDeadline after the writers were paused): it was cancelled and "
+            "the writers resumed"
+        )
+        cancelled = recorded(Decision(with_last_job(status, running), recorded=running.name))
+        outcome = maintenance.Outcome(False, "ApplyDeadlineExceeded", message)
+        step = maintenance.resume(state, observed.writers, now, outcome)
+        return cancelled.status, running.name, running.name, (), step
+    if apply_job is not None and spec is not None:
+        done = recorded(record_apply(with_last_job(status, apply_job), spec, apply_job, now))
+        held = conditions.condition(done.status, conditions.STALLED)
+        ready = conditions.condition(done.status, conditions.READY)
+        outcome = (
+            _outcome(True, ready, "Applied")
+            if conditions.is_ready(done.status)
+            else _outcome(False, held, "JobFailed")
+        )
+        step = maintenance.resume(state, observed.writers, now, outcome)
+        return done.status, done.recorded, None, done.events, step
+    step = maintenance.advance(
+        state,
+        writers=None if spec is None else writers_of(observed, spec),
+        window=None if spec is None else spec.window,
+        seen=observed.writers,
+        generation=observed.generation,
+        paused=observed.annotations.get(PAUSED, "").lower() == "true",
+        apply_now=observed.annotations.get(APPLY_NOW, ""),
+        now=now,
+        table=observed.name,
+        apply_deadline=observed.policy.writers.apply_deadline,
+    )
+    return status, None, None, (), step
+
+
+def _running_apply(observed: Observed, state: Mapping[str, Any]) -> ObservedJob | None:
+    """The apply job of these steps still in flight, if any."""
+    running = [
+        j
+        for j in observed.jobs
+        if j.kind is JobKind.APPLY
+        and j.generation == state.get("generation")
+        and j.retry_token == state.get("retryToken")
+        and not j.phase.terminal
+    ]
+    return max(running, key=lambda j: j.created) if running else None
 
 
 def _apply_of(observed: Observed, state: Mapping[str, Any]) -> ObservedJob | None:

@@ -22,7 +22,7 @@ from hudi_bucket.contract.reports import ConfigMapReport, JobReport
 from hudi_bucket.contract.requests import JobKind
 from hudi_bucket_operator import naming
 from hudi_bucket_operator.decisions import SEQUENCE, JobPhase, ObservedJob, SubmitJob
-from hudi_bucket_operator.job_policy import JobDefaults
+from hudi_bucket_operator.job_policy import Policy
 from hudi_bucket_operator.kube import (
     SPARK_APPLICATIONS,
     KubeClient,
@@ -44,8 +44,9 @@ class TableRef:
 
 
 class JobBackend(Protocol):
-    # What specs may ask of its jobs (None: a local process, which has no image or pods to bound).
-    job_defaults: JobDefaults | None
+    # What specs may ask of the operator and its jobs: one policy, whether jobs run as SparkApplications
+    # or as local processes, so a spec refused in a cluster is refused locally too.
+    policy: Policy
 
     async def report(self, table: TableRef, name: str) -> JobReport | None:
         """The report of this table's finished job ``name`` (None: it wrote none)."""
@@ -57,6 +58,10 @@ class JobBackend(Protocol):
 
     async def forget(self, table: TableRef, name: str) -> None:
         """Drop what is only needed until a job's result is recorded (its report)."""
+        ...
+
+    async def cancel(self, table: TableRef, name: str) -> None:
+        """Stop a job, wherever it is (gone already is as good)."""
         ...
 
 
@@ -110,9 +115,9 @@ def observed_job(app: Mapping[str, Any]) -> tuple[str, ObservedJob] | None:
 class SparkOperatorBackend:
     """Jobs as SparkApplications; each reports into a ConfigMap of the same name, owned by the table."""
 
-    def __init__(self, client: KubeClient, defaults: JobDefaults) -> None:
+    def __init__(self, client: KubeClient, policy: Policy) -> None:
         self.client = client
-        self.job_defaults = defaults
+        self.policy = policy
 
     async def report(self, table: TableRef, name: str) -> JobReport | None:
         try:
@@ -125,7 +130,7 @@ class SparkOperatorBackend:
     async def submit(self, table: TableRef, spec: TableSpec, job: SubmitJob) -> str:
         name = job_name_for(table, job)
         manifest = render_spark_application(
-            table=table.body, job=job, spark=spec.spark, job_name=name, defaults=self.job_defaults
+            table=table.body, job=job, spark=spec.spark, job_name=name, defaults=self.policy.jobs
         )
         # Created before (a retry, an operator restart): adopt it, never edit it.
         with contextlib.suppress(KubeConflictError):
@@ -134,6 +139,10 @@ class SparkOperatorBackend:
 
     async def forget(self, table: TableRef, name: str) -> None:
         await self.client.delete_config_map(table.namespace, name)
+
+    async def cancel(self, table: TableRef, name: str) -> None:
+        # The Spark Operator deletes the driver's pod with it, and the driver its executors.
+        await self.client.delete(SPARK_APPLICATIONS, table.namespace, name)
 
 
 @dataclass
@@ -146,9 +155,11 @@ class _LocalJob:
 class LocalBackend:
     """Jobs as local `hudi-bucket-job` processes (local Spark): the embedded default, no cluster needed."""
 
-    def __init__(self, state_dir: Path, master: str = "local[2]", echo: Any = None) -> None:
+    def __init__(
+        self, state_dir: Path, master: str = "local[2]", echo: Any = None, policy: Policy | None = None
+    ) -> None:
         self.state_dir = state_dir
-        self.job_defaults: JobDefaults | None = None  # local processes: no bounds on a pod to check
+        self.policy = policy or Policy()  # the operator's settings from the environment, as in a cluster
         self.master = master
         self.echo = echo or (lambda _line: None)
         self.jobs: dict[str, _LocalJob] = {}
@@ -212,6 +223,9 @@ class LocalBackend:
         job = self.jobs.pop(name, None)
         if job is not None and job.process.returncode is None:
             job.process.kill()
+
+    async def cancel(self, table: TableRef, name: str) -> None:
+        await self.forget(table, name)
 
     async def wait(self) -> None:
         """Until every running job has exited (the local mode's pace)."""

@@ -14,6 +14,15 @@ from hudi_bucket_operator.table_status import Condition, TableStatus
 
 READY, RECONCILING, STALLED = "Ready", "Reconciling", "Stalled"
 LAYOUT_HEALTHY = "LayoutHealthy"
+MAX_MESSAGE = 4096  # characters of a condition's message (the CRD allows 32768; an Event shows 1024)
+
+
+def bounded(message: str, limit: int = MAX_MESSAGE) -> str:
+    """``message`` cut to ``limit`` characters, saying how many more there were."""
+    if len(message) <= limit:
+        return message
+    more = f" ... ({len(message) - limit} more characters)"
+    return message[: limit - len(more)] + more
 
 
 def _set(
@@ -27,7 +36,7 @@ def _set(
         type=kind,
         status=wanted,
         reason=reason,
-        message=message,
+        message=bounded(message),
         observed_generation=status.observed_generation,
         last_transition_time=old.last_transition_time if old and old.status == wanted else stamp,
     )

@@ -10,11 +10,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 from hudi_bucket.contract.reports import JobError, JobReport, Outcome, ReportError
-from hudi_bucket_operator import metrics
+from hudi_bucket_operator import maintenance, metrics
 from hudi_bucket_operator.apply_window import writers_needed
 from hudi_bucket_operator.backends import JobBackend, TableRef
 from hudi_bucket_operator.decisions import Decision, JobPhase, Observed, ObservedJob, last_job
-from hudi_bucket_operator.reconcile import decide
+from hudi_bucket_operator.kube import KubeError
+from hudi_bucket_operator.reconcile import decide, failed
 from hudi_bucket_operator.rounds import report_needed
 from hudi_bucket_operator.table_status import TableStatus
 from hudi_bucket_operator.writers import ObservedWriter, Writer
@@ -36,7 +37,11 @@ async def reconcile_once(
     writers: WriterReader | None = None,
 ) -> Decision:
     """One pass. ``writers`` reads the table's writers when ``decide`` needs them (None: the local mode,
-    which cannot). The decision's writer actions are the caller's, once it has written the status."""
+    which cannot). The decision's writer actions are the caller's, once it has written the status.
+
+    Whatever ``decide`` raises (a bug, a spec no check foresaw) stalls the table saying so, with the
+    writers it paused resumed first: a pass that fails must never leave them paused. What the API
+    raises propagates: the pass is retried."""
     now = now or datetime.now(UTC)
     table = table_ref(body)
     meta = body["metadata"]
@@ -46,16 +51,28 @@ async def reconcile_once(
         annotations=meta.get("annotations") or {},
         status=TableStatus.of(body.get("status")),
         jobs=tuple(jobs),
-        job_defaults=backend.job_defaults,
+        policy=backend.policy,
+        name=table.name,
+        namespace=table.namespace,
     )
     needed = report_needed(observed)
     if needed is not None and needed.report is None:
         with_report = replace(needed, report=await _report(backend, table, needed))
         observed = replace(observed, jobs=tuple(with_report if j is needed else j for j in observed.jobs))
-    wanted = writers_needed(observed)
-    if wanted and writers is not None:
-        observed = replace(observed, writers=await writers(wanted))
-    decision = decide(observed, now)
+    try:
+        wanted = writers_needed(observed)
+        if wanted and writers is not None:
+            observed = replace(observed, writers=await writers(wanted))
+        decision = decide(observed, now)
+    except KubeError:
+        raise
+    except Exception as err:
+        if maintenance.holding(observed.status.writers) and observed.writers is None and writers is not None:
+            recorded = maintenance.to_observe(None, observed.status.writers)
+            observed = replace(observed, writers=await writers(recorded))
+        decision = failed(observed, now, err)
+    if decision.cancel is not None:
+        await backend.cancel(table, decision.cancel)
     if decision.submit is not None and decision.spec is not None:
         # A KubeError propagates: the API failed us, the pass is retried with backoff.
         name = await backend.submit(table, decision.spec, decision.submit)

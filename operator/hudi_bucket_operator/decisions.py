@@ -11,7 +11,7 @@ from typing import Any
 
 from hudi_bucket.contract.reports import JobReport
 from hudi_bucket.contract.requests import ApplyRequest, JobKind, PlanRequest, VerifyRequest
-from hudi_bucket_operator.job_policy import JobDefaults
+from hudi_bucket_operator.job_policy import Policy
 from hudi_bucket_operator.spec import TableSpec
 from hudi_bucket_operator.table_status import LastJob, TableStatus
 from hudi_bucket_operator.writers import ObservedWriter, WriterAction
@@ -51,7 +51,9 @@ class Observed:
     annotations: Mapping[str, str]
     status: TableStatus
     jobs: Sequence[ObservedJob] = ()
-    job_defaults: JobDefaults | None = None  # the operator's bounds on jobs (None: local processes)
+    policy: Policy = field(default_factory=Policy)  # what the admins let tables ask for (Helm values)
+    name: str = ""
+    namespace: str = "default"
     # The table's writers as the API shows them, by "Kind/name", when ``writers_needed`` named any
     # (None: not looked at, as in the local mode).
     writers: Mapping[str, ObservedWriter] | None = None
@@ -86,6 +88,7 @@ class Decision:
     # What to do to the table's writers, once this status (which records their prior state) is written.
     writer_actions: tuple[WriterAction, ...] = ()
     poll_seconds: float | None = None  # look again this soon: writers are moving (no watch tells us)
+    cancel: str | None = None  # a job to stop (an apply past its deadline): deleted, never waited for
 
 
 def recorded(decision: Decision) -> Decision:

@@ -74,8 +74,8 @@ async def login(memo: kopf.Memo, **_: Any) -> kopf.ConnectionInfo:
 
 def _backend(config: OperatorConfig, client: kube.KubeClient) -> Any:
     if config.backend == "local":
-        return LocalBackend(config.local_state_dir)
-    return SparkOperatorBackend(client, config.job_defaults)
+        return LocalBackend(config.local_state_dir, policy=config.policy)
+    return SparkOperatorBackend(client, config.policy)
 
 
 @kopf.on.cleanup()
@@ -154,7 +154,7 @@ async def _reconcile(uid: str, memo: kopf.Memo) -> None:
     namespace = meta["namespace"]
 
     async def writers(wanted: list[Any]) -> Any:
-        return await workloads.observe(memo.kube, namespace, wanted)
+        return await workloads.observe(memo.kube, namespace, meta["name"], wanted)
 
     decision = await reconcile_once(memo.backend, body, await _jobs(memo, body), writers=writers)
     status = decision.status.to_api()

@@ -1,19 +1,24 @@
-"""What a spec may ask of the operator's jobs (pure: no I/O).
+"""What a spec may ask of the operator and its jobs (pure: no I/O).
 
 Whoever may write a HudiBucketTable gets jobs whose pods the Spark Operator creates with its own, broader
-rights; so a table gets only what its admins allow (Helm values, ``JobDefaults``):
+rights, and an operator that pauses workloads for it; so a table gets only what its admins allow (Helm
+values: ``JobDefaults`` for jobs, ``WriterPolicy`` for writers, together a ``Policy``):
 
+- a table URI under a prefix the admins allow in its namespace (``uri_allowed``);
 - an image: the default one, or one the image allowlist admits (``image_allowed``);
 - a ServiceAccount: the default job account, or one the admins list;
-- Spark and Hadoop settings: the tuning a rescale needs (``SPARK_CONF_ALLOWED``, ``HADOOP_CONF_ALLOWED``),
-  and what the admins add (exact keys, or prefixes ending in '.');
-- sane resources.
+- Spark and Hadoop settings: the tuning a rescale needs (spark_conf.py, each key with the values it
+  takes), and what the admins add (exact keys, or prefixes ending in '.'); no ``${`` in any value;
+- Secrets as the jobs' environment: only those the admins list for its namespace;
+- resources within the admins' largest driver and executor;
+- writers of kinds the admins declared, if they let the operator pause writers at all (writers.py).
 
-Anything else is refused before a job exists: ``decide`` checks this before it chooses to run a job, so a
-refused spec is one Stalled decision with one event naming what and why; the renderer resolves the same
-settings into the manifest. The settings no admin may allow (``OWNED_SPARK_CONF``) are also refused at
-admission by the CRD's CEL rule on spec.spark.sparkConf; a test keeps the two lists equal. What admins
-may allow must never be refused by CEL, or their extension could not pass admission.
+Anything else is refused before a job exists: ``decide`` checks this before anything else (``admit``),
+so a refused spec is one Stalled decision with one event naming what and why, and a writer it paused is
+resumed first; the renderer resolves the same settings into the manifest. The settings no admin may
+allow (``OWNED_SPARK_CONF``) are also refused at admission by the CRD's CEL rule on spec.spark.sparkConf;
+a test keeps the two lists equal. What admins may allow must never be refused by CEL, or their extension
+could not pass admission.
 """
 
 from __future__ import annotations
@@ -23,245 +28,37 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from hudi_bucket_operator import images
-from hudi_bucket_operator.spec import InvalidSpecError, Resources, SparkSettings
-
-
-@dataclass(frozen=True)
-class Setting:
-    """Spark or Hadoop settings by name: one exact key, or every key under a prefix ending in '.'."""
-
-    key: str
-    why: str = ""
-
-    def covers(self, key: str) -> bool:
-        return key.startswith(self.key) if self.key.endswith(".") else key == self.key
-
-
-def _settings(why: str, *keys: str) -> tuple[Setting, ...]:
-    return tuple(Setting(key, why) for key in keys)
-
-
-def _first(settings: tuple[Setting, ...], key: str) -> Setting | None:
-    return next((setting for setting in settings if setting.covers(key)), None)
-
-
-# What a table may set in spec.spark.sparkConf: the tuning a rescale needs, and nothing that loads code,
-# shapes the pods, moves files or points the job elsewhere. Exact keys: a prefix such as spark.sql.adaptive.
-# would also admit a class name (spark.sql.adaptive.customCostEvaluatorClass).
-SPARK_CONF_ALLOWED: tuple[Setting, ...] = (
-    *_settings(
-        "how the rewrite's reads and shuffles are split",
-        "spark.sql.shuffle.partitions",
-        "spark.default.parallelism",
-        "spark.sql.files.maxPartitionBytes",
-        "spark.sql.files.openCostInBytes",
-        "spark.sql.files.minPartitionNum",
-        "spark.sql.autoBroadcastJoinThreshold",
-        "spark.sql.broadcastTimeout",
-    ),
-    *_settings(
-        "adaptive query execution: how shuffle partitions are coalesced and skew is split",
-        "spark.sql.adaptive.enabled",
-        "spark.sql.adaptive.advisoryPartitionSizeInBytes",
-        "spark.sql.adaptive.coalescePartitions.enabled",
-        "spark.sql.adaptive.coalescePartitions.parallelismFirst",
-        "spark.sql.adaptive.coalescePartitions.minPartitionSize",
-        "spark.sql.adaptive.coalescePartitions.initialPartitionNum",
-        "spark.sql.adaptive.skewJoin.enabled",
-        "spark.sql.adaptive.skewJoin.skewedPartitionFactor",
-        "spark.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes",
-        "spark.sql.adaptive.localShuffleReader.enabled",
-        "spark.sql.adaptive.autoBroadcastJoinThreshold",
-        "spark.sql.adaptive.optimizeSkewsInRebalancePartitions.enabled",
-        "spark.sql.adaptive.rebalancePartitionsSmallPartitionFactor",
-    ),
-    *_settings(
-        "Parquet and compression of what the job reads, writes and shuffles",
-        "spark.sql.parquet.compression.codec",
-        "spark.sql.parquet.enableVectorizedReader",
-        "spark.sql.parquet.columnarReaderBatchSize",
-        "spark.sql.parquet.filterPushdown",
-        "spark.io.compression.codec",
-        "spark.io.compression.zstd.level",
-        "spark.io.compression.lz4.blockSize",
-        "spark.shuffle.compress",
-        "spark.shuffle.spill.compress",
-        "spark.rdd.compress",
-    ),
-    *_settings(
-        "memory of the driver and executors beyond spec.spark's sizes: overheads and fractions",
-        "spark.driver.memoryOverhead",
-        "spark.executor.memoryOverhead",
-        "spark.driver.memoryOverheadFactor",
-        "spark.executor.memoryOverheadFactor",
-        "spark.kubernetes.memoryOverheadFactor",
-        "spark.executor.pyspark.memory",
-        "spark.memory.fraction",
-        "spark.memory.storageFraction",
-        "spark.memory.offHeap.enabled",
-        "spark.memory.offHeap.size",
-        "spark.driver.maxResultSize",
-    ),
-    *_settings(
-        "timeouts and retries of a long rewrite",
-        "spark.network.timeout",
-        "spark.executor.heartbeatInterval",
-        "spark.task.maxFailures",
-    ),
-    # hudi_bucket.storage.native_s3.SWITCH (a test keeps them equal; the operator imports no storage).
-    Setting("spark.hudibucket.s3.nativeListing", "the jobs' own switch: list S3 through S3A"),
+from hudi_bucket_operator.spark_conf import (
+    HADOOP_CONF_ALLOWED,
+    MIB,
+    OWNED_SPARK_CONF,
+    REFUSED_BECAUSE,
+    SPARK_CONF_ALLOWED,
+    Role,
+    Setting,
+    first,
+    spark_bytes,
 )
+from hudi_bucket_operator.spec import InvalidSpecError, Resources, SparkSettings, TableSpec
+from hudi_bucket_operator.writers import WriterPolicy, WritersSpec
 
-# What a table may set in spec.spark.hadoopConf (and sparkConf's spark.hadoop.*): S3A's performance
-# settings and Parquet's layout. No credentials, no credential provider, no endpoint, proxy or TLS
-# switch: those say whose data the job reaches and how, which only admins may allow.
-HADOOP_CONF_ALLOWED: tuple[Setting, ...] = (
-    *_settings(
-        "S3A's connection pool and threads",
-        "fs.s3a.connection.maximum",
-        "fs.s3a.threads.max",
-        "fs.s3a.threads.keepalivetime",
-        "fs.s3a.max.total.tasks",
-        "fs.s3a.executor.capacity",
-    ),
-    *_settings(
-        "S3A's timeouts and retries",
-        "fs.s3a.connection.timeout",
-        "fs.s3a.connection.establish.timeout",
-        "fs.s3a.connection.request.timeout",
-        "fs.s3a.attempts.maximum",
-        "fs.s3a.retry.limit",
-        "fs.s3a.retry.interval",
-        "fs.s3a.retry.throttle.limit",
-        "fs.s3a.retry.throttle.interval",
-    ),
-    *_settings(
-        "S3A's uploads, reads and listings",
-        "fs.s3a.multipart.size",
-        "fs.s3a.multipart.threshold",
-        "fs.s3a.block.size",
-        "fs.s3a.fast.upload.buffer",
-        "fs.s3a.fast.upload.active.blocks",
-        "fs.s3a.readahead.range",
-        "fs.s3a.experimental.input.fadvise",
-        "fs.s3a.paging.maximum",
-        "fs.s3a.socket.send.buffer",
-        "fs.s3a.socket.recv.buffer",
-        "fs.s3a.list.version",
-        "fs.s3a.directory.marker.retention",
-    ),
-    *_settings(
-        "how S3A addresses the store's own endpoint (a region of it, path-style requests)",
-        "fs.s3a.endpoint.region",
-        "fs.s3a.path.style.access",
-    ),
-    *_settings(
-        "Parquet's row groups, pages and dictionaries",
-        "parquet.block.size",
-        "parquet.page.size",
-        "parquet.dictionary.page.size",
-        "parquet.enable.dictionary",
-    ),
-)
+__all__ = [  # the lists, declared in spark_conf.py, as callers know them
+    "HADOOP_CONF_ALLOWED",
+    "OWNED_SPARK_CONF",
+    "SPARK_CONF_ALLOWED",
+]
 
-# sparkConf keys the operator sets for every job: no table may set them and no admin may allow them. The
-# CRD's CEL rule on spec.spark.sparkConf refuses exactly these at admission.
-OWNED_SPARK_CONF: tuple[Setting, ...] = (
-    *_settings(
-        "the image is spec.spark.image, which the image allowlist checks",
-        "spark.kubernetes.container.image",
-        "spark.kubernetes.driver.container.image",
-        "spark.kubernetes.executor.container.image",
-    ),
-    Setting("spark.kubernetes.namespace", "a job runs in its table's namespace"),
-    Setting(
-        "spark.kubernetes.authenticate.",
-        "the job's identity is spec.spark.serviceAccount, which the allowed accounts check",
-    ),
-    *_settings(
-        "the operator renders the job's pods",
-        "spark.kubernetes.driver.podTemplateFile",
-        "spark.kubernetes.executor.podTemplateFile",
-        "spark.kubernetes.driver.podTemplateContainerName",
-        "spark.kubernetes.executor.podTemplateContainerName",
-        "spark.kubernetes.driver.pod.name",
-    ),
-    *_settings(
-        "the Spark Operator submits the job to Kubernetes in cluster mode",
-        "spark.master",
-        "spark.submit.deployMode",
-    ),
-)
-
-# Why a key off the allow-lists is refused, for the message (the first that covers it).
-_REFUSED_BECAUSE: tuple[Setting, ...] = (
-    *_settings(
-        "mounts volumes into the job's pods, the node's own folders among them",
-        "spark.kubernetes.driver.volumes.",
-        "spark.kubernetes.executor.volumes.",
-    ),
-    *_settings(
-        "mounts a Secret into the job's pods (name Secrets in spec.spark.envFromSecrets instead)",
-        "spark.kubernetes.driver.secrets.",
-        "spark.kubernetes.executor.secrets.",
-        "spark.kubernetes.driver.secretKeyRef.",
-        "spark.kubernetes.executor.secretKeyRef.",
-    ),
-    *_settings(
-        "sets environment variables of the job's pods",
-        "spark.kubernetes.driverEnv.",
-        "spark.executorEnv.",
-    ),
-    *_settings(
-        "chooses the nodes the job's pods run on",
-        "spark.kubernetes.node.selector.",
-        "spark.kubernetes.driver.node.selector.",
-        "spark.kubernetes.executor.node.selector.",
-    ),
-    Setting("spark.kubernetes.", "shapes the job's pods, which the operator renders"),
-    *_settings(
-        "loads code into the job",
-        "spark.jars",
-        "spark.jars.",
-        "spark.files",
-        "spark.archives",
-        "spark.submit.pyFiles",
-        "spark.driver.extraClassPath",
-        "spark.executor.extraClassPath",
-        "spark.driver.extraLibraryPath",
-        "spark.executor.extraLibraryPath",
-        "spark.plugins",
-        "spark.sql.extensions",
-    ),
-    *_settings(
-        "passes options to the job's JVMs (an agent, system properties)",
-        "spark.driver.extraJavaOptions",
-        "spark.executor.extraJavaOptions",
-        "spark.driver.defaultJavaOptions",
-        "spark.executor.defaultJavaOptions",
-    ),
-    *_settings(
-        "points S3A at another server, or changes how it connects",
-        "fs.s3a.endpoint",
-        "fs.s3a.connection.ssl.enabled",
-        "fs.s3a.proxy.",
-    ),
-    *_settings(
-        "chooses whose credentials the job uses",
-        "fs.s3a.aws.credentials.provider",
-        "fs.s3a.assumed.role.",
-    ),
-    Setting(
-        "fs.s3a.bucket.",
-        "is a per-bucket S3A setting (a job reads one table: set the fs.s3a. setting itself)",
-    ),
-)
 _NOT_TUNING = "is not a tuning setting a table may set"
 # A setting's name: printable ASCII without '=' or spaces. The Spark Operator passes each setting as
 # `--conf key=value`, so a key holding '=' names another setting (spark.master=k8s://... under an admin's
 # prefix "spark."). The CRD's CEL rules refuse other keys at admission too.
 _KEY = re.compile(r"[!-<>-~]+")
 _NOT_A_KEY = "is no setting's name (printable ASCII without '=' or spaces): Spark would read another in it"
+_SUBSTITUTION = (
+    "holds '${', which Spark and Hadoop replace with the job's environment (its Secrets) or another setting"
+)
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_CONTROL_CHARACTERS = "holds control characters (a line break, a tab, ...)"
 
 # Keys whose values are credentials: they belong in a Secret, not in a manifest, whoever allows what.
 _CREDENTIAL_KEY = re.compile(
@@ -269,11 +66,14 @@ _CREDENTIAL_KEY = re.compile(
     re.IGNORECASE,
 )
 _HADOOP_IN_SPARK = "spark.hadoop."  # Spark hands these to Hadoop without the prefix
-# What Spark's JavaUtils.byteStringAs reads: 512m, 2g, 4096 (bytes) ...; not Kubernetes' 2Gi.
-_SPARK_MEMORY = re.compile(r"[0-9]+([kmgtp]b?|b)?", re.IGNORECASE)
 _ACCOUNT = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 _KEY_OR_PREFIX = re.compile(r"[^\s,]+")
 _WIDEN = "jobs.allowedSparkConf and jobs.allowedHadoopConf (Helm values)"
+ANY_NAMESPACE = "*"  # the key of the admins' per-namespace lists that holds what every namespace gets
+# A table URI as Hadoop reads it: a scheme and what follows, or a local path. No whitespace, no control
+# characters, no backslash.
+_URI = re.compile(r"[^\s\\\x00-\x1f\x7f]+")
+LOCAL_AND_S3A = ("s3a://", "/", "file:/")
 
 
 class ImageNotAllowedError(InvalidSpecError):
@@ -295,12 +95,42 @@ class ServiceAccountNotAllowedError(InvalidSpecError):
 
 
 class SettingNotAllowedError(InvalidSpecError):
-    """spec.spark sets Spark or Hadoop settings a table may not set."""
+    """spec.spark sets Spark or Hadoop settings a table may not set, or values they do not take."""
 
     hint = (
-        "remove them from spec.spark; the operator's admins may allow settings the operator does not set "
-        f"and that hold no credential, as exact keys or prefixes ending in '.', in {_WIDEN}"
+        "remove them from spec.spark or give each a value it takes; the operator's admins may allow "
+        "settings the operator does not set and that hold no credential, as exact keys or prefixes ending "
+        f"in '.', in {_WIDEN}"
     )
+
+
+class SecretNotAllowedError(InvalidSpecError):
+    """spec.spark.envFromSecrets names a Secret the admins do not let tables of its namespace use."""
+
+    hint = (
+        "ask the operator's admins to list the Secret for this namespace in jobs.allowedSecrets (Helm values)"
+    )
+
+
+class TableUriNotAllowedError(InvalidSpecError):
+    """spec.table.uri is not under a location the admins allow for its namespace."""
+
+    hint = (
+        "give the table's base path under a location the admins allow, or ask them to add it to "
+        "jobs.allowedTableUris for this namespace (Helm values)"
+    )
+
+
+class WriterNotAllowedError(InvalidSpecError):
+    """spec.writers asks the operator to pause workloads in a way its admins do not allow."""
+
+    hint = "change spec.writers, or ask the operator's admins (Helm values writers)"
+
+
+class ResourcesNotAllowedError(InvalidSpecError):
+    """spec.spark asks for a driver or executors larger than the admins allow."""
+
+    hint = "ask for less, or ask the operator's admins to raise jobs.limits (Helm values)"
 
 
 @dataclass(frozen=True)
@@ -310,12 +140,16 @@ class JobDefaults:
     ``allowed_images``: what a spec may choose besides ``image`` (see ``image_allowed``).
     ``allowed_service_accounts``: ServiceAccounts a spec may name besides ``service_account``.
     ``allowed_spark_conf``, ``allowed_hadoop_conf``: settings a spec may set besides the built-in
-    allow-lists, each an exact key or a prefix ending in '.'; the owned settings stay refused.
+    allow-lists, each an exact key or a prefix ending in '.'; the owned settings stay refused, and a
+    prefix admits no key the built-in lists refuse for a reason (only the exact key does).
+    ``allowed_secrets``: the Secrets spec.spark.envFromSecrets may name, by namespace ('*': every one).
+    ``allowed_table_uris``: prefixes of the table URIs a spec may name, by namespace ('*': every one).
+    ``max_driver``, ``max_executor``: the largest driver and executors a spec may ask for.
     ``spark_conf``: the admins' own Spark settings for every job, under the spec's (not checked).
     """
 
-    image: str
-    spark_version: str
+    image: str = "hudi-bucket-operator-job:latest"
+    spark_version: str = "3.5.8"  # the Spark of the job image (Dockerfile.job; constraints.txt pins it)
     service_account: str = "hudi-bucket-jobs"
     main_application_file: str = "local:///opt/hudi-bucket-operator/main.py"
     ttl_seconds: int = 86400
@@ -326,6 +160,12 @@ class JobDefaults:
     allowed_service_accounts: tuple[str, ...] = ()
     allowed_spark_conf: tuple[str, ...] = ()
     allowed_hadoop_conf: tuple[str, ...] = ()
+    allowed_secrets: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    allowed_table_uris: Mapping[str, tuple[str, ...]] = field(
+        default_factory=lambda: {ANY_NAMESPACE: LOCAL_AND_S3A}
+    )
+    max_driver: Resources = field(default_factory=lambda: Resources(cores=4, memory="16g"))
+    max_executor: Resources = field(default_factory=lambda: Resources(cores=8, memory="32g", instances=50))
     spark_conf: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -342,17 +182,25 @@ class JobDefaults:
             )
         if self.ttl_seconds < 0:
             raise ValueError(f"JobDefaults.ttl_seconds must be >= 0, not {self.ttl_seconds}")
+        secrets = [name for names in self.allowed_secrets.values() for name in names]
         bad = {
             "allowedImages": [e for e in self.allowed_images if not images.valid_entry(e)],
             "allowedServiceAccounts": [a for a in self.allowed_service_accounts if not _ACCOUNT.fullmatch(a)],
             "allowedSparkConf": [k for k in self.allowed_spark_conf if not _KEY_OR_PREFIX.fullmatch(k)],
             "allowedHadoopConf": [k for k in self.allowed_hadoop_conf if not _KEY_OR_PREFIX.fullmatch(k)],
+            "allowedSecrets": [s for s in secrets if not _ACCOUNT.fullmatch(s)],
+            "allowedTableUris": [
+                p for ps in self.allowed_table_uris.values() for p in ps if not _URI.fullmatch(p) or ".." in p
+            ],
         }
         if problems := [f"jobs.{name} {entries}" for name, entries in bad.items() if entries]:
             raise ValueError(
                 f"JobDefaults: {'; '.join(problems)}: not an image reference or prefix, a ServiceAccount "
-                "name, or a setting's key or prefix (the operator's Helm values)"
+                "or Secret name, a setting's key or prefix, or a URI prefix (the operator's Helm values)"
             )
+        # The defaults a table gets when it says nothing must be within what a table may ask for.
+        if problems := _over_limits(self.driver, self.executor, self):
+            raise ValueError(f"JobDefaults: the default job is over jobs.limits: {'; '.join(problems)}")
 
 
 def image_allowed(image: str, defaults: JobDefaults) -> bool:
@@ -372,11 +220,52 @@ class JobSettings:
     ttl_seconds: int
 
 
+@dataclass(frozen=True)
+class Policy:
+    """Everything the admins decide about what tables may ask for: their jobs, and their writers."""
+
+    jobs: JobDefaults = field(default_factory=JobDefaults)
+    writers: WriterPolicy = field(default_factory=WriterPolicy)
+
+
+@dataclass(frozen=True)
+class Admitted:
+    """A spec the policy admits: what its jobs run with, and its writers as the operator pauses them."""
+
+    settings: JobSettings
+    writers: WritersSpec
+
+
+def admit(spec: TableSpec, namespace: str, policy: Policy) -> Admitted:
+    """What this spec's jobs run with and its writers, or the first refusal: a table URI outside the
+    allowed locations (TableUriNotAllowedError), then whatever ``job_settings`` refuses, then a Secret not
+    allowed in the namespace (SecretNotAllowedError), then writers the admins do not let it pause
+    (WriterNotAllowedError)."""
+    settings = _job_settings_in(spec, namespace, policy.jobs)
+    if problems := policy.writers.problems(spec.writers):
+        raise WriterNotAllowedError("; ".join(problems))
+    return Admitted(settings, policy.writers.resolve(spec.writers))
+
+
+def _job_settings_in(spec: TableSpec, namespace: str, defaults: JobDefaults) -> JobSettings:
+    if why := uri_refusal(spec.uri, allowed_in(defaults.allowed_table_uris, namespace)):
+        raise TableUriNotAllowedError(f"spec.table.uri {why}")
+    settings = job_settings(spec.spark, defaults)
+    allowed = allowed_in(defaults.allowed_secrets, namespace)
+    if refused := [name for name in spec.spark.env_from_secrets if name not in allowed]:
+        listed = f"only {list(allowed)}" if allowed else "none"
+        raise SecretNotAllowedError(
+            f"spec.spark.envFromSecrets names Secret(s) {refused} that tables in namespace {namespace!r} "
+            f"may not use: the admins allow {listed}"
+        )
+    return settings
+
+
 def job_settings(spark: SparkSettings, defaults: JobDefaults) -> JobSettings:
     """The settings a job of this spec runs with, or the first of these that refuses it: an image off
     the allowlist (ImageNotAllowedError), a ServiceAccount not allowed (ServiceAccountNotAllowedError),
-    Spark or Hadoop settings not allowed (SettingNotAllowedError, naming each key and why), else
-    InvalidSpecError naming every problem of spec.spark's resources."""
+    Spark or Hadoop settings or values not allowed (SettingNotAllowedError, naming each key and why),
+    resources over the admins' limits (ResourcesNotAllowedError)."""
     image = spark.image or defaults.image
     if not image_allowed(image, defaults):
         malformed = "" if images.reference(image) else " (not a lower-case image reference)"
@@ -397,50 +286,75 @@ def job_settings(spark: SparkSettings, defaults: JobDefaults) -> JobSettings:
         raise SettingNotAllowedError(f"spec.spark sets what a table may not: {'; '.join(refused)}")
     driver = spark.driver.over(defaults.driver)
     executor = spark.executor.over(defaults.executor)
+    if problems := _over_limits(driver, executor, defaults):
+        raise ResourcesNotAllowedError(
+            f"spec.spark asks for more than the admins allow: {'; '.join(problems)}"
+        )
     ttl = defaults.ttl_seconds if spark.ttl_seconds is None else spark.ttl_seconds
-    if problems := _resource_problems(driver, executor, ttl):
-        raise InvalidSpecError("; ".join(problems))
     return JobSettings(image, account, driver, executor, ttl)
 
 
 def refused_settings(spark: SparkSettings, defaults: JobDefaults) -> list[str]:
-    """Each key of spec.spark.sparkConf and hadoopConf that a table may not set, and why."""
+    """Each key of spec.spark.sparkConf and hadoopConf that a table may not set, or whose value it may
+    not give, and why (naming the key, never the value)."""
     refused = [
         f"sparkConf[{key!r}] {why}"
-        for key in sorted(spark.spark_conf)
-        if (why := spark_conf_refusal(key, defaults))
+        for key, value in sorted(spark.spark_conf.items())
+        if (why := spark_conf_refusal(key, defaults) or _value_refusal(key, value, defaults))
     ]
     return refused + [
         f"hadoopConf[{key!r}] {why}"
-        for key in sorted(spark.hadoop_conf)
-        if (why := hadoop_conf_refusal(key, defaults))
+        for key, value in sorted(spark.hadoop_conf.items())
+        if (why := hadoop_conf_refusal(key, defaults) or _value_refusal(key, value, defaults, hadoop=True))
     ]
 
 
 def spark_conf_refusal(key: str, defaults: JobDefaults) -> str:
     """Why a table may not set ``key`` in spec.spark.sparkConf ("" when it may)."""
-    if not _KEY.fullmatch(key):
+    if not _KEY.fullmatch(key) or "${" in key:
         return _NOT_A_KEY
-    if owned := _first(OWNED_SPARK_CONF, key):
+    if owned := first(OWNED_SPARK_CONF, key):
         return f"is set by the operator: {owned.why}"
     if key.startswith(_HADOOP_IN_SPARK) and not _admin_allows(defaults.allowed_spark_conf, key):
         return hadoop_conf_refusal(key.removeprefix(_HADOOP_IN_SPARK), defaults)
     if _CREDENTIAL_KEY.search(key) and not key.startswith("spark.kubernetes."):
         return _CREDENTIAL
-    if _admin_allows(defaults.allowed_spark_conf, key) or _first(SPARK_CONF_ALLOWED, key):
+    if _admin_allows(defaults.allowed_spark_conf, key) or first(SPARK_CONF_ALLOWED, key):
         return ""
     return _refusal(key)
 
 
 def hadoop_conf_refusal(key: str, defaults: JobDefaults) -> str:
     """Why a table may not set ``key`` in spec.spark.hadoopConf ("" when it may)."""
-    if not _KEY.fullmatch(key):
+    if not _KEY.fullmatch(key) or "${" in key:
         return _NOT_A_KEY
     if _CREDENTIAL_KEY.search(key):
         return _CREDENTIAL
-    if _admin_allows(defaults.allowed_hadoop_conf, key) or _first(HADOOP_CONF_ALLOWED, key):
+    if _admin_allows(defaults.allowed_hadoop_conf, key) or first(HADOOP_CONF_ALLOWED, key):
         return ""
     return _refusal(key)
+
+
+def _value_refusal(key: str, value: str, defaults: JobDefaults, *, hadoop: bool = False) -> str:
+    """Why a table may not give ``key`` (allowed) this value ("" when it may). Never says the value."""
+    if "${" in value:
+        return _SUBSTITUTION
+    if _CONTROL.search(value):
+        return _CONTROL_CHARACTERS
+    if not hadoop and key.startswith(_HADOOP_IN_SPARK):
+        key, hadoop = key.removeprefix(_HADOOP_IN_SPARK), True
+    setting = first(HADOOP_CONF_ALLOWED if hadoop else SPARK_CONF_ALLOWED, key)
+    expected = None if setting is None else setting.value
+    if expected is None:  # an admin's key: its values are theirs to vouch for
+        return ""
+    if not expected.matches(value.strip()):
+        return f"must be {expected.text}"
+    if expected.memory_of is not None:
+        largest = (defaults.max_driver if expected.memory_of is Role.DRIVER else defaults.max_executor).memory
+        size, limit = spark_bytes(value.strip(), expected.default_shift), spark_bytes(largest or "0", MIB)
+        if size is not None and limit is not None and size > limit:
+            return f"must be no larger than {largest}, the largest {expected.memory_of} memory allowed"
+    return ""
 
 
 _CREDENTIAL = (
@@ -450,29 +364,64 @@ _CREDENTIAL = (
 
 
 def _admin_allows(entries: tuple[str, ...], key: str) -> bool:
-    return any(Setting(entry).covers(key) for entry in entries)
+    """An admin's exact key admits it; a prefix admits it only if the built-in lists refuse it for no
+    reason of their own (a mount, code, the pods, an endpoint, credentials need the exact key)."""
+    if key in entries:
+        return True
+    hadoop = key.removeprefix(_HADOOP_IN_SPARK)
+    reasoned = first(REFUSED_BECAUSE, key) or first(REFUSED_BECAUSE, hadoop)
+    return reasoned is None and any(Setting(entry).covers(key) for entry in entries if entry.endswith("."))
 
 
 def _refusal(key: str) -> str:
-    known = _first(_REFUSED_BECAUSE, key)
+    known = first(REFUSED_BECAUSE, key)
     return known.why if known else _NOT_TUNING
 
 
-def _resource_problems(driver: Resources, executor: Resources, ttl: object) -> list[str]:
+def _over_limits(driver: Resources, executor: Resources, defaults: JobDefaults) -> list[str]:
+    """Each way the driver or executors exceed the admins' largest (jobs.limits)."""
     problems = []
-    for where, res in (("driver", driver), ("executor", executor)):
-        if isinstance(res.cores, bool) or not isinstance(res.cores, int) or res.cores < 1:
-            problems.append(f"spec.spark.{where}.cores must be an integer >= 1, not {res.cores!r}")
-        if not isinstance(res.memory, str) or not _SPARK_MEMORY.fullmatch(res.memory):
-            problems.append(
-                f"spec.spark.{where}.memory must be a Spark size such as 512m or 4g, not {res.memory!r}"
-            )
-    if (
-        isinstance(executor.instances, bool)
-        or not isinstance(executor.instances, int)
-        or executor.instances < 1
+    for where, asked, largest in (
+        ("driver", driver, defaults.max_driver),
+        ("executor", executor, defaults.max_executor),
     ):
-        problems.append(f"spec.spark.executor.instances must be an integer >= 1, not {executor.instances!r}")
-    if isinstance(ttl, bool) or not isinstance(ttl, int) or ttl < 0:
-        problems.append(f"spec.spark.ttlSeconds must be an integer >= 0, not {ttl!r}")
+        if asked.cores is not None and largest.cores is not None and asked.cores > largest.cores:
+            problems.append(f"spec.spark.{where}.cores {asked.cores} is over {largest.cores}")
+        size = spark_bytes(asked.memory or "0", MIB)
+        limit = spark_bytes(largest.memory or "0", MIB)
+        if size is not None and limit is not None and size > limit:
+            problems.append(f"spec.spark.{where}.memory {asked.memory} is over {largest.memory}")
+        if (
+            asked.instances is not None
+            and largest.instances is not None
+            and asked.instances > largest.instances
+        ):
+            problems.append(f"spec.spark.{where}.instances {asked.instances} is over {largest.instances}")
     return problems
+
+
+def allowed_in(by_namespace: Mapping[str, tuple[str, ...]], namespace: str) -> tuple[str, ...]:
+    """What an admins' per-namespace list gives a namespace: its own entries and every namespace's."""
+    return (*by_namespace.get(namespace, ()), *by_namespace.get(ANY_NAMESPACE, ()))
+
+
+def uri_refusal(uri: str, prefixes: tuple[str, ...]) -> str:
+    """Why a table may not be at ``uri`` ("" when it may): it must be under one of ``prefixes``, with no
+    '.' or '..' segment (Hadoop would resolve it out of the prefix) and no credentials in it.
+
+    A prefix ending in '/' admits what starts with it (``s3a://``, ``/``, ``s3a://lake/team-a/``); any
+    other admits itself and what is under it (``s3a://lake/team-a`` admits ``s3a://lake/team-a/t``, not
+    ``s3a://lake/team-ab``)."""
+    if not _URI.fullmatch(uri):
+        return "is not a path or URI Hadoop reads (whitespace, a backslash or a control character)"
+    rest = uri.partition("://")[2]
+    segments = (rest if rest else uri).split("/")
+    if any(segment in (".", "..") for segment in segments):
+        return "holds a '.' or '..' segment: give the table's path as it is"
+    if rest and "@" in segments[0]:
+        return "holds credentials before its host: put them in a Secret (spec.spark.envFromSecrets)"
+    for prefix in prefixes:
+        if uri.startswith(prefix if prefix.endswith("/") else prefix + "/") or uri == prefix:
+            return ""
+    where = f"under {list(prefixes)}" if prefixes else "nowhere (no location is allowed)"
+    return f"{uri!r} is not where tables of this namespace may be: the admins allow them {where}"

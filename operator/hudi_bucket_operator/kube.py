@@ -148,8 +148,12 @@ class KubeClient:
         return dict(found.get("data") or {})
 
     async def delete_config_map(self, namespace: str, name: str) -> None:
-        with contextlib.suppress(KubeNotFoundError), _errors(f"delete configmaps {namespace}/{name}"):
-            await self._call("DELETE", CONFIG_MAPS.path(namespace, name))
+        await self.delete(CONFIG_MAPS, namespace, name)
+
+    async def delete(self, resource: Resource, namespace: str, name: str) -> None:
+        """Delete an object (gone already is as good)."""
+        with contextlib.suppress(KubeNotFoundError), _errors(f"delete {resource.plural} {namespace}/{name}"):
+            await self._call("DELETE", resource.path(namespace, name))
 
     async def patch_status(
         self, resource: Resource, namespace: str, name: str, status: dict[str, Any]

@@ -2,7 +2,9 @@
 
 The same controller as in a cluster, with the local job backend and a state folder standing in for the
 API server: each table's last status, spec and generation live there, so running again after editing
-the manifest (say, approving a plan) carries on from where the last run stopped.
+the manifest (say, approving a plan) carries on from where the last run stopped. A spec is judged by the
+same policy as in a cluster, the admins' settings read from the environment (``HBO_*``, docs/settings.md):
+what a cluster would refuse is refused here, before any job.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import yaml
 
 from hudi_bucket_operator.backends import LocalBackend
 from hudi_bucket_operator.controller import reconcile_once, table_ref
+from hudi_bucket_operator.job_policy import Policy
+from hudi_bucket_operator.settings import OperatorConfig
 from hudi_bucket_operator.spec import KIND, InvalidSpecError
 
 Echo = Callable[[str], None]
@@ -64,10 +68,14 @@ class StateStore:
         path.write_text(yaml.safe_dump(state, sort_keys=False))
 
 
-async def apply_locally(manifests: list[dict[str, Any]], state_dir: Path, echo: Echo) -> list[dict[str, Any]]:
-    """Reconcile each manifest until it settles (Ready, AwaitingApproval, Stalled or Paused)."""
+async def apply_locally(
+    manifests: list[dict[str, Any]], state_dir: Path, echo: Echo, policy: Policy | None = None
+) -> list[dict[str, Any]]:
+    """Reconcile each manifest until it settles (Ready, AwaitingApproval, Stalled or Paused), by
+    ``policy`` (default: the one the environment's settings give, as the operator's in a cluster)."""
     store = StateStore(state_dir)
-    backend = LocalBackend(state_dir / "jobs", echo=echo)
+    policy = OperatorConfig.from_env().policy if policy is None else policy
+    backend = LocalBackend(state_dir / "jobs", echo=echo, policy=policy)
     results = []
     for manifest in manifests:
         body = store.body_for(manifest)

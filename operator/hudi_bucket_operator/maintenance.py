@@ -5,7 +5,9 @@ wait until they are quiet, apply, resume them as they were (pure: no I/O, no clo
 writer's state before the pause is recorded first, so an operator restarted at any point resumes them
 exactly as they were. Every way out of a pause (the apply done or failed, a timeout, a writer gone, a
 new generation, the paused annotation, an invalid spec) goes through ``Resuming``, which ends only once
-every writer is back as it was.
+every writer is back as it was. A writer is paused only while its owner consents
+(``ObservedWriter.consents``), and an apply holds the writers paused at most the admins' apply deadline:
+past it, its job is cancelled and they are resumed.
 
     AwaitingWindow -> Pausing -> Applying -> Resuming -> (cleared; the outcome goes to the conditions)
 """
@@ -19,6 +21,7 @@ from enum import StrEnum
 from typing import Any
 
 from hudi_bucket_operator.writers import (
+    WRITER_OF,
     ObservedWriter,
     SuspendField,
     Window,
@@ -104,7 +107,7 @@ def to_observe(spec: WritersSpec | None, state: Mapping[str, Any] | None) -> lis
 def recorded_writer(item: Mapping[str, Any]) -> Writer:
     """A writer as status recorded it: enough to read and resume it, whatever the spec says now."""
     path = item.get("path")
-    suspend = SuspendField(path, "", "", path, ()) if path else None
+    suspend = SuspendField(path, "", path, ()) if path else None
     return Writer(item["apiVersion"], item["kind"], item["name"], item["plural"], suspend)
 
 
@@ -118,15 +121,18 @@ def advance(
     paused: bool,
     apply_now: str,
     now: datetime,
+    table: str = "",
+    apply_deadline: int = 6 * 3600,
 ) -> Advance:
     """The next step, given the state recorded, what the writers look like and the spec (None: invalid).
-    An apply job of these steps, in flight or finished, is the caller's to look at first."""
+    An apply job of these steps, in flight or finished, is the caller's to look at first. ``table``: the
+    name its writers' consent names; ``apply_deadline``: how long an apply may hold them paused."""
     state = dict(state)
     step = Step(state["step"])
     if step is Step.RESUMING:
         return _resume(state, seen, now)
     if step is Step.AWAITING_WINDOW:
-        return _await(state, writers, window, seen, generation, paused, apply_now, now)
+        return _await(state, writers, window, seen, generation, paused, apply_now, now, table)
     # Pausing, or Applying with no apply job left to look at.
     if writers is None:
         return resume(state, seen, now, Outcome(False, "InvalidSpec", "the spec became invalid"))
@@ -137,7 +143,7 @@ def advance(
     if step is Step.APPLYING:
         message = "the apply job is gone and its result was never read"
         return resume(state, seen, now, Outcome(False, "ApplyJobLost", message))
-    return _pause(state, writers, seen, now)
+    return _pause(state, writers, seen, now, table, apply_deadline)
 
 
 def _await(
@@ -149,6 +155,7 @@ def _await(
     paused: bool,
     apply_now: str,
     now: datetime,
+    table: str,
 ) -> Advance:
     if writers is None or generation != state["generation"]:
         return Advance(_cleared(state), carry_on=True)
@@ -171,6 +178,8 @@ def _await(
     if missing:
         message = f"writer(s) not found in the table's namespace: {', '.join(missing)}; nothing was paused"
         return Advance(_cleared(state), stall=Outcome(False, "WriterNotFound", message))
+    if refusing := [w.key for w in writers.workloads if not seen[w.key].consents]:
+        return Advance(_cleared(state), stall=_not_consented(refusing, table, "nothing was paused"))
     # Recorded before anything is paused: this status is written first, the pauses come next pass.
     state["items"] = [{**w.to_status(), "prior": seen[w.key].state()} for w in writers.workloads]
     state.update(step=Step.PAUSING.value, pausedAt=_stamp(now))
@@ -183,8 +192,22 @@ def _await(
     )
 
 
+def _not_consented(keys: list[str], table: str, what: str) -> Outcome:
+    message = (
+        f"writer(s) {', '.join(keys)} do not let this table pause them: {what}. Their owner consents by "
+        f"labelling or annotating each {WRITER_OF}={table}; then change the hudi.bucketops.io/retry "
+        "annotation to try again"
+    )
+    return Outcome(False, "WriterNotConsented", message)
+
+
 def _pause(
-    state: dict[str, Any], writers: WritersSpec, seen: Mapping[str, ObservedWriter] | None, now: datetime
+    state: dict[str, Any],
+    writers: WritersSpec,
+    seen: Mapping[str, ObservedWriter] | None,
+    now: datetime,
+    table: str,
+    apply_deadline: int,
 ) -> Advance:
     by_key = {w.key: w for w in writers.workloads}
     items = state.get("items") or []
@@ -194,6 +217,8 @@ def _pause(
     if missing:
         message = f"writer(s) gone while pausing: {', '.join(missing)}"
         return resume(state, seen, now, Outcome(False, "WriterNotFound", message))
+    if refusing := [item_key(i) for i in items if not seen[item_key(i)].consents]:
+        return resume(state, seen, now, _not_consented(refusing, table, "their consent went while pausing"))
     actions, loud = [], []
     for item in items:
         writer, found = by_key[item_key(item)], seen[item_key(item)]
@@ -204,6 +229,7 @@ def _pause(
             loud.append(writer.key + (f" ({found.pods} pod(s))" if writer.scaled else ""))
     if not loud:
         state["step"] = Step.APPLYING.value
+        state["applyDeadline"] = _stamp(now + timedelta(seconds=apply_deadline))
         names = ", ".join(item_key(i) for i in items)
         message = f"writers paused ({names}): applying plan {state['planId']}"
         return Advance(
@@ -215,6 +241,26 @@ def _pause(
         return resume(state, seen, now, Outcome(False, "QuiesceTimeout", message))
     message = f"waiting for the writers to stop: {', '.join(loud)}"
     return Advance(state, tuple(actions), phase="PausingWriters", message=message)
+
+
+def overdue(state: Mapping[str, Any] | None, now: datetime) -> bool:
+    """Whether an apply has held the writers paused past the admins' apply deadline."""
+    seconds = until_deadline(state, now)
+    return seconds is not None and seconds <= 0
+
+
+def until_deadline(state: Mapping[str, Any] | None, now: datetime) -> float | None:
+    """Seconds until the apply deadline of the writers' pause (None: no apply holds them)."""
+    deadline = (state or {}).get("applyDeadline")
+    if not state or state.get("step") != Step.APPLYING or not deadline:
+        return None
+    return (datetime.fromisoformat(str(deadline)) - now).total_seconds()
+
+
+def winding_down(state: Mapping[str, Any] | None, now: datetime) -> bool:
+    """Whether the writers are being resumed, or are due to be (an apply past its deadline), whatever
+    jobs still run."""
+    return bool(state and state.get("step") == Step.RESUMING) or overdue(state, now)
 
 
 def resume(

@@ -62,15 +62,12 @@ MAX_CORES = 256
 MAX_EXECUTORS = 1000
 MAX_TTL_SECONDS = 365 * 24 * 3600
 MAX_WRITERS = 20
-SCALED = ("Deployment", "StatefulSet")  # apps/v1 kinds paused through their scale subresource
 
-# The CRD's patterns: a plan id (or empty), Spark's memory sizes, Kubernetes names, dotted field paths.
+# The CRD's patterns: a plan id (or empty), Spark's memory sizes, Kubernetes names.
 _PLAN_ID = r"^(sha256:[0-9a-f]{64})?$"
 _SPARK_MEMORY = r"^[0-9]+([kKmMgGtTpP][bB]?)?$"
 _DNS_SUBDOMAIN = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
 _DNS_SUBDOMAIN_MAX = 253
-_FIELD_PATH = r"^[A-Za-z_][A-Za-z0-9_-]*(\.[A-Za-z_][A-Za-z0-9_-]*)*$"
-_API_VERSION = r"^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?v[0-9]+((alpha|beta)[0-9]+)?$"
 _NAME_FORMAT = "lowercase letters, digits, '-' and '.', starting and ending with a letter or digit"
 # spec.buckets.sizing.replanEvery: one number and one unit, as the CRD's CEL rule reads it.
 REPLAN_FORMAT = (
@@ -160,8 +157,6 @@ Memory = Annotated[
 ]
 ConfValue = Annotated[str, Expect("a string (quote it in YAML)")]
 Conf = Annotated[dict[str, ConfValue], Expect("a map of property names to strings")]
-FieldPath = Annotated[str, Field(pattern=_FIELD_PATH), Expect("a dotted field path such as spec.job.state")]
-FieldValue = Annotated[str, Field(min_length=1), Expect("the field's value when so")]
 
 
 def _no_comma(name: str) -> str:
@@ -364,70 +359,15 @@ class ApplySection(Section):
     window: WindowSection | None = None
 
 
-class SuspendSection(Section):
-    expected: ClassVar[str] = (
-        "how the resource is suspended: path, suspended, running, stoppedPath and stopped"
-    )
-
-    path: FieldPath
-    suspended: FieldValue
-    running: FieldValue
-    stopped_path: FieldPath
-    stopped: Annotated[
-        list[Annotated[str, Field(min_length=1), Expect("a value of stoppedPath that says it stopped")]],
-        Field(min_length=1),
-        Expect("the values of stoppedPath that say it stopped"),
-    ]
-
-    @field_validator("path")
-    @classmethod
-    def _under_spec(cls, path: str) -> str:
-        if path.split(".", maxsplit=1)[0] != "spec":
-            raise problem(" must be under spec (the operator patches nothing else)")
-        return path
-
-
 class WorkloadSection(Section):
     expected: ClassVar[str] = "an object with kind and name"
 
-    api_version: (
-        Annotated[str, Field(pattern=_API_VERSION), Expect("the resource's apiVersion (group/version)")]
-        | None
-    ) = None
     kind: Annotated[
         str,
         Field(pattern=r"^[A-Z][A-Za-z0-9]*$"),
-        Expect("a kind such as Deployment, StatefulSet or FlinkDeployment"),
+        Expect("a kind such as Deployment, StatefulSet or one the admins declare (FlinkDeployment)"),
     ]
     name: Annotated[DnsName, Expect("the workload's name, in the table's namespace")]
-    plural: (
-        Annotated[str, Field(pattern=r"^[a-z][a-z0-9]*$"), Expect("the resource's plural name in lower case")]
-        | None
-    ) = None
-    suspend: SuspendSection | None = None
-
-    @classmethod
-    def rules_broken(cls, data: Mapping[str, Any]) -> list[PydanticCustomError]:
-        # The CRD's CEL rule: scaled kinds have no suspend field, any other needs one and its apiVersion.
-        kind, api_version, suspend = data.get("kind"), data.get("apiVersion"), data.get("suspend")
-        if not isinstance(kind, str):
-            return []  # the field's own error says it
-        if kind in SCALED:
-            if suspend is not None:
-                return [problem(f": a {kind} is paused by scaling it to 0; drop suspend", field="suspend")]
-            if api_version not in (None, "apps/v1"):
-                return [wrong("apiVersion", "apps/v1 (or left out)", api_version)]
-            return []
-        found = []
-        if api_version is None:
-            found.append(wrong("apiVersion", "the resource's apiVersion (group/version)", None))
-        if suspend is None:
-            expected = (
-                f"how a {kind} is suspended: path, suspended, running, stoppedPath and stopped "
-                "(only a Deployment or StatefulSet is paused by scale)"
-            )
-            found.append(wrong("suspend", expected, None))
-        return found
 
 
 class WritersSection(Section):

@@ -46,7 +46,7 @@ from hudi_bucket_operator.decisions import (
     recorded,
     with_last_job,
 )
-from hudi_bucket_operator.job_policy import job_settings
+from hudi_bucket_operator.job_policy import admit
 from hudi_bucket_operator.spec import PAUSED, ApplyPolicy, InvalidSpecError, TableSpec, parse_spec
 from hudi_bucket_operator.table_status import (
     BucketConfig,
@@ -65,37 +65,61 @@ LAYOUT_ITEMS = 20  # partitions status.layout names (the CRD allows 100)
 
 
 def decide(observed: Observed, now: datetime) -> Decision:
-    decision = _decide(observed, now)
-    if decision.submit is None or decision.spec is None or observed.job_defaults is None:
-        return decision
-    try:  # a job the operator would not run is refused here, once, not on every submit
-        job_settings(decision.spec.spark, observed.job_defaults)
-    except InvalidSpecError as err:
-        reason = type(err).__name__.removesuffix("Error")
-        return _stalled(observed, decision.status, now, reason, str(err), decision)
-    return decision
+    """The decision for one pass (see the module's docstring)."""
+    return _decide(observed, now)
+
+
+def failed(observed: Observed, now: datetime, err: Exception) -> Decision:
+    """A pass that raised (a bug, a spec no check foresaw): the table stalls saying so, once, and the
+    writers the operator paused are resumed first, as on any other way out of a pause."""
+    message = conditions.bounded(f"the operator failed on this table ({type(err).__name__}): {err}")
+    status = observed.status.model_copy(update={"observed_generation": observed.generation})
+    if not maintenance.holding(status.writers):
+        return _stalled(observed, status, now, "ReconcileError", message)
+    outcome = maintenance.Outcome(False, "ReconcileError", message)
+    step = maintenance.resume(status.writers or {}, observed.writers, now, outcome)
+    status = status.model_copy(update={"writers": step.state or None})
+    if step.outcome is None:  # not all back yet: the next pass goes on resuming them
+        resuming = conditions.progressing(status, now, "ResumingWriters", step.message)
+        return Decision(
+            resuming,
+            events=step.events,
+            writer_actions=step.actions,
+            requeue=True,
+            poll_seconds=maintenance.POLL_SECONDS,
+        )
+    stalled = _stalled(observed, status, now, "ReconcileError", message)
+    return replace(stalled, events=step.events + stalled.events)
 
 
 def _decide(observed: Observed, now: datetime) -> Decision:
     status = observed.status.model_copy(update={"observed_generation": observed.generation})
     token = rounds.retry_token(observed)
     paused = observed.annotations.get(PAUSED, "").lower() == "true"
-    try:
-        spec = parse_spec(observed.spec)
-    except InvalidSpecError as err:
-        if maintenance.holding(status.writers):  # writers paused: resume them first
-            return _maintain(observed, status, None, now, invalid=str(err))
-        return _stalled(observed, status, now, "InvalidSpec", str(err))
-
-    chain = rounds.current_chain(observed)
-    in_flight = [j for j in observed.jobs if not j.phase.terminal]
-    if in_flight and maintenance.holding(status.writers):
-        # The apply runs with the writers paused; they are resumed once it ends.
+    state = status.writers
+    in_flight = [j for j in observed.jobs if not j.phase.terminal and not _cancelled(status, j)]
+    if in_flight and maintenance.holding(state) and not maintenance.winding_down(state, now):
+        # The apply runs with the writers paused, whatever the spec says now; they are resumed once it
+        # ends, or at the apply deadline.
         status = conditions.progressing(
             with_last_job(status, in_flight[-1]), now, "Applying",
             f"job {in_flight[-1].name} is {in_flight[-1].phase.value.lower()} (the writers are paused)",
         )  # fmt: skip
-        return Decision(status, requeue=True, spec=spec)
+        return Decision(status, requeue=True, poll_seconds=maintenance.until_deadline(state, now))
+    try:
+        spec = parse_spec(observed.spec)
+        admit(spec, observed.namespace, observed.policy)  # nothing is asked of anyone before this
+    except InvalidSpecError as err:
+        # Invalid, or asking for what the admins do not allow: stalled, with any paused writer resumed.
+        reason = "InvalidSpec" if type(err) is InvalidSpecError else type(err).__name__.removesuffix("Error")
+        if maintenance.holding(state):
+            refused = maintenance.Outcome(False, reason, str(err))
+            return _maintain(observed, status, None, now, refused=refused)
+        return _stalled(observed, status, now, reason, str(err))
+    if maintenance.holding(state):  # resuming, or an apply past its deadline: the steps say what next
+        return _maintain(observed, status, spec, now)
+
+    chain = rounds.current_chain(observed)
     last = status.last_job or LastJob()
     if in_flight:
         job = in_flight[-1]
@@ -116,8 +140,9 @@ def _decide(observed: Observed, now: datetime) -> Decision:
     if maintenance.active(status.writers):
         return _maintain(observed, status, spec, now)
     latest = chain[-1] if chain else None
-    if latest is not None and last.name == latest.name and last.recorded:
-        # Its result is in the status already; its report may be gone.
+    if latest is not None and last.recorded and rounds.recorded_up_to(last, latest):
+        # Its result is in the status already (its report may be gone), or a later job's of its chain
+        # is (an apply cancelled at its deadline, deleted before the plan it applied).
         return rounds.scheduled(observed, status, spec, paused, now)
     if latest is None:
         done = last.generation == observed.generation and (last.retry_token or "") == token
@@ -432,10 +457,15 @@ def _failure_message(job: ObservedJob) -> str:
 
 
 def _maintain(
-    observed: Observed, status: TableStatus, spec: TableSpec | None, now: datetime, invalid: str = ""
+    observed: Observed,
+    status: TableStatus,
+    spec: TableSpec | None,
+    now: datetime,
+    refused: maintenance.Outcome | None = None,
 ) -> Decision:
     """One pass of the steps around an apply (apply_window.py), with this module's way of recording an
-    apply's result and ``decide`` for the step that carries on at once."""
+    apply's result and ``decide`` for the step that carries on at once. ``refused``: why the spec cannot
+    go on (invalid, or not allowed), the outcome once the writers are back."""
     return apply_window.maintain(
         observed,
         status,
@@ -443,5 +473,12 @@ def _maintain(
         now,
         record_apply=lambda status, spec, job, now: _after_job(status, spec, job, False, now),
         decide=decide,
-        invalid=invalid,
+        refused=refused,
     )
+
+
+def _cancelled(status: TableStatus, job: ObservedJob) -> bool:
+    """Whether ``job`` is one whose result is recorded though it still runs: an apply cancelled at its
+    deadline, on its way out."""
+    last = status.last_job or LastJob()
+    return bool(last.recorded) and last.name == job.name

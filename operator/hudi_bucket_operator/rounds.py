@@ -156,6 +156,15 @@ def scheduled_work(observed: Observed, job: ObservedJob) -> bool:
     return conditions.is_ready(observed.status) and of_a_round(observed, job.retry_token)
 
 
+def recorded_up_to(last: LastJob, latest: ObservedJob) -> bool:
+    """Whether the job the status last recorded is ``latest``, or comes after it in its chain (a job
+    deleted before the ones it followed: an apply cancelled at its deadline)."""
+    if last.name == latest.name:
+        return True
+    same_chain = last.generation == latest.generation and (last.retry_token or "") == latest.retry_token
+    return same_chain and last.kind is not None and SEQUENCE[JobKind(last.kind)] > latest.sequence
+
+
 def current_chain(observed: Observed) -> list[ObservedJob]:
     """This generation's jobs (for the current retry token), in the order they ran."""
     token = retry_token(observed)

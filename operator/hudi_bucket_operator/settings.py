@@ -10,20 +10,23 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from hudi_bucket.errors import HudiBucketError
-from hudi_bucket_operator.job_policy import JobDefaults
+from hudi_bucket_operator.job_policy import ANY_NAMESPACE, LOCAL_AND_S3A, JobDefaults, Policy
 from hudi_bucket_operator.manifest import Expect, Memory
+from hudi_bucket_operator.schedule import parse_duration
 from hudi_bucket_operator.spec import Resources
+from hudi_bucket_operator.writers import SuspendField, WriterKind, WriterPolicy
 
 # The Spark of the job image (Dockerfile.job), which the tests run on (constraints.txt pins its PySpark).
-SPARK_VERSION = "3.5.8"
+SPARK_VERSION = JobDefaults.spark_version
+_LIMITS, _WRITERS = JobDefaults(), WriterPolicy()
 
 
 class SettingsError(HudiBucketError):
@@ -48,7 +51,71 @@ class Helm:
     path: str
 
 
+def _duration(value: object) -> object:
+    if isinstance(value, str):
+        seconds = parse_duration(value.strip())
+        if seconds is None:
+            raise ValueError("not a duration")
+        return seconds
+    return value
+
+
+def _text(seconds: int) -> str:
+    """Seconds as the largest whole unit of a duration: 3600 is 1h."""
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds % size == 0:
+            return f"{seconds // size}{unit}"
+    raise ValueError(seconds)
+
+
+class _Suspend(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
+    path: Annotated[str, Field(pattern=r"^spec(\.[A-Za-z_][A-Za-z0-9_-]*)+$")]
+    value: Annotated[str, Field(min_length=1)]
+    stopped_path: Annotated[
+        str, Field(alias="stoppedPath", pattern=r"^[A-Za-z_][A-Za-z0-9_-]*(\.[A-Za-z_][A-Za-z0-9_-]*)*$")
+    ]
+    stopped: Annotated[list[Annotated[str, Field(min_length=1)]], Field(min_length=1)]
+
+
+class _Kind(BaseModel):
+    """A kind of writer the admins let tables pause, and how (Helm value writers.kinds)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
+    api_version: Annotated[
+        str,
+        Field(alias="apiVersion", pattern=r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?/v[0-9]+((alpha|beta)[0-9]+)?$"),
+    ]
+    kind: Annotated[str, Field(pattern=r"^[A-Z][A-Za-z0-9]*$")]
+    plural: Annotated[str, Field(pattern=r"^[a-z][a-z0-9]*$")]
+    suspend: _Suspend
+
+    def writer_kind(self) -> WriterKind:
+        how = self.suspend
+        field = SuspendField(how.path, how.value, how.stopped_path, tuple(how.stopped))
+        return WriterKind(self.api_version, self.kind, self.plural, field)
+
+
 Words = Annotated[tuple[str, ...], BeforeValidator(_words), Expect("a comma-separated list")]
+ByNamespace = Annotated[
+    dict[str, tuple[str, ...]],
+    BeforeValidator(_json),
+    Expect('a JSON object from namespaces ("*": every namespace) to lists, such as {"lake": ["lake-s3"]}'),
+]
+
+
+@dataclass(frozen=True)
+class Shown:
+    """How the settings' reference shows a default that the environment spells otherwise."""
+
+    show: Callable[[Any], str]
+
+
+Seconds = Annotated[
+    int, BeforeValidator(_duration), Field(gt=0), Expect("a duration such as 15m, 6h or 1d"), Shown(_text)
+]
 Name = Annotated[str, Field(min_length=1), Expect("a non-empty string")]
 Cores = Annotated[int, Field(ge=1), Expect("an integer above 0")]
 
@@ -109,7 +176,7 @@ class OperatorConfig(BaseModel):
         Name,
         Field(alias="HBO_JOB_IMAGE", description="the jobs' image"),
         Helm("jobs.image"),  # repository, and tag (the chart's appVersion unless set)
-    ] = "hudi-bucket-operator-job:latest"
+    ] = JobDefaults.image
     spark_version: Annotated[
         Name,
         Field(alias="HBO_SPARK_VERSION", description="the Spark of the jobs' image"),
@@ -193,6 +260,47 @@ class OperatorConfig(BaseModel):
         ),
         Helm("jobs.allowedHadoopConf"),
     ] = ()
+    allowed_secrets: Annotated[
+        ByNamespace,
+        Field(
+            alias="HBO_ALLOWED_SECRETS",
+            description="the Secrets a table's spec.spark.envFromSecrets may name, by namespace",
+        ),
+        Helm("jobs.allowedSecrets"),
+    ] = {}
+    allowed_table_uris: Annotated[
+        ByNamespace,
+        Field(
+            alias="HBO_ALLOWED_TABLE_URIS",
+            description="where tables may be, by namespace: URI prefixes (s3a://lake/team-a/, /data/)",
+        ),
+        Helm("jobs.allowedTableUris"),
+    ] = {ANY_NAMESPACE: LOCAL_AND_S3A}
+    max_driver_cores: Annotated[
+        Cores,
+        Field(alias="HBO_MAX_DRIVER_CORES", description="the most cores a table's driver may ask for"),
+        Helm("jobs.limits.driver.cores"),
+    ] = _LIMITS.max_driver.cores or 1
+    max_driver_memory: Annotated[
+        Memory,
+        Field(alias="HBO_MAX_DRIVER_MEMORY", description="the most memory a table's driver may ask for"),
+        Helm("jobs.limits.driver.memory"),
+    ] = _LIMITS.max_driver.memory or ""
+    max_executor_instances: Annotated[
+        Cores,
+        Field(alias="HBO_MAX_EXECUTOR_INSTANCES", description="the most executors a table's job may ask for"),
+        Helm("jobs.limits.executor.instances"),
+    ] = _LIMITS.max_executor.instances or 1
+    max_executor_cores: Annotated[
+        Cores,
+        Field(alias="HBO_MAX_EXECUTOR_CORES", description="the most cores a table's executor may ask for"),
+        Helm("jobs.limits.executor.cores"),
+    ] = _LIMITS.max_executor.cores or 1
+    max_executor_memory: Annotated[
+        Memory,
+        Field(alias="HBO_MAX_EXECUTOR_MEMORY", description="the most memory a table's executor may ask for"),
+        Helm("jobs.limits.executor.memory"),
+    ] = _LIMITS.max_executor.memory or ""
     spark_conf: Annotated[
         dict[str, Annotated[str, Field(strict=True)]],
         Field(
@@ -204,6 +312,46 @@ class OperatorConfig(BaseModel):
         Helm("jobs.sparkConf"),
     ] = {}
 
+    # What tables may have the operator pause (WriterPolicy).
+    writers_enabled: Annotated[
+        bool,
+        Field(
+            alias="HBO_WRITERS_ENABLED",
+            description="whether tables may have the operator pause their writers (spec.writers)",
+        ),
+        Expect("true or false"),
+        Helm("writers.enabled"),
+    ] = _WRITERS.enabled
+    writer_kinds: Annotated[
+        list[_Kind],
+        Field(
+            alias="HBO_WRITER_KINDS",
+            description="kinds of writers besides Deployment and StatefulSet, and how each is suspended",
+        ),
+        BeforeValidator(_json),
+        Expect(
+            'a JSON list of {"apiVersion", "kind", "plural", "suspend": {"path", "value", "stoppedPath", '
+            '"stopped"}}'
+        ),
+        Helm("writers.kinds"),
+    ] = []
+    max_quiesce_timeout: Annotated[
+        Seconds,
+        Field(
+            alias="HBO_MAX_QUIESCE_TIMEOUT",
+            description="the longest spec.writers.quiesceTimeout a table may ask for",
+        ),
+        Helm("writers.maxQuiesceTimeout"),
+    ] = _WRITERS.max_quiesce_timeout
+    apply_deadline: Annotated[
+        Seconds,
+        Field(
+            alias="HBO_APPLY_DEADLINE",
+            description="how long an apply may hold writers paused: past it, it is cancelled and they resume",
+        ),
+        Helm("writers.applyDeadline"),
+    ] = _WRITERS.apply_deadline
+
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> OperatorConfig:
         """The settings ``env`` (default: this process's environment) gives; ``SettingsError`` if any is bad."""
@@ -211,7 +359,7 @@ class OperatorConfig(BaseModel):
         read = {variable: env[variable] for variable in VARIABLES if variable in env}
         try:
             config = cls.model_validate(read)
-            config.job_defaults  # noqa: B018  (JobDefaults checks the allowlists' entries)
+            config.policy  # noqa: B018  (JobDefaults checks the allowlists' entries, WriterPolicy the kinds)
         except ValidationError as err:
             raise SettingsError(_problems(err, read)) from None
         except ValueError as err:
@@ -235,8 +383,26 @@ class OperatorConfig(BaseModel):
             allowed_service_accounts=self.allowed_service_accounts,
             allowed_spark_conf=self.allowed_spark_conf,
             allowed_hadoop_conf=self.allowed_hadoop_conf,
+            allowed_secrets=self.allowed_secrets,
+            allowed_table_uris=self.allowed_table_uris,
+            max_driver=Resources(cores=self.max_driver_cores, memory=self.max_driver_memory),
+            max_executor=Resources(
+                cores=self.max_executor_cores,
+                memory=self.max_executor_memory,
+                instances=self.max_executor_instances,
+            ),
             spark_conf=self.spark_conf,
         )
+
+    @property
+    def writer_policy(self) -> WriterPolicy:
+        kinds = tuple(kind.writer_kind() for kind in self.writer_kinds)
+        return WriterPolicy(self.writers_enabled, kinds, self.max_quiesce_timeout, self.apply_deadline)
+
+    @property
+    def policy(self) -> Policy:
+        """What tables may ask for: of their jobs, and of their writers."""
+        return Policy(self.job_defaults, self.writer_policy)
 
 
 # Each setting's environment variable, and the field it sets.
@@ -272,13 +438,17 @@ def reference() -> str:
         info = OperatorConfig.model_fields[name]
         helm = f"`{HELM_VALUES[variable]}`" if variable in HELM_VALUES else "(not in the chart)"
         default = info.get_default(call_default_factory=True)
-        shown = (
-            ",".join(default)
-            if isinstance(default, tuple)
-            else json.dumps(default)
-            if isinstance(default, dict)
-            else str(default)
-        )
+        shown = next((item.show(default) for item in info.metadata if isinstance(item, Shown)), None)
+        if shown is None:
+            shown = (
+                str(default).lower()
+                if isinstance(default, bool)
+                else ",".join(default)
+                if isinstance(default, tuple)
+                else json.dumps(default)
+                if isinstance(default, dict | list)
+                else str(default)
+            )
         expected = _expected(variable, "a string")
         rows.append(
             f"| `{variable}` | {helm} | `{shown}` | {info.description} | {expected} |".replace(

@@ -43,13 +43,7 @@ from hudi_bucket_operator.manifest import (
     problems,
 )
 from hudi_bucket_operator.schedule import Schedule, parse_duration
-from hudi_bucket_operator.writers import (
-    DEFAULT_QUIESCE_TIMEOUT,
-    SuspendField,
-    Window,
-    Writer,
-    WritersSpec,
-)
+from hudi_bucket_operator.writers import DEFAULT_QUIESCE_TIMEOUT, Window, WorkloadRef, WriterRefs
 
 __all__ = [  # what callers import from here, though declared with the models
     "MAX_CORES",
@@ -126,7 +120,7 @@ class TableSpec:
     engine: Engine = Engine.AUTO
     spark: SparkSettings = field(default_factory=SparkSettings)
     verify: Schedule | None = None  # when the layout is checked (None: never)
-    writers: WritersSpec = field(default_factory=WritersSpec)  # paused around an apply that moves data
+    writers: WriterRefs = field(default_factory=WriterRefs)  # paused around an apply that moves data
     window: Window | None = None  # when an apply that moves data may start (None: whenever approved)
 
     def job_request(
@@ -236,23 +230,12 @@ def _spark(spark: SparkSection) -> SparkSettings:
     )
 
 
-def _writers(writers: WritersSection) -> WritersSpec:
-    workloads = []
-    for workload in writers.workloads:
-        suspend = workload.suspend
-        if suspend is None:  # a Deployment or StatefulSet, paused by scale
-            workloads.append(Writer("apps/v1", workload.kind, workload.name, workload.kind.lower() + "s"))
-            continue
-        plural = workload.plural or workload.kind.lower() + "s"
-        field = SuspendField(
-            suspend.path, suspend.suspended, suspend.running, suspend.stopped_path, tuple(suspend.stopped)
-        )
-        assert workload.api_version is not None  # the model requires it with suspend
-        workloads.append(Writer(workload.api_version, workload.kind, workload.name, plural, field))
+def _writers(writers: WritersSection) -> WriterRefs:
+    workloads = tuple(WorkloadRef(workload.kind, workload.name) for workload in writers.workloads)
     timeout = (
         DEFAULT_QUIESCE_TIMEOUT if writers.quiesce_timeout is None else _seconds(writers.quiesce_timeout)
     )
-    return WritersSpec(tuple(workloads), timeout)
+    return WriterRefs(workloads, timeout)
 
 
 def _window(window: WindowSection) -> Window:

@@ -1,8 +1,9 @@
 """The table's writers through the API: read as ``decide`` needs them, paused and resumed as it says.
 
-A Deployment or StatefulSet through its ``scale`` subresource (its replicas, and the selector that
-finds its pods, counted terminating ones included: a pod still stopping is a writer still writing); any
-other resource by the field its ``suspend`` names, with a JSON merge patch.
+Each writer is read whole first, for its owner's consent (``writers.consents``). A Deployment or
+StatefulSet is then read through its ``scale`` subresource (its replicas, and the selector that finds its
+pods, counted terminating ones included: a pod still stopping is a writer still writing) and scaled
+through it; any other kind by the field the admins' ``suspend`` names, with a JSON merge patch.
 """
 
 from __future__ import annotations
@@ -11,7 +12,14 @@ import asyncio
 from collections.abc import Sequence
 
 from hudi_bucket_operator import kube
-from hudi_bucket_operator.writers import ObservedWriter, Writer, WriterAction, merge_patch_for, observe_custom
+from hudi_bucket_operator.writers import (
+    ObservedWriter,
+    Writer,
+    WriterAction,
+    consents,
+    merge_patch_for,
+    observe_custom,
+)
 
 _SCALED = {"Deployment": kube.DEPLOYMENTS, "StatefulSet": kube.STATEFUL_SETS}
 
@@ -24,22 +32,27 @@ def _resource(api_version: str, kind: str, plural: str) -> kube.Resource:
 
 
 async def observe(
-    client: kube.KubeClient, namespace: str, writers: Sequence[Writer]
+    client: kube.KubeClient, namespace: str, table: str, writers: Sequence[Writer]
 ) -> dict[str, ObservedWriter]:
-    """Each writer by ``Kind/name`` (``found=False`` for one that does not exist)."""
-    seen = await asyncio.gather(*(_one(client, namespace, w) for w in writers))
+    """Each writer of ``table`` by ``Kind/name`` (``found=False`` for one that does not exist)."""
+    seen = await asyncio.gather(*(_one(client, namespace, table, w) for w in writers))
     return {w.key: found for w, found in zip(writers, seen, strict=True)}
 
 
-async def _one(client: kube.KubeClient, namespace: str, writer: Writer) -> ObservedWriter:
+async def _one(client: kube.KubeClient, namespace: str, table: str, writer: Writer) -> ObservedWriter:
     resource = _resource(writer.api_version, writer.kind, writer.plural)
     try:
-        if writer.scaled:
-            scale = await client.get(resource, namespace, writer.name, "scale")
-            selector = (scale.get("status") or {}).get("selector") or ""
-            pods = await client.count_pods(namespace, selector) if selector else 0
-            return ObservedWriter(replicas=int((scale.get("spec") or {}).get("replicas") or 0), pods=pods)
-        return observe_custom(writer, await client.get(resource, namespace, writer.name))
+        whole = await client.get(resource, namespace, writer.name)
+        if not writer.scaled:
+            return observe_custom(writer, whole, table)
+        scale = await client.get(resource, namespace, writer.name, "scale")
+        selector = (scale.get("status") or {}).get("selector") or ""
+        pods = await client.count_pods(namespace, selector) if selector else 0
+        return ObservedWriter(
+            consents=consents(whole.get("metadata") or {}, table),
+            replicas=int((scale.get("spec") or {}).get("replicas") or 0),
+            pods=pods,
+        )
     except kube.KubeNotFoundError:
         return ObservedWriter(found=False)
 

@@ -1,15 +1,18 @@
 """The workloads that write a table, and the maintenance window a rescale runs in (pure: no I/O).
 
 A rescale rewrites partitions that Hudi's writers must not touch meanwhile, and a writer that keeps
-running keeps the bucket counts it loaded when it started. So ``spec.writers`` names them, and the
-operator pauses them around an apply and resumes them as they were:
+running keeps the bucket counts it loaded when it started. So ``spec.writers`` names them, by kind and
+name, and the operator pauses them around an apply and resumes them as they were. Two consents guard
+this, so that a table's author borrows no power over someone else's workload:
 
-- a ``Deployment`` or ``StatefulSet`` through its ``scale`` subresource: to 0 replicas, later back to
-  the replicas it had;
-- any other resource with a suspend field: ``suspend.path`` is set to ``suspend.suspended``, later back
-  to the value it had; it is stopped once ``suspend.stoppedPath`` holds one of ``suspend.stopped``
-  (a FlinkDeployment: ``spec.job.state`` suspended|running, stopped when ``status.jobStatus.state`` is
-  SUSPENDED, FINISHED or CANCELED).
+- the workload's own: its owner labels or annotates it ``hudi.bucketops.io/writer-of: <table>`` (an
+  annotation may list several tables, comma-separated); a writer without it is never touched;
+- the admins': how a kind is paused is theirs to declare (``WriterPolicy``, Helm values ``writers``),
+  never the table's. A ``Deployment`` or ``StatefulSet`` is scaled through its ``scale`` subresource to 0
+  replicas and later back; any kind the admins declare has a suspend field (``SuspendField``) set to its
+  suspended value and later back, stopped once its status field holds one of the stopped values (a
+  FlinkDeployment: ``spec.job.state`` suspended, stopped when ``status.jobStatus.state`` is SUSPENDED,
+  FINISHED or CANCELED).
 
 ``spec.apply.window`` (a cron schedule in UTC and a duration) says when a plan that rewrites partitions
 may start. Paths are dotted (``spec.job.state``): each part a field name. Both are read from the spec
@@ -27,17 +30,34 @@ from typing import Any
 from hudi_bucket_operator.schedule import Schedule
 
 DEFAULT_QUIESCE_TIMEOUT = 15 * 60  # seconds
+WRITER_OF = "hudi.bucketops.io/writer-of"  # a workload's consent: the tables it lets pause it
 
 
 @dataclass(frozen=True)
 class SuspendField:
-    """How a custom resource is suspended: a field and its values, and the status field saying it stopped."""
+    """How a custom resource is suspended: a field and its value, and the status field saying it stopped."""
 
     path: str
     suspended: str
-    running: str
     stopped_path: str
     stopped: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class WriterKind:
+    """A kind of workload the operator may pause, and how: by scale (``suspend`` None), else by the
+    suspend field the admins declared for it."""
+
+    api_version: str
+    kind: str
+    plural: str
+    suspend: SuspendField | None = None
+
+
+SCALED_KINDS = (
+    WriterKind("apps/v1", "Deployment", "deployments"),
+    WriterKind("apps/v1", "StatefulSet", "statefulsets"),
+)
 
 
 @dataclass(frozen=True)
@@ -86,9 +106,86 @@ class Window:
 
 
 @dataclass(frozen=True)
+class WorkloadRef:
+    """A writer as a table names it: a kind and a name, in the table's namespace."""
+
+    kind: str
+    name: str
+
+    @property
+    def key(self) -> str:
+        return f"{self.kind}/{self.name}"
+
+
+@dataclass(frozen=True)
+class WriterRefs:
+    """spec.writers as the table says it."""
+
+    workloads: tuple[WorkloadRef, ...] = ()
+    quiesce_timeout: int = DEFAULT_QUIESCE_TIMEOUT  # seconds
+
+
+@dataclass(frozen=True)
 class WritersSpec:
+    """The table's writers as the operator pauses them (its kinds resolved by the admins' policy)."""
+
     workloads: tuple[Writer, ...] = ()
     quiesce_timeout: int = DEFAULT_QUIESCE_TIMEOUT  # seconds
+
+
+@dataclass(frozen=True)
+class WriterPolicy:
+    """What the admins let tables pause (Helm values ``writers``): whether at all, the kinds besides
+    Deployment and StatefulSet and how each is suspended, the longest quiesceTimeout a table may ask for,
+    and how long an apply may hold its writers paused before they are resumed regardless."""
+
+    enabled: bool = False
+    kinds: tuple[WriterKind, ...] = ()
+    max_quiesce_timeout: int = 3600  # seconds
+    apply_deadline: int = 6 * 3600  # seconds
+
+    def kind(self, name: str) -> WriterKind | None:
+        return next((k for k in (*SCALED_KINDS, *self.kinds) if k.kind == name), None)
+
+    def problems(self, refs: WriterRefs) -> list[str]:
+        """Why the table may not have the operator pause these writers (none: it may)."""
+        if not refs.workloads:
+            return []
+        if not self.enabled:
+            return [
+                "spec.writers names workloads, but this operator may not pause writers: its admins have not "
+                "enabled it (Helm value writers.enabled)"
+            ]
+        problems = []
+        if unknown := sorted({w.kind for w in refs.workloads if self.kind(w.kind) is None}):
+            known = [k.kind for k in (*SCALED_KINDS, *self.kinds)]
+            problems.append(
+                f"spec.writers.workloads names kind(s) {unknown} that the operator does not know how to "
+                f"pause: it pauses {known} (its admins declare other kinds in the Helm value writers.kinds)"
+            )
+        if refs.quiesce_timeout > self.max_quiesce_timeout:
+            problems.append(
+                f"spec.writers.quiesceTimeout is {refs.quiesce_timeout} s, over the "
+                f"{self.max_quiesce_timeout} s the admins allow (Helm value writers.maxQuiesceTimeout)"
+            )
+        return problems
+
+    def resolve(self, refs: WriterRefs) -> WritersSpec:
+        """The writers as the operator pauses them: each kind as the admins declared it (a kind they did
+        not declare is left out: ``problems`` refused it)."""
+        writers = []
+        for ref in refs.workloads:
+            kind = self.kind(ref.kind)
+            if kind is not None:
+                writers.append(Writer(kind.api_version, kind.kind, ref.name, kind.plural, kind.suspend))
+        return WritersSpec(tuple(writers), refs.quiesce_timeout)
+
+
+def consents(metadata: Mapping[str, Any], table: str) -> bool:
+    """Whether a workload's owner let ``table`` pause it: its label, or its annotation listing it."""
+    label = (metadata.get("labels") or {}).get(WRITER_OF)
+    annotation = (metadata.get("annotations") or {}).get(WRITER_OF) or ""
+    return label == table or table in {name.strip() for name in annotation.split(",")}
 
 
 @dataclass(frozen=True)
@@ -96,6 +193,7 @@ class ObservedWriter:
     """A writer as the API shows it now."""
 
     found: bool = True
+    consents: bool = True  # its owner lets this table pause it (see ``consents``)
     replicas: int | None = None  # a scaled writer's spec.replicas
     pods: int = 0  # its pods, terminating ones included
     value: str | None = None  # a custom resource's suspend field
@@ -150,11 +248,12 @@ def merge_patch_for(path: str, value: object) -> dict[str, Any]:
     return patch
 
 
-def observe_custom(writer: Writer, obj: Mapping[str, Any]) -> ObservedWriter:
+def observe_custom(writer: Writer, obj: Mapping[str, Any], table: str) -> ObservedWriter:
     assert writer.suspend is not None
     value = get_path(obj, writer.suspend.path)
     stopped = get_path(obj, writer.suspend.stopped_path)
     return ObservedWriter(
+        consents=consents(obj.get("metadata") or {}, table),
         value=None if value is None else str(value),
         stopped=value == writer.suspend.suspended and str(stopped) in writer.suspend.stopped,
     )

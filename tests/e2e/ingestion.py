@@ -53,8 +53,11 @@ class IngestionPod:
     def acks(self) -> str:
         return f"{self.store.bucket}/acks-{self.name}"
 
-    def create(self, image: str, toleration: dict[str, Any], options: dict[str, str], secret: str) -> None:
-        """The program in a ConfigMap, and the Deployment that runs it with the Secret's credentials."""
+    def create(
+        self, image: str, toleration: dict[str, Any], options: dict[str, str], secret: str, table: str
+    ) -> None:
+        """The program in a ConfigMap, and the Deployment that runs it with the Secret's credentials,
+        labelled by its owner as a writer of ``table`` (the operator pauses it only then)."""
         labels = {"app": self.name}
         self.cluster.core.create_namespaced_config_map(
             self.namespace,
@@ -78,8 +81,9 @@ class IngestionPod:
         container.env_from = [client.V1EnvFromSource(secret_ref=client.V1SecretEnvSource(name=secret))]
         container.volume_mounts = [client.V1VolumeMount(name="app", mount_path="/app", read_only=True)]
         container.resources = client.V1ResourceRequirements(requests={"cpu": "300m", "memory": "1Gi"})
+        consent = {"hudi.bucketops.io/writer-of": table}
         deployment = client.V1Deployment(
-            metadata=client.V1ObjectMeta(name=self.name),
+            metadata=client.V1ObjectMeta(name=self.name, labels=consent),
             spec=client.V1DeploymentSpec(
                 replicas=1,
                 selector=client.V1LabelSelector(match_labels=labels),

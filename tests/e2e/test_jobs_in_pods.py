@@ -74,7 +74,7 @@ def test_a_manual_rescale_of_an_s3_table_runs_in_pods_of_our_job_image_while_its
         job_image = install_chart(cluster, node, our_images, namespace)
         # The writer starts while the operator does (each a JVM or an interpreter starting).
         writer = IngestionPod(cluster, node, namespace, WRITER, store, uri)
-        writer.create(job_image, node.toleration, writer_options(tmp_path / "orders"), "lake-s3")
+        writer.create(job_image, node.toleration, writer_options(tmp_path / "orders"), "lake-s3", "orders")
         operator = the_operator_is_ready_in_its_pod(control_plane, cluster, node, namespace)
         ready = time.monotonic() - installed
         (tmp_path / "spark-operator").mkdir()
@@ -261,10 +261,11 @@ def install_chart(cluster: Cluster, node: Node, our_images: dict[str, str], name
         "image": {"repository": operator_repository, "tag": operator_tag, "pullPolicy": "Never"},
         "watch": {"namespaces": [namespace]},
         "tolerations": [node.toleration],
-        "rbac": {"writers": {"enabled": True}},
+        "writers": {"enabled": True},
         "jobs": {
             "image": {"repository": job_repository, "tag": job_tag},
             "allowedHadoopConf": ["fs.s3a.endpoint", "fs.s3a.connection.ssl.enabled"],
+            "allowedSecrets": {namespace: ["lake-s3"]},
             # The node has 2 CPUs: the driver and its executor ask for less than a core each.
             "sparkConf": {
                 "spark.kubernetes.driver.request.cores": "400m",

@@ -68,7 +68,7 @@ def values() -> dict[str, Any]:
         "metrics": {"port": free_port()},
         "health": {"port": free_port()},
         "jobs": {"image": {"tag": "e2e"}},
-        "rbac": {"create": True, "writers": {"enabled": True}},
+        "writers": {"enabled": True},
     }
 
 
@@ -215,12 +215,13 @@ def world(control_plane: ControlPlane, tmp_path_factory: pytest.TempPathFactory)
         spark_operator.stop()
 
 
-def writer_deployment(name: str, replicas: int) -> dict[str, Any]:
+def writer_deployment(name: str, replicas: int, table: str) -> dict[str, Any]:
+    """A Deployment whose owner lets ``table`` pause it (the consent label)."""
     labels = {"app": name}
     return {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
-        "metadata": {"name": name, "namespace": NS},
+        "metadata": {"name": name, "namespace": NS, "labels": {"hudi.bucketops.io/writer-of": table}},
         "spec": {
             "replicas": replicas,
             "selector": {"matchLabels": labels},
@@ -258,7 +259,7 @@ class Ingestion:
         self.acks.write_text("")
         acknowledge(self.acks, first)
         cluster = self.world.cluster
-        cluster.apps.create_namespaced_deployment(NS, writer_deployment(self.deployment, REPLICAS))
+        cluster.apps.create_namespaced_deployment(NS, writer_deployment(self.deployment, REPLICAS, self.name))
         self.writer = StandInWriter(cluster, self.spark, self.deployment, self.uri, self.acks).start()
         until(lambda: self.writer.batch >= 2, 300, lambda: f"{self.name}'s first batches ({self.writer})")
 

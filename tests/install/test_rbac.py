@@ -37,15 +37,20 @@ OPERATOR_CALLS: frozenset[Permission] = frozenset(
         ("sparkoperator.k8s.io", "sparkapplications", "create"),
         ("sparkoperator.k8s.io", "sparkapplications", "list"),
         ("sparkoperator.k8s.io", "sparkapplications", "watch"),
+        # ... an apply that holds the writers past writers.applyDeadline is deleted (cancelled) ...
+        ("sparkoperator.k8s.io", "sparkapplications", "delete"),
         # ... and their reports are ConfigMaps (the job creates them): read once the job ends, then deleted.
         ("", "configmaps", "get"),
         ("", "configmaps", "delete"),
     }
 )
-# With rbac.writers.enabled (spec.writers), workloads.py reads and patches the writers' scale
-# subresource and counts their pods; and gets and patches each custom resource the values list.
+# With writers.enabled (spec.writers), workloads.py reads each writer whole (its owner's consent), reads
+# and patches the writers' scale subresource and counts their pods; and gets and patches each kind the
+# admins declare in writers.kinds.
 WRITER_CALLS: frozenset[Permission] = frozenset(
     {
+        ("apps", "deployments", "get"),
+        ("apps", "statefulsets", "get"),
         ("apps", "deployments/scale", "get"),
         ("apps", "deployments/scale", "patch"),
         ("apps", "statefulsets/scale", "get"),
@@ -53,7 +58,17 @@ WRITER_CALLS: frozenset[Permission] = frozenset(
         ("", "pods", "list"),
     }
 )
-FLINK = {"apiGroup": "flink.apache.org", "resources": ["flinkdeployments"]}
+FLINK = {
+    "apiVersion": "flink.apache.org/v1beta1",
+    "kind": "FlinkDeployment",
+    "plural": "flinkdeployments",
+    "suspend": {
+        "path": "spec.job.state",
+        "value": "suspended",
+        "stoppedPath": "status.jobStatus.state",
+        "stopped": ["SUSPENDED", "FINISHED", "CANCELED"],
+    },
+}
 FLINK_CALLS: frozenset[Permission] = frozenset(
     {("flink.apache.org", "flinkdeployments", "get"), ("flink.apache.org", "flinkdeployments", "patch")}
 )
@@ -158,13 +173,10 @@ def test_watching_named_namespaces_grants_the_calls_in_each_and_nothing_cluster_
 def test_pausing_writers_is_granted_only_when_enabled_and_only_on_the_kinds_listed(
     values: dict[str, Any],
 ) -> None:
-    enabled = {**values, "rbac": {"create": True, "writers": {"enabled": True, "customResources": [FLINK]}}}
+    enabled = {**values, "writers": {"enabled": True, "kinds": [FLINK]}}
     for before, after in zip(operator_roles(render(values)), operator_roles(render(enabled)), strict=True):
         assert granted(after["rules"]) - granted(before["rules"]) == WRITER_CALLS | FLINK_CALLS
-    listed_only = {
-        **values,
-        "rbac": {"create": True, "writers": {"enabled": False, "customResources": [FLINK]}},
-    }
+    listed_only = {**values, "writers": {"enabled": False, "kinds": [FLINK]}}
     for before, after in zip(
         operator_roles(render(values)), operator_roles(render(listed_only)), strict=True
     ):

@@ -20,7 +20,7 @@ from hudi_bucket.core.planning import ChangeReason, PartitionChange, Plan
 from hudi_bucket.core.rules import BucketRules
 from hudi_bucket_operator.conditions import condition
 from hudi_bucket_operator.decisions import JobPhase, Observed, ObservedJob
-from hudi_bucket_operator.job_policy import JobDefaults
+from hudi_bucket_operator.job_policy import JobDefaults, Policy
 from hudi_bucket_operator.reconcile import HISTORY_LIMIT, decide
 from hudi_bucket_operator.rounds import report_needed
 from hudi_bucket_operator.spec import PAUSED, RETRY
@@ -258,7 +258,9 @@ def test_the_pass_after_a_submission_writes_nothing_until_the_job_moves(kind: Jo
     assert running.status.last_job.phase == "Running"
 
 
-POLICY = JobDefaults("registry.example/hudi-job:1.0", "3.5.8", allowed_images=("registry.example/hudi-job",))
+POLICY = Policy(
+    JobDefaults("registry.example/hudi-job:1.0", "3.5.8", allowed_images=("registry.example/hudi-job",))
+)
 
 
 @pytest.mark.parametrize(
@@ -273,27 +275,38 @@ POLICY = JobDefaults("registry.example/hudi-job:1.0", "3.5.8", allowed_images=("
         ),
         ({"hadoopConf": {"fs.s3a.endpoint": "http://elsewhere.example"}}, "SettingNotAllowed"),
         ({"driver": {"memory": "2Gi"}}, "InvalidSpec"),
+        ({"driver": {"memory": "99999999g"}}, "ResourcesNotAllowed"),
+        ({"envFromSecrets": [{"name": "cluster-admin-token"}]}, "SecretNotAllowed"),
+        ({"sparkConf": {"spark.sql.shuffle.partitions": "${env:PASSWORD}"}}, "SettingNotAllowed"),
     ],
 )
 def test_a_job_the_operator_would_not_run_is_one_stalled_decision_with_one_event(
     spark_spec: dict[str, Any], reason: str
 ) -> None:
-    observed = Observed({**SPEC, "spark": spark_spec}, 1, {}, TableStatus(), (), job_defaults=POLICY)
+    observed = Observed({**SPEC, "spark": spark_spec}, 1, {}, TableStatus(), (), policy=POLICY)
     first = decide(observed, NOW)
     assert (first.submit, first.status.phase) == (None, "Stalled")
     assert [(kind, why) for kind, why, _ in first.events] == [("Warning", reason)]
-    again = decide(Observed(observed.spec, 1, {}, first.status, (), job_defaults=POLICY), NOW)
+    again = decide(Observed(observed.spec, 1, {}, first.status, (), policy=POLICY), NOW)
     assert (again.submit, again.status, again.events) == (None, first.status, ())
 
 
 def test_a_table_stalled_on_a_setting_starts_its_job_once_the_admins_allow_it() -> None:
     spec = {**SPEC, "spark": {"hadoopConf": {"fs.s3a.endpoint": "http://minio.lake:9000"}}}
-    stalled = decide(Observed(spec, 1, {}, TableStatus(), (), job_defaults=POLICY), NOW)
+    stalled = decide(Observed(spec, 1, {}, TableStatus(), (), policy=POLICY), NOW)
     held = condition(stalled.status, "Stalled")
     assert held is not None
     assert "hadoopConf['fs.s3a.endpoint'] points S3A at another server" in (held.message or "")
-    widened = replace(POLICY, allowed_hadoop_conf=("fs.s3a.endpoint",))  # helm upgrade, operator restarted
-    assert decide(Observed(spec, 1, {}, stalled.status, (), job_defaults=widened), NOW).submit is not None
+    # helm upgrade, operator restarted
+    widened = replace(POLICY, jobs=replace(POLICY.jobs, allowed_hadoop_conf=("fs.s3a.endpoint",)))
+    assert decide(Observed(spec, 1, {}, stalled.status, (), policy=widened), NOW).submit is not None
+
+
+def test_a_table_where_its_namespace_may_have_none_stalls_before_any_job() -> None:
+    spec = {**SPEC, "table": {"uri": "http://169.254.169.254/latest/meta-data"}}
+    stalled = decide(Observed(spec, 1, {}, TableStatus(), (), policy=POLICY, namespace="lake"), NOW)
+    assert (stalled.submit, stalled.status.phase) == (None, "Stalled")
+    assert [(kind, why) for kind, why, _ in stalled.events] == [("Warning", "TableUriNotAllowed")]
 
 
 def test_a_job_within_the_operators_bounds_is_started() -> None:
@@ -303,7 +316,7 @@ def test_a_job_within_the_operators_bounds_is_started() -> None:
         "sparkConf": {"spark.sql.shuffle.partitions": "64"},
         "hadoopConf": {"fs.s3a.connection.maximum": "64"},
     }
-    observed = Observed({**SPEC, "spark": spark}, 1, {}, TableStatus(), (), job_defaults=POLICY)
+    observed = Observed({**SPEC, "spark": spark}, 1, {}, TableStatus(), (), policy=POLICY)
     assert decide(observed, NOW).submit is not None
 
 

@@ -17,6 +17,7 @@ from hudi_bucket.contract.requests import JobKind
 from hudi_bucket_operator import handlers, naming
 from hudi_bucket_operator.backends import TableRef, job_name_for
 from hudi_bucket_operator.decisions import JobPhase, ObservedJob, SubmitJob
+from hudi_bucket_operator.job_policy import Policy
 from hudi_bucket_operator.kube import KubeError
 from hudi_bucket_operator.settings import OperatorConfig
 from hudi_bucket_operator.spec import UNMANAGED, TableSpec
@@ -36,7 +37,7 @@ MODIFIED = {"type": "MODIFIED"}
 class MemoryBackend:
     """Submitted jobs go into ``created`` (the cluster); the index shows them once a test says so."""
 
-    job_defaults = None
+    policy = Policy()
 
     def __init__(self) -> None:
         self.created: dict[str, ObservedJob] = {}
@@ -58,6 +59,9 @@ class MemoryBackend:
         return name
 
     async def forget(self, table: TableRef, name: str) -> None:
+        pass
+
+    async def cancel(self, table: TableRef, name: str) -> None:
         pass
 
 

@@ -29,15 +29,19 @@ from hudi_bucket_operator.job_policy import (
     SPARK_CONF_ALLOWED,
     ImageNotAllowedError,
     JobDefaults,
+    Policy,
+    ResourcesNotAllowedError,
     ServiceAccountNotAllowedError,
     SettingNotAllowedError,
+    admit,
     hadoop_conf_refusal,
     image_allowed,
     job_settings,
     spark_conf_refusal,
 )
 from hudi_bucket_operator.settings import OperatorConfig
-from hudi_bucket_operator.spec import KIND, SparkSettings, parse_spec
+from hudi_bucket_operator.spark_conf import Setting
+from hudi_bucket_operator.spec import KIND, InvalidSpecError, Resources, SparkSettings, parse_spec
 from paths import s3a_jars
 
 DEFAULTS = JobDefaults(image="registry.example/hudi-job:1.0", spark_version="3.5.8")
@@ -161,22 +165,33 @@ KEYS_TRIED = [
 ]  # fmt: skip
 
 
-def _allowed_by(where: str, key: str) -> str:
-    """The built-in rule that allows ``key`` (a spark.hadoop.* key by the Hadoop list), or ""."""
+def _rule(where: str, key: str) -> Setting | None:
+    """The built-in rule that allows ``key`` (a spark.hadoop.* key by the Hadoop list), if any."""
     if where == "sparkConf" and key.startswith("spark.hadoop."):
         where, key = "hadoopConf", key.removeprefix("spark.hadoop.")
     rules = SPARK_CONF_ALLOWED if where == "sparkConf" else HADOOP_CONF_ALLOWED
-    return next((rule.why for rule in rules if rule.covers(key)), "")
+    return next((rule for rule in rules if rule.covers(key)), None)
+
+
+def _allowed_by(where: str, key: str) -> str:
+    rule = _rule(where, key)
+    return rule.why if rule else ""
+
+
+def _example(where: str, key: str) -> str:
+    """A value the key takes."""
+    rule = _rule(where, key)
+    return rule.value.example if rule and rule.value else "x"
 
 
 @pytest.mark.parametrize(("where", "key", "outcome"), KEYS_TRIED, ids=[f"{w}:{k}" for w, k, _ in KEYS_TRIED])
 def test_each_key_tried_is_refused_where_it_says_or_allowed_by_its_rule(
     where: str, key: str, outcome: str
 ) -> None:
-    spark = {where: {key: "v4lue-7f3a"}}
+    verdict, _, why = outcome.partition(": ")
+    spark = {where: {key: _example(where, key) if verdict == "allowed" else "v4lue-7f3a"}}
     admission = ADMISSION.errors(table(spark))
     said = refusal(spark)
-    verdict, _, why = outcome.partition(": ")
     if verdict == "admission":
         assert admission != []
         assert f"{where}[{key!r}] {why}" in said  # without CEL too
@@ -204,11 +219,15 @@ def test_a_refusal_names_every_key_and_says_how_admins_widen_the_list() -> None:
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda path: path.name)
-def test_the_examples_run_on_a_default_install(path: pathlib.Path) -> None:
-    defaults = OperatorConfig.from_env({}).job_defaults
+def test_the_examples_run_on_a_default_install_once_their_secrets_are_listed(path: pathlib.Path) -> None:
+    policy = OperatorConfig.from_env({}).policy
     tables = [doc for doc in yaml.safe_load_all(path.read_text()) if doc and doc["kind"] == KIND]
     for doc in tables:
-        job_settings(parse_spec(doc["spec"]).spark, defaults)
+        spec, namespace = parse_spec(doc["spec"]), doc["metadata"]["namespace"]
+        secrets = {namespace: spec.spark.env_from_secrets}
+        admit(spec, namespace, replace(policy, jobs=replace(policy.jobs, allowed_secrets=secrets)))
+        if spec.spark.env_from_secrets:  # the example says the admins must list them
+            assert "jobs.allowedSecrets" in path.read_text()
 
 
 # --- admins widen the lists -------------------------------------------------------------------------------
@@ -219,18 +238,32 @@ WIDENED = [
     ({"allowed_hadoop_conf": ("fs.s3a.endpoint",)}, "sparkConf", "spark.hadoop.fs.s3a.endpoint", True),
     ({"allowed_hadoop_conf": ("fs.s3a.endpoint",)}, "hadoopConf", "fs.s3a.endpoint.fips", False),
     ({"allowed_hadoop_conf": ("fs.s3a.endpoint",)}, "hadoopConf", "fs.s3a.bucket.lake.endpoint", False),
-    ({"allowed_hadoop_conf": ("fs.s3a.bucket.lake.",)}, "hadoopConf", "fs.s3a.bucket.lake.endpoint", True),
-    ({"allowed_hadoop_conf": ("fs.s3a.",)}, "hadoopConf", "fs.s3a.proxy.host", True),
+    # A prefix never admits what the built-in lists refuse for a reason: only the exact key does.
+    ({"allowed_hadoop_conf": ("fs.s3a.bucket.lake.",)}, "hadoopConf", "fs.s3a.bucket.lake.endpoint", False),
+    ({"allowed_hadoop_conf": ("fs.s3a.bucket.lake.endpoint",)}, "hadoopConf", "fs.s3a.bucket.lake.endpoint",
+     True),
+    ({"allowed_hadoop_conf": ("fs.s3a.",)}, "hadoopConf", "fs.s3a.proxy.host", False),
+    ({"allowed_hadoop_conf": ("fs.s3a.",)}, "hadoopConf", "fs.s3a.endpoint", False),
+    ({"allowed_hadoop_conf": ("fs.s3a.",)}, "hadoopConf", "fs.s3a.aws.credentials.provider", False),
+    ({"allowed_hadoop_conf": ("fs.s3a.",)}, "hadoopConf", "fs.s3a.signing-algorithm", True),  # no reason given
+    ({"allowed_hadoop_conf": ("fs.s3a.proxy.host",)}, "hadoopConf", "fs.s3a.proxy.host", True),
     ({"allowed_hadoop_conf": ("fs.s3a.",)}, "hadoopConf", "fs.s3a.secret.key", False),  # a credential
     ({"allowed_hadoop_conf": ("fs.s3a.",)}, "sparkConf", "spark.hadoop.fs.s3a.session.token", False),
     ({"allowed_spark_conf": ("spark.hadoop.fs.s3a.endpoint",)}, "sparkConf", "spark.hadoop.fs.s3a.endpoint", True),
     ({"allowed_spark_conf": ("spark.kubernetes.driver.label.",)}, "sparkConf", "spark.kubernetes.driver.label.team",
-     True),
+     False),
+    ({"allowed_spark_conf": ("spark.kubernetes.driver.label.team",)}, "sparkConf",
+     "spark.kubernetes.driver.label.team", True),
     ({"allowed_spark_conf": ("spark.kubernetes.driver.label.",)}, "sparkConf", "spark.kubernetes.driver.labels",
      False),  # a prefix ends in '.'
     ({"allowed_spark_conf": ("spark.speculation",)}, "sparkConf", "spark.speculation", True),
     ({"allowed_spark_conf": ("spark.speculation",)}, "sparkConf", "spark.speculation.multiplier", False),
-    ({"allowed_spark_conf": ("spark.",)}, "sparkConf", "spark.jars", True),  # what admins allow, they allow
+    ({"allowed_spark_conf": ("spark.",)}, "sparkConf", "spark.jars", False),  # loads code: the exact key only
+    ({"allowed_spark_conf": ("spark.",)}, "sparkConf", "spark.kubernetes.driver.volumes.hostPath.h.mount.path",
+     False),
+    ({"allowed_spark_conf": ("spark.",)}, "sparkConf", "spark.hadoop.fs.s3a.endpoint", False),
+    ({"allowed_spark_conf": ("spark.",)}, "sparkConf", "spark.eventLog.enabled", True),  # no reason given
+    ({"allowed_spark_conf": ("spark.jars",)}, "sparkConf", "spark.jars", True),
     ({"allowed_spark_conf": ("spark.",)}, "sparkConf", "spark.master", False),  # what the operator sets
     ({"allowed_spark_conf": ("spark.",)}, "sparkConf", "spark.master=k8s://https://evil.example", False),
     ({"allowed_spark_conf": ("spark.",)}, "sparkConf", "spark.kubernetes.authenticate.driver.oauthToken", False),
@@ -516,3 +549,189 @@ def test_whatever_the_text_an_admitted_image_is_a_lower_case_ascii_reference_und
 def test_an_allowlist_entry_that_admits_no_reference_stops_the_operator(entry: str) -> None:
     with pytest.raises(ValueError, match="allowedImages"):
         replace(DEFAULTS, allowed_images=(entry,))
+
+
+# --- the values of the settings ---------------------------------------------------------------------------
+
+PLANTED = "pl4nted-s3cret"  # a value that must never be echoed: it may be a credential pasted by mistake
+BAD_VALUES = [
+    "${env:AWS_SECRET_ACCESS_KEY}",  # Spark's substitution of the job's environment
+    "${env.AWS_SECRET_ACCESS_KEY}",  # Hadoop's
+    "x${sys:user.home}",
+    PLANTED,
+    "1e9",
+    "-5",
+    "true; --conf spark.jars=x",
+    "2g\n",
+    "",
+]
+
+
+@pytest.mark.parametrize("rule", [*SPARK_CONF_ALLOWED, *HADOOP_CONF_ALLOWED], ids=lambda rule: rule.key)
+def test_each_allowed_key_takes_its_kind_of_value_and_refuses_others_without_echoing_them(
+    rule: Setting,
+) -> None:
+    assert rule.value is not None  # every built-in key is typed
+    where = "sparkConf" if rule in SPARK_CONF_ALLOWED else "hadoopConf"
+    assert refusal({where: {rule.key: rule.value.example}}) == ""
+    for bad in BAD_VALUES:
+        if rule.value.matches(bad):  # "-5" is some keys' "none" (autoBroadcastJoinThreshold takes -1 only)
+            continue
+        said = refusal({where: {rule.key: bad}})
+        assert f"{where}[{rule.key!r}]" in said, (rule.key, bad)
+        assert bad.strip() == "" or bad not in said
+        assert PLANTED not in said
+
+
+def test_no_value_may_hold_a_substitution_whoever_allows_its_key() -> None:
+    defaults = replace(DEFAULTS, allowed_hadoop_conf=("fs.s3a.endpoint",), allowed_spark_conf=("spark.ui.",))
+    spark = {
+        "hadoopConf": {"fs.s3a.endpoint": "https://${env.AWS_SECRET_ACCESS_KEY}.evil.example"},
+        "sparkConf": {"spark.ui.port": "${env:PASSWORD}", "spark.hadoop.fs.s3a.connection.maximum": "${x}"},
+    }
+    said = refusal(spark, defaults)
+    assert said.count("holds '${'") == 3, said
+    assert "evil.example" not in said
+    assert "PASSWORD" not in said
+    assert refusal({"hadoopConf": {"fs.s3a.endpoint": "https://s3.example"}}, defaults) == ""
+    # Admission refuses it too, for every key: no admin may allow it.
+    for where, conf in spark.items():
+        assert any("must not hold '${'" in e for e in ADMISSION.errors(table({where: conf}))), where
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "refused"),
+    [
+        ("spark.executor.memoryOverhead", "32g", False),  # the largest executor memory
+        ("spark.executor.memoryOverhead", "33g", True),
+        ("spark.executor.memoryOverhead", "32769", True),  # a bare number is MiB
+        ("spark.driver.memoryOverhead", "16g", False),
+        ("spark.driver.memoryOverhead", "17g", True),
+        ("spark.memory.offHeap.size", "34359738368", False),  # a bare number is bytes: 32g
+        ("spark.memory.offHeap.size", "99999999g", True),
+        ("spark.executor.pyspark.memory", "1t", True),
+    ],
+)
+def test_memory_a_setting_adds_to_a_pod_is_bounded_by_the_largest_allowed(
+    key: str, value: str, refused: bool
+) -> None:
+    said = refusal({"sparkConf": {key: value}})
+    assert bool(said) is refused, said
+    if refused:
+        assert "no larger than" in said
+        assert value not in said
+
+
+# --- resources --------------------------------------------------------------------------------------------
+
+
+def test_a_driver_or_executors_over_the_admins_limits_are_refused_naming_each() -> None:
+    spark = SparkSettings(
+        driver=Resources(cores=5, memory="99999999g"),
+        executor=Resources(cores=256, memory="33g", instances=1000),
+    )
+    with pytest.raises(ResourcesNotAllowedError) as caught:
+        job_settings(spark, DEFAULTS)
+    said = str(caught.value)
+    for problem in (
+        "spec.spark.driver.cores 5 is over 4",
+        "spec.spark.driver.memory 99999999g is over 16g",
+        "spec.spark.executor.cores 256 is over 8",
+        "spec.spark.executor.memory 33g is over 32g",
+        "spec.spark.executor.instances 1000 is over 50",
+    ):
+        assert problem in said
+    assert "jobs.limits" in caught.value.hint
+    at_most = SparkSettings(driver=Resources(4, "16g"), executor=Resources(8, "32g", 50))
+    assert job_settings(at_most, DEFAULTS).executor == Resources(8, "32g", 50)
+    wider = replace(DEFAULTS, max_executor=Resources(cores=256, memory="1t", instances=1000))
+    job_settings(replace(spark, driver=Resources()), wider)
+
+
+def test_defaults_over_the_limits_stop_the_operator_at_start() -> None:
+    with pytest.raises(ValueError, match=r"the default job is over jobs\.limits"):
+        replace(DEFAULTS, executor=Resources(cores=1, memory="64g", instances=1))
+
+
+# --- Secrets and table URIs, by namespace -----------------------------------------------------------------
+
+
+DEFAULT_POLICY = Policy(DEFAULTS)
+
+
+def admitted(spec: dict[str, Any], namespace: str = "lake", policy: Policy = DEFAULT_POLICY) -> str:
+    """What ``admit`` says of a spec ("" when it admits it)."""
+    try:
+        admit(parse_spec(spec), namespace, policy)
+    except InvalidSpecError as err:
+        return f"{type(err).__name__}: {err}"
+    return ""
+
+
+SECRETS = Policy(replace(DEFAULTS, allowed_secrets={"lake": ("lake-s3",), "*": ("shared-ro",)}))
+
+
+@pytest.mark.parametrize(
+    ("secret", "namespace", "policy", "allowed"),
+    [
+        ("lake-s3", "lake", Policy(), False),  # none by default
+        ("lake-s3", "lake", SECRETS, True),
+        ("lake-s3", "sales", SECRETS, False),  # another namespace's
+        ("shared-ro", "sales", SECRETS, True),  # every namespace's
+        ("cluster-admin-token", "lake", SECRETS, False),
+        ("lake-s3-admin", "lake", SECRETS, False),
+    ],
+)
+def test_a_secret_becomes_a_jobs_environment_only_if_the_admins_list_it_for_the_namespace(
+    secret: str, namespace: str, policy: Policy, allowed: bool
+) -> None:
+    said = admitted(
+        with_spec(SMALL, "spark", {"envFromSecrets": [{"name": secret}]})["spec"], namespace, policy
+    )
+    assert (said == "") is allowed, said
+    if not allowed:
+        assert said.startswith("SecretNotAllowedError: spec.spark.envFromSecrets names Secret(s)")
+        assert repr(secret) in said
+        assert repr(namespace) in said
+
+
+TEAMS = Policy(replace(DEFAULTS, allowed_table_uris={"*": (), "team-a": ("s3a://lake/team-a", "/data/a/")}))
+# (uri, namespace, policy, admitted?): each attack on the rule, and what the rule says of it.
+URIS_TRIED = [
+    ("s3a://lake/warehouse/orders", "lake", Policy(), True),
+    ("/data/orders", "lake", Policy(), True),
+    ("file:///data/orders", "lake", Policy(), True),
+    ("file:/data/orders", "lake", Policy(), True),
+    ("http://169.254.169.254/latest/meta-data/iam", "lake", Policy(), False),  # the node's metadata service
+    ("https://evil.example/table", "lake", Policy(), False),
+    ("hdfs://namenode/warehouse/orders", "lake", Policy(), False),  # not by default
+    ("s3://lake/orders", "lake", Policy(), False),
+    ("S3A://lake/orders", "lake", Policy(), False),  # compared as written
+    ("data/orders", "lake", Policy(), False),  # relative: to the job's working directory
+    ("s3a://key:s3cret@lake/orders", "lake", Policy(), False),  # credentials in the URI
+    ("s3a://lake/warehouse/../../other/orders", "lake", Policy(), False),
+    ("/data/./orders", "lake", Policy(), False),
+    ("s3a://lake/or ders", "lake", Policy(), False),
+    ("s3a://lake/or\\ders", "lake", Policy(), False),
+    ("s3a://lake/or\nders", "lake", Policy(), False),
+    ("s3a://lake/team-a", "team-a", TEAMS, True),
+    ("s3a://lake/team-a/orders", "team-a", TEAMS, True),
+    ("s3a://lake/team-ab/orders", "team-a", TEAMS, False),  # the prefix of a name is not its folder
+    ("s3a://lake/team-b/orders", "team-a", TEAMS, False),  # another team's table in the same bucket
+    ("s3a://lake/team-a/../team-b/orders", "team-a", TEAMS, False),
+    ("s3a://lake/team-a/orders", "team-b", TEAMS, False),  # the prefix is team-a's only
+    ("/data/a/orders", "team-a", TEAMS, True),
+    ("/data/ab/orders", "team-a", TEAMS, False),
+]
+
+
+@pytest.mark.parametrize(
+    ("uri", "namespace", "policy", "allowed"), URIS_TRIED, ids=[repr(u[0]) for u in URIS_TRIED]
+)
+def test_a_table_is_only_where_the_admins_let_its_namespace_have_tables(
+    uri: str, namespace: str, policy: Policy, allowed: bool
+) -> None:
+    said = admitted(with_spec(SMALL, "table.uri", uri)["spec"], namespace, policy)
+    assert (said == "") is allowed, said
+    if not allowed:
+        assert said.startswith("TableUriNotAllowedError: spec.table.uri ")

@@ -23,7 +23,7 @@ MODEL_SCHEMA = ModelSchema(TableSpecSection.model_json_schema(by_alias=True))
 def test_the_walk_reaches_every_object_of_the_spec() -> None:
     assert {where for where, _, _ in MODEL_SCHEMA.objects(SPEC_SCHEMA, MODEL_SCHEMA.schema, "spec")} == {
         "spec", "spec.table", "spec.buckets", "spec.buckets.rules[]", "spec.buckets.sizing", "spec.apply",
-        "spec.apply.window", "spec.writers", "spec.writers.workloads[]", "spec.writers.workloads[].suspend",
+        "spec.apply.window", "spec.writers", "spec.writers.workloads[]",
         "spec.verify", "spec.spark", "spec.spark.driver", "spec.spark.executor", "spec.spark.envFromSecrets[]",
     }  # fmt: skip
 

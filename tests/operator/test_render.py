@@ -447,17 +447,15 @@ def test_spark_conf_cannot_override_what_the_operator_owns(key: str) -> None:
         render(spec, defaults=everything)
 
 
-def test_every_resource_problem_is_named_at_once() -> None:
-    # parse_spec refuses these already; render checks again what reaches it from code or from defaults.
+def test_resources_over_the_admins_limits_are_never_rendered() -> None:
+    # decide refuses these before any job; render checks again what reaches it from code.
     parsed = parse_spec(MINIMAL_SPEC)
-    spark = SparkSettings(
-        driver=Resources(memory="2Gi", cores=0), executor=Resources(instances=0), ttl_seconds=-1
-    )
+    spark = SparkSettings(driver=Resources(memory="99999999g"), executor=Resources(instances=1000, cores=256))
     table_spec = TableSpec(uri=parsed.uri, rules=parsed.rules, spark=spark)
     with pytest.raises(InvalidSpecError) as caught:
         render(MINIMAL_SPEC, table_spec=table_spec)
     message = str(caught.value)
-    for part in ("driver.memory", "'2Gi'", "driver.cores", "executor.instances", "ttlSeconds"):
+    for part in ("driver.memory 99999999g", "executor.instances 1000", "executor.cores 256"):
         assert part in message
 
 

@@ -3,6 +3,7 @@ what it must be and the value found; and the Helm chart sets exactly these, with
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -188,7 +189,12 @@ def test_the_charts_defaults_are_the_operators_defaults() -> None:
         if variable == "HBO_JOB_IMAGE":  # repository and tag (the chart's appVersion): test_chart's
             continue
         default = values_default(path)
-        text = ",".join(default) if isinstance(default, list) else str(default)
+        if f".Values.{path} | toJson" in DEPLOYMENT:  # as the chart renders it
+            text = json.dumps(default)
+        elif isinstance(default, list):
+            text = ",".join(default)
+        else:
+            text = str(default).lower() if isinstance(default, bool) else str(default)
         field = VARIABLES[variable]
         from_chart = getattr(OperatorConfig.from_env({variable: text}), field)
         assert from_chart == getattr(built_in, field), f"values.yaml's default for {variable} differs"

@@ -446,11 +446,13 @@ def test_a_wrongly_typed_value_is_refused_naming_its_field(path: str, value: Any
 
 # Refused by admission only, on purpose: unknown fields are the API server's to drop or refuse, and
 # these bounds exist to keep CEL's cost estimate low, not because the operator cannot handle more.
-_ADMISSION_ONLY = {"unknown-field", "pattern-too-long", "too-many-spark-conf"}
+# An unknown field (how a writer is suspended, too) is the API server's to refuse: the operator reads what
+# it knows (a writer's kind is suspended as the admins declare, whatever a manifest says).
+_ADMISSION_ONLY = {"unknown-field", "pattern-too-long", "too-many-spark-conf", "writer-with-suspend"}
 # Refused by job_policy before any job is created, not by parse_spec (tests/operator/test_job_policy.py).
 _ADMISSION_ONLY |= {
     "spark-conf-owned-key", "spark-conf-owned-prefix", "spark-conf-key-with-equals", "hadoop-conf-key-with-space",
-    "image-upper-case",
+    "image-upper-case", "spark-conf-substitution", "hadoop-conf-substitution",
 }  # fmt: skip
 # What parse_spec says about each manifest admission refuses.
 _PARSE_SPEC_SAYS = {
@@ -503,8 +505,7 @@ _PARSE_SPEC_SAYS = {
     "days, such as 90m, 24h or 7d (at most 999999m, 9999h or 999d), not '1 day'",
     "sizing-min-above-max": "spec.buckets.sizing.minBuckets 64 must not be above maxBuckets 8",
     "sizing-tolerance-one": "spec.buckets.sizing.tolerance must be a factor above 1 and at most 100 (e.g. 2), not 1",
-    "writer-deployment-with-suspend": "a Deployment is paused by scaling it to 0; drop suspend",
-    "writer-without-suspend": "spec.writers.workloads[0].apiVersion is required",
+    "writer-kind-lower-case": "spec.writers.workloads[0].kind must be a kind such as Deployment",
     "window-interval": "spec.apply.window.schedule must be a cron expression in UTC",
 }
 _SHARED_REFUSALS = [
@@ -610,7 +611,7 @@ def test_a_fields_error_hides_none_of_its_objects_rules() -> None:
     assert "spec.buckets.default must be an integer in 1..100000, not 0" in message
     assert "spec.buckets.rules has no rules" in message
     assert "spec.buckets.convert and spec.buckets.currentBuckets cannot both be set" in message
-    workload = {"kind": "Deployment", "name": "ingest", "suspend": {"path": "spec.x"}}
-    message = refusal({**SMALL["spec"], "writers": {"workloads": [workload]}})
-    assert "spec.writers.workloads[0].suspend: a Deployment is paused by scaling it to 0" in message
-    assert "spec.writers.workloads[0].suspend.running is required" in message
+    workloads = [{"kind": "Deployment", "name": "ingest"}, {"kind": "Deployment", "name": "ingest"}]
+    message = refusal({**SMALL["spec"], "writers": {"workloads": workloads, "quiesceTimeout": "1 hour"}})
+    assert "spec.writers.workloads names Deployment/ingest more than once" in message
+    assert "spec.writers.quiesceTimeout must be a duration" in message

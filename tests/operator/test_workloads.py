@@ -1,4 +1,5 @@
-"""The writers through the API: what is read of them, and the one patch each pause or resume is."""
+"""The writers through the API: what is read of them (their owner's consent first), and the one patch each
+pause or resume is."""
 
 from __future__ import annotations
 
@@ -8,15 +9,30 @@ import pytest
 
 from hudi_bucket_operator import kube, workloads
 from hudi_bucket_operator.spec import parse_spec
-from hudi_bucket_operator.writers import ObservedWriter, WriterAction, WriterVerb
+from hudi_bucket_operator.writers import (
+    ObservedWriter,
+    SuspendField,
+    WriterAction,
+    WriterKind,
+    WriterPolicy,
+    WriterVerb,
+)
 
 pytestmark = pytest.mark.asyncio
 
-FLINK = {
-    "apiVersion": "flink.apache.org/v1beta1", "kind": "FlinkDeployment", "name": "cdc",
-    "suspend": {"path": "spec.job.state", "suspended": "suspended", "running": "running",
-                "stoppedPath": "status.jobStatus.state", "stopped": ["SUSPENDED"]},
-}  # fmt: skip
+FLINK = {"kind": "FlinkDeployment", "name": "cdc"}
+POLICY = WriterPolicy(
+    enabled=True,
+    kinds=(
+        WriterKind(
+            "flink.apache.org/v1beta1",
+            "FlinkDeployment",
+            "flinkdeployments",
+            SuspendField("spec.job.state", "suspended", "status.jobStatus.state", ("SUSPENDED",)),
+        ),
+    ),
+)
+CONSENT = {"labels": {"hudi.bucketops.io/writer-of": "orders"}}
 SPEC = {
     "table": {"uri": "s3a://x"},
     "buckets": {"default": 4, "rules": [{"pattern": "x", "buckets": 8}]},
@@ -42,7 +58,15 @@ class FakeClient:
             raise kube.KubeNotFoundError(404, "not found")
         if subresource == "scale":
             return {"spec": {"replicas": 0}, "status": {"replicas": 0, "selector": "app=ingest"}}
-        return {"spec": {"job": {"state": "suspended"}}, "status": {"jobStatus": {"state": "SUSPENDED"}}}
+        if name == "ingest":
+            return {"metadata": CONSENT, "spec": {"replicas": 0}}
+        if name == "other":  # nobody said it writes the table
+            return {"metadata": {"labels": {"app": "other"}}, "spec": {"replicas": 1}}
+        return {
+            "metadata": {"annotations": {"hudi.bucketops.io/writer-of": "customers,orders"}},
+            "spec": {"job": {"state": "suspended"}},
+            "status": {"jobStatus": {"state": "SUSPENDED"}},
+        }
 
     async def count_pods(self, namespace: str, selector: str) -> int:
         self.calls.append(("pods", namespace, selector))
@@ -54,17 +78,29 @@ class FakeClient:
         self.calls.append(("patch", resource.path(namespace, name, subresource), patch))
 
 
-async def test_writers_are_read_by_scale_and_pods_or_by_their_suspend_field() -> None:
+async def test_writers_are_read_whole_for_consent_then_by_scale_and_pods_or_by_their_suspend_field() -> None:
     client = FakeClient()
-    seen = await workloads.observe(client, "lake", parse_spec(SPEC).writers.workloads)  # type: ignore[arg-type]
+    writers = POLICY.resolve(parse_spec(SPEC).writers).workloads
+    seen = await workloads.observe(client, "lake", "orders", writers)  # type: ignore[arg-type]
     assert seen == {
         "Deployment/ingest": ObservedWriter(replicas=0, pods=1),
         "StatefulSet/gone": ObservedWriter(found=False),
         "FlinkDeployment/cdc": ObservedWriter(value="suspended", stopped=True),
     }
     assert ("pods", "lake", "app=ingest") in client.calls
+    assert ("get", "/apis/apps/v1/namespaces/lake/deployments/ingest") in client.calls
     assert ("get", "/apis/apps/v1/namespaces/lake/deployments/ingest/scale") in client.calls
     assert ("get", "/apis/flink.apache.org/v1beta1/namespaces/lake/flinkdeployments/cdc") in client.calls
+
+
+async def test_a_workload_that_names_another_table_or_none_does_not_consent() -> None:
+    client = FakeClient()
+    refs = parse_spec({**SPEC, "writers": {"workloads": [{"kind": "Deployment", "name": "other"}, FLINK]}})
+    writers = POLICY.resolve(refs.writers).workloads
+    seen = await workloads.observe(client, "lake", "customers-archive", writers)  # type: ignore[arg-type]
+    assert (seen["Deployment/other"].consents, seen["FlinkDeployment/cdc"].consents) == (False, False)
+    seen = await workloads.observe(client, "lake", "customers", writers)  # type: ignore[arg-type]
+    assert (seen["Deployment/other"].consents, seen["FlinkDeployment/cdc"].consents) == (False, True)
 
 
 async def test_a_pause_or_resume_is_one_merge_patch() -> None:
