@@ -34,7 +34,7 @@ from hudi_bucket.contract.reports import (
 )
 from hudi_bucket.contract.requests import JobKind
 from hudi_bucket.core.planning import Plan
-from hudi_bucket_operator import apply_window, conditions, maintenance, rounds
+from hudi_bucket_operator import apply_window, conditions, maintenance, redaction, rounds
 from hudi_bucket_operator.decisions import (
     SEQUENCE,
     Decision,
@@ -192,7 +192,7 @@ def _after_job(
         # The table changed since its plan was approved: the apply's own plan is the one to approve now.
         return _after_plan(status, spec, job, report, paused, now, observed)
     if job.phase is JobPhase.FAILED or report is None or report.outcome is Outcome.FAILED:
-        message = _failure_message(job)
+        message = _failure_message(job, spec)
         stalled = conditions.stalled(status, now, "JobFailed", message)
         return Decision(stalled, recorded=job.name, events=(("Warning", "JobFailed", message),), spec=spec)
     try:
@@ -206,7 +206,7 @@ def _after_job(
 def _unusable(
     status: TableStatus, spec: TableSpec, job: ObservedJob, err: ReportError, now: datetime
 ) -> Decision:
-    message = f"{job.kind} job {job.name} finished, but its report cannot be used: {err}"
+    message = f"{job.kind} job {job.name} finished, but its report cannot be used: {_words(str(err), spec)}"
     stalled = conditions.stalled(status, now, "InvalidReport", message)
     return Decision(stalled, recorded=job.name, events=(("Warning", "InvalidReport", message),), spec=spec)
 
@@ -446,14 +446,22 @@ def _stalled(
     )
 
 
-def _failure_message(job: ObservedJob) -> str:
-    failed = f"{job.kind} job {job.name} failed"
+def _failure_message(job: ObservedJob, spec: TableSpec) -> str:
+    """Why the job failed, in its own words redacted: the table's author reads this (redaction.py)."""
+    failed = f"{job.kind} job {job.name} failed: "
     if job.report is not None and job.report.error:
         error = job.report.error
-        return f"{failed}: {error.message}" + (f" ({error.hint})" if error.hint else "")
-    if job.report is not None and job.report.outcome is Outcome.FAILED:
-        return f"{failed}: {job.report.message}"
-    return f"{failed}: {job.error or 'no report (see the driver log)'}"
+        words = error.message + (f" ({error.hint})" if error.hint else "")
+    elif job.report is not None and job.report.outcome is Outcome.FAILED:
+        words = job.report.message
+    else:
+        words = job.error or "no report (see the driver log)"
+    return failed + _words(words, spec)
+
+
+def _words(text: str, spec: TableSpec) -> str:
+    """A job's words as its table's author may read them (redaction.py)."""
+    return redaction.job_words(text, (*spec.spark.spark_conf.values(), *spec.spark.hadoop_conf.values()))
 
 
 def _maintain(

@@ -411,3 +411,31 @@ def test_a_stalled_or_paused_sized_table_is_not_planned_again() -> None:
     assert decide(Observed(SIZED_SPEC, 1, {}, stalled, ()), NOW).submit is None
     unscheduled = {**SPEC, "buckets": {**SPEC["buckets"], "sizing": {"targetFileSize": "512Mi"}}}
     assert decide(Observed(unscheduled, 1, {}, stale, ()), NOW).submit is None
+
+
+def test_a_failed_jobs_words_reach_the_status_and_its_event_redacted_and_bounded() -> None:
+    """The table's author reads its conditions and events: what the job echoed of a setting's value (its
+    environment, after Hadoop's substitution) or of the spec's own values is not there."""
+    endpoint = "https://s3.lake-internal.example:9443"
+    spec = {**SPEC, "spark": {"hadoopConf": {"fs.s3a.endpoint": endpoint}}}
+    policy = replace(POLICY, jobs=replace(POLICY.jobs, allowed_hadoop_conf=("fs.s3a.endpoint",)))
+    words = (
+        f's3a://x: Hadoop cannot open this location (For input string: "AKIA-planted-9f2e") at {endpoint}'
+        + "\n\tat org.apache.hadoop.conf.Configuration.getInt(Configuration.java:1)" * 500
+    )
+    failed = JobReport(
+        JobKind.PLAN, "s3a://x", Outcome.FAILED, words, "t0", "t1", {}, JobError("StorageError", words)
+    )
+    observed = Observed(
+        spec, 1, {}, TableStatus(), (job(JobKind.PLAN, JobPhase.FAILED, failed),), policy=policy
+    )
+    decision = decide(observed, NOW)
+    held = condition(decision.status, "Stalled")
+    assert held is not None
+    [(_, reason, event)] = decision.events
+    assert (held.reason, reason) == ("JobFailed", "JobFailed")
+    for said in (held.message or "", event):
+        assert said.startswith("plan job orders-plan-1 failed: s3a://x: Hadoop cannot open this location")
+        assert "AKIA-planted-9f2e" not in said
+        assert endpoint not in said
+        assert len(said) <= 2100
