@@ -2,15 +2,24 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hudi_bucket.core.rules import (
     MAX_BUCKETS,
+    MAX_GROUP_DEPTH,
+    MAX_PATTERN_LENGTH,
     BucketRules,
+    Matcher,
     PythonRegexMatcher,
     Rule,
+    complexity_problem,
     portability_problem,
 )
+from hudi_bucket.core.sizing import rules_for
 from hudi_bucket.errors import InvalidBucketCountError, InvalidRuleError
 
 PY = PythonRegexMatcher()
@@ -246,3 +255,176 @@ def test_python_matcher_uses_ascii_classes_like_java() -> None:
     assert not PY.find(r"\d", "\u0663")
     assert not PY.find(r"\w", "é")
     assert PY.find(r"(?i)dt", "DT=1")
+
+
+# --- patterns that could crash a regex engine or hang Hudi's writers ---------------------------------
+
+
+class CompilesNothing:
+    """A matcher that fails the test if anything reaches it."""
+
+    def compile(self, pattern: str) -> None:
+        raise AssertionError(f"compiled {pattern!r}")
+
+    def find(self, pattern: str, text: str) -> bool:
+        raise AssertionError(f"evaluated {pattern!r}")
+
+
+def refusal(pattern: str, matcher: Matcher = PY) -> str:
+    with pytest.raises(InvalidRuleError) as caught:
+        BucketRules((Rule(pattern, 4),), 8).validate(matcher)
+    return str(caught.value)
+
+
+def test_a_pattern_nested_too_deep_is_refused_before_any_engine_compiles_it() -> None:
+    # 510 '(' made Python's re.compile raise RecursionError, which crashed the operator's reconcile.
+    for matcher in (PY, CompilesNothing()):
+        message = refusal("(" * 510, matcher)
+        assert f"groups are nested more than {MAX_GROUP_DEPTH} deep" in message
+    assert complexity_problem("(" * MAX_GROUP_DEPTH + "a" + ")" * MAX_GROUP_DEPTH) is None
+    assert complexity_problem("(" * (MAX_GROUP_DEPTH + 1) + "a" + ")" * (MAX_GROUP_DEPTH + 1)) is not None
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        "((.|.)|(.|.))*x",  # the issue's: exponential in java.util.regex
+        "(a+)+b",
+        "(a|a){30}",
+        "(a|b)+?",  # lazy
+        "(a*)*+",  # possessive
+        "(?:x?){2,}",
+        "(?:x?){0,2}",
+        "(?<y>a|b){2}",
+        "((a|b)c)*",  # the choice may sit deeper in the repeated group
+        "((?:ab)?c)+",
+        "(?>a|b)*",
+        "(a|b){" + "0" * 5000 + "2}",  # a count too long for int() is read all the same
+    ],
+)
+def test_a_repeated_group_holding_a_repetition_or_an_alternation_is_refused(pattern: str) -> None:
+    for matcher in (PY, CompilesNothing()):
+        message = refusal(pattern, matcher)
+        assert f"pattern {pattern!r} is unsafe to evaluate" in message
+        assert "a repeated group holds a repetition or an alternation" in message
+        assert "Java's regex may take exponential time" in message
+        assert "repeat a character class instead ([ab]*)" in message
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        "(?:a?|)" * 40 + "x",  # at the end of a path Java tries 2**40 ways to match nothing, reading nothing
+        "(?:|)",
+        "(?:a?)?",
+        "(?:a|)?",
+        "(?:|b)?",
+        "(?=a)?",
+        r"(?:\b|)",
+        r"(a)\1?",
+    ],
+)
+def test_a_group_that_may_match_the_empty_string_in_two_ways_is_refused(pattern: str) -> None:
+    message = refusal(pattern, CompilesNothing())
+    assert "may match the empty string in two ways" in message
+    assert "let each part match the empty string one way only" in message
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        r"(?:-\d+)?",  # '?' on a group holding a repetition: one more way, not exponentially many
+        r"^day=2025-11-(?:0[1-9]|1[2-4])$",  # what sizing writes
+        r"^day=20(?:24-(?:0[1-9]|1[0-2])|25-(?:0(?:1-(?:0[1-9]|1[0-2])|2-0[1-9])|1[12]-0[1-9]))$",
+        r"day=\d{4}-11-11",
+        r"\d{4}-(06-(01|17|18)|11-(01|10|11))",
+        r"^day=",
+        "11-11",
+        "(a|b){1}",
+        "(a|b){0,1}",
+        "(a|b){1,1}",
+        "(ab)*",
+        r"(?:-\d)+",
+        "(?:a|)",  # one empty alternative is one way to match nothing
+        "a?" * 40 + "a" * 40,  # exponential, but every way reads the path: the jobs' step limit stops it
+        r"(?i:a|b)c",
+        "(?i)REGION=eu",
+        r"(?<=dt=)2025(?!-12)",
+        r"[^/]+/b=[0-9]{1,3}",
+        "x*",
+    ],
+)
+def test_patterns_whose_repetitions_cannot_explode_are_accepted(pattern: str) -> None:
+    assert complexity_problem(pattern) is None
+    PY.compile(pattern)
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        r"\(a+\)+",  # escaped parentheses are literals
+        r"\|+",
+        r"a\*+",
+        "[(|*]+",  # so is everything in a character class
+        "[]|(]*",  # even after a leading ']'
+        "[^](|]*",
+        r"[\](|]+",
+        r"\Q(a+)+\E",  # Java's quoting (refused as non-portable by the operator, accepted by the jobs)
+        r"[\Q]\E(a+)+]",
+        r"\p{Alpha}{2}",  # braces of an escape are no repetition
+        r"(\x{41}|b)",
+        r"\c(",  # a control character: '(' is its letter
+    ],
+)
+def test_escapes_classes_and_quotes_do_not_confuse_the_scanner(pattern: str) -> None:
+    assert complexity_problem(pattern) is None
+
+
+@pytest.mark.parametrize("pattern", ["(?x)(a+) +b", "(?ix:a)", "(?-x)a"])
+def test_the_comments_flag_is_refused_as_it_hides_where_a_repetition_applies(pattern: str) -> None:
+    # In Java's comments mode "(a+) +b" is "(a+)+b"; Python's re reads the flag differently anyway.
+    problem = complexity_problem(pattern)
+    assert problem is not None
+    assert "(?x)" in problem
+
+
+def test_a_sizing_pattern_is_refused_by_the_python_matcher_too() -> None:
+    # The sizing policy compiles its pattern without BucketRules.validate: the matcher checks it too.
+    with pytest.raises(InvalidRuleError, match="a repeated group holds a repetition"):
+        PythonRegexMatcher().compile("((.|.)|(.|.))*x")
+
+
+def test_python_matcher_turns_every_compile_failure_into_a_rule_error() -> None:
+    # re.compile raises OverflowError here, not re.error.
+    with pytest.raises(InvalidRuleError, match=r"pattern 'a\{99999999999\}' does not compile"):
+        PythonRegexMatcher().compile("a{99999999999}")
+
+
+def test_sizing_rules_of_paths_branching_at_every_character_stay_valid() -> None:
+    # Sizing writes tries, one nested group per branching character: k=a, k=aa, k=aaa, ... give
+    # ^k=a(?:a(?:a...)?)?$, the deepest nesting that fits a pattern's length. It must pass the bound.
+    rules = rules_for(dict.fromkeys(["k=" + "a" * n for n in range(1, 100)], 8), 4)
+    deepest = max(rule.pattern.count("(") for rule in rules)
+    assert 80 < deepest <= MAX_GROUP_DEPTH
+    BucketRules(rules, 4).validate(PY)
+
+
+# Text of characters that mean something to a regex, and any other; and pieces of such text, deep nesting
+# and huge counts, joined.
+REGEX_CHARS = st.sampled_from([*r"()[]{}|*+?\^$.:=!<>-,0129aAbBQEkpxcPN", "\n", " "]) | st.characters()
+PIECES = st.one_of(
+    st.text(REGEX_CHARS, max_size=16),
+    st.sampled_from(["(?:", "(?=", "(?<=", "(?i)", "(?x)", r"\Q", r"\E", "a?", "(a|)", "[^]"]),
+    st.integers(1, MAX_PATTERN_LENGTH).map(lambda n: "(" * n),
+    st.integers(0, 10**12).map(lambda n: f"{{{n}}}"),  # re.compile raised OverflowError on a{99999999999}
+)
+PATTERNS = st.text(REGEX_CHARS, max_size=MAX_PATTERN_LENGTH) | st.lists(PIECES, max_size=12).map(
+    lambda pieces: "".join(pieces)[:MAX_PATTERN_LENGTH]
+)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(PATTERNS)
+def test_validating_any_text_raises_nothing_but_a_rule_error(pattern: str) -> None:
+    with contextlib.suppress(InvalidRuleError):
+        BucketRules((Rule(pattern, 4),), 8).validate(PythonRegexMatcher())

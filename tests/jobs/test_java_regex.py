@@ -3,15 +3,24 @@
 from __future__ import annotations
 
 import re
+import time
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hudi_bucket.core.rules import BucketRules, PythonRegexMatcher, Rule, portability_problem
+from hudi_bucket.core.rules import (
+    BucketRules,
+    PythonRegexMatcher,
+    Rule,
+    complexity_problem,
+    portability_problem,
+)
 from hudi_bucket.core.sizing import exact_pattern
 from hudi_bucket.errors import InvalidRuleError
-from hudi_bucket.spark.java_regex import JavaRegexMatcher
+from hudi_bucket.spark.java_regex import MAX_FIND_STEPS, JavaRegexMatcher
 
 pytestmark = pytest.mark.spark
 
@@ -142,3 +151,68 @@ def test_java_reads_sizing_patterns_literally(
     java.compile(pattern)
     for path in [*paths, *others, paths[0] + "x", "x" + paths[0]]:
         assert java.find(pattern, path) == (path in paths), path
+
+
+# --- a bound on the work of evaluating a pattern -------------------------------------------------------
+
+# Accepted by the syntax check (no repeated group), yet java.util.regex tries 2**40 ways on 40 a's.
+EXPONENTIAL = "a?" * 40 + "a" * 40
+
+
+def test_a_pattern_that_backtracks_exponentially_is_stopped_naming_it_and_the_partition(
+    java: JavaRegexMatcher,
+) -> None:
+    assert complexity_problem(EXPONENTIAL) is None
+    rules = BucketRules((Rule("^b", 2), Rule(EXPONENTIAL, 4)), 8)
+    rules.validate(java)
+    started = time.monotonic()
+    with pytest.raises(InvalidRuleError) as caught:
+        rules.buckets_for("a" * 40, java)
+    assert time.monotonic() - started < 30
+    message = str(caught.value)
+    assert message.startswith(f"rule 2 ({EXPONENTIAL!r} -> 4): pattern {EXPONENTIAL!r} takes more than ")
+    assert f"{MAX_FIND_STEPS:,} steps on partition {'a' * 40!r}: Hudi's writers would hang on it" in message
+    assert rules.buckets_for("b" + "a" * 40, java) == 2  # the rule before it matches: never evaluated
+    assert rules.buckets_for("x" * 40, java) == 8  # a path it matches in no way or one is no trouble
+
+
+def test_the_bounded_find_is_used_and_answers_as_javas_find(java: JavaRegexMatcher) -> None:
+    assert java._bounded_find is not None  # the tests' session loads our JVM classes
+    for pattern in TYPICAL_PATTERNS:
+        compiled = java._pattern(pattern)
+        for path in PATHS:
+            assert java.find(pattern, path) == compiled.matcher(path).find(), (pattern, path)
+
+
+def test_without_our_jvm_classes_find_is_javas_own_unbounded(jvm: Any) -> None:
+    # Our jar is optional (HBO_JVM_JAR): a JVM without it has no io.hudibucket package.
+    bare = JavaRegexMatcher(SimpleNamespace(java=jvm.java, io=jvm.hbo_no_such_package))
+    assert bare._bounded_find is None
+    python = PythonRegexMatcher()
+    for pattern in TYPICAL_PATTERNS:
+        for path in PATHS:
+            assert bare.find(pattern, path) == python.find(pattern, path), (pattern, path)
+
+
+def test_a_pattern_the_syntax_check_refuses_never_reaches_java(java: JavaRegexMatcher) -> None:
+    rules = BucketRules((Rule("((.|.)|(.|.))*x", 4),), 8)
+    with pytest.raises(InvalidRuleError, match="a repeated group holds a repetition or an alternation"):
+        rules.validate(java)
+    assert "((.|.)|(.|.))*x" not in java._compiled
+
+
+def test_a_pattern_too_deep_for_javas_compiler_is_a_rule_error(java: JavaRegexMatcher) -> None:
+    # Java 9+ reports its stack overflow as a syntax error; Java 8 throws StackOverflowError (below).
+    with pytest.raises(InvalidRuleError, match="does not compile in Java"):
+        java.compile("(" * 5000 + ")" * 5000)
+
+
+def test_any_other_error_java_throws_while_compiling_is_a_rule_error(jvm: Any) -> None:
+    # Stands in for Java 8's StackOverflowError: a Java error PySpark does not translate, from a real JVM.
+    regex = SimpleNamespace(Pattern=SimpleNamespace(compile=jvm.java.lang.Class.forName))
+    failing = JavaRegexMatcher(SimpleNamespace(java=SimpleNamespace(util=SimpleNamespace(regex=regex))))
+    with pytest.raises(
+        InvalidRuleError,
+        match=r"pattern 'no\.such\.Pattern' does not compile in Java: java\.lang\.ClassNotFoundException",
+    ):
+        failing.compile("no.such.Pattern")

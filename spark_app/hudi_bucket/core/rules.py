@@ -9,7 +9,9 @@ regex ``find()``s inside it (substring search), else the default.
 ``BucketRules.parse`` accepts exactly what Hudi accepts, so tables Hudi wrote read back faithfully;
 ``validate`` is stricter and guards what we write. Patterns are evaluated by a pluggable ``Matcher``:
 the Spark jobs use ``java.util.regex`` itself, the operator uses Python's ``re`` and so refuses patterns
-whose meaning may differ between the two engines (see ``portability_problem``).
+whose meaning may differ between the two engines (see ``portability_problem``). Both refuse patterns
+that could crash a regex engine or take it exponential time (see ``complexity_problem``): Hudi's writers
+evaluate every pattern with ``java.util.regex`` and no time limit.
 """
 
 from __future__ import annotations
@@ -130,12 +132,15 @@ class PythonRegexMatcher:
             problem = portability_problem(pattern)
             if problem is not None:
                 raise InvalidRuleError(f"pattern {pattern!r} may not mean the same in Java: {problem}")
+            check_complexity(pattern)  # re backtracks without limit too, and sizing's pattern comes here
             try:
                 with warnings.catch_warnings():
                     warnings.simplefilter("error", FutureWarning)  # re warns where its meaning will change
                     compiled = re.compile(pattern, re.ASCII)
-            except (re.error, FutureWarning) as error:
-                raise InvalidRuleError(f"pattern {pattern!r} does not compile: {error}") from None
+            # Not only re.error: RecursionError on deep nesting, OverflowError on a{99999999999}, ...
+            except Exception as error:
+                reason = str(error) or type(error).__name__
+                raise InvalidRuleError(f"pattern {pattern!r} does not compile: {reason}") from None
             self._compiled[pattern] = compiled
         return compiled
 
@@ -204,6 +209,166 @@ def portability_problem(pattern: str) -> str | None:
             return _BRACE
         position += 1
     return None
+
+
+# Groups nested deeper than this are refused: engines recurse a level or more per group when they compile
+# and match (Python's re gives up near 495 levels: 510 '(' crashed the operator). No hand-written rule
+# needs ten, but sizing writes its rules as tries, one nested group per branching character of the paths:
+# eight levels for a sparse pick of four-level paths, and up to 84 within MAX_PATTERN_LENGTH (six
+# characters a level). So the bound is above what sizing may write, and far below what crashes.
+MAX_GROUP_DEPTH = 100
+_TOO_DEEP = (
+    f"groups are nested more than {MAX_GROUP_DEPTH} deep, which may overflow a regex engine's stack; "
+    "nest fewer groups"
+)
+_REPEATED_CHOICE = (
+    "a repeated group holds a repetition or an alternation ((a+)+, (a|b)*): Java's regex may take "
+    "exponential time on it; repeat a character class instead ([ab]*)"
+)
+_EMPTY_TWO_WAYS = (
+    "a group may match the empty string in two ways ((a?|), (a?)?, (|b)?): Java's regex may take "
+    "exponential time on a run of them; let each part match the empty string one way only (a?, (?:ab)?)"
+)
+_COMMENTS_MODE = (
+    "the comments flag (?x) hides the pattern's shape from this check (blanks and #-comments between a "
+    "group and its repetition); write the pattern without it"
+)
+# A repetition: ?, *, +, {n}, {n,} or {n,m}, then an optional lazy '?' or possessive '+'.
+_REPETITION = re.compile(r"(?:(?P<symbol>[?*+])|\{(?P<low>\d+)(?:,(?P<high>\d*))?\})[?+]?", re.ASCII)
+# How a group opens: (, (?:, (?>, (?<name>, (?i:, a lookaround (?= (?! (?<= (?<!, or (?i) alone.
+_GROUP_HEAD = re.compile(
+    r"\((?:\?(?:(?P<look>=|!|<=|<!)|>|:|<[a-zA-Z][a-zA-Z0-9]*>|(?P<flags>[a-zA-Z-]+)(?P<close>[:)])))?",
+    re.ASCII,
+)
+# Zero-width escapes (boundaries, anchors) and back-references, which may match the empty string.
+_EMPTY_ESCAPES = frozenset("bBAGzZk123456789")
+
+
+@dataclass
+class _Scope:
+    """A group the scanner is in (or the whole pattern), as read so far."""
+
+    zero_width: bool = False  # a lookaround: matches without consuming characters
+    holds_choice: bool = False  # holds a repetition or an alternation, at any depth
+    empty_branches: int = 0  # finished alternatives that may match the empty string
+    empty_so_far: bool = True  # whether the current alternative may, so far
+
+
+def complexity_problem(pattern: str) -> str | None:
+    """Why ``pattern`` may crash a regex engine or take ``java.util.regex`` exponential time, or None.
+
+    Backtracking explodes where one text can be matched in many ways: a repeated group whose body can
+    itself vary ((a+)+, (a|b)*), or a run of parts that each match the empty string in two ways (the
+    step limit of the jobs' matcher cannot see those: they read no character). A single pass that keeps
+    one ``_Scope`` per open group; escapes, character classes and \\Q..\\E quotes are read as one atom.
+    """
+    scopes = [_Scope()]
+    position = 0
+    while position < len(pattern):
+        char, empty, choice = pattern[position], False, False  # of the atom ending at ``end``
+        if char == "\\":
+            end = _escape_end(pattern, position)
+            empty = pattern[position + 1 : position + 2] in _EMPTY_ESCAPES
+        elif char == "[":
+            end = _class_end(pattern, position)
+        elif char == "(":
+            head = _GROUP_HEAD.match(pattern, position)
+            assert head is not None  # it matches "(" at least
+            if "x" in (head["flags"] or ""):
+                return _COMMENTS_MODE
+            if head["close"] == ")":  # (?i): no group, flags for the rest of the enclosing one
+                end, empty = head.end(), True
+            else:
+                scopes.append(_Scope(zero_width=head["look"] is not None))
+                if len(scopes) - 1 > MAX_GROUP_DEPTH:
+                    return _TOO_DEEP
+                position = head.end()
+                continue
+        elif char == "|":
+            scope = scopes[-1]
+            scope.holds_choice = True
+            scope.empty_branches += scope.empty_so_far
+            scope.empty_so_far = True
+            position += 1
+            continue
+        elif char == ")" and len(scopes) > 1:
+            group = scopes.pop()
+            empty_ways = group.empty_branches + group.empty_so_far
+            if empty_ways > 1:
+                return _EMPTY_TWO_WAYS
+            end, empty, choice = position + 1, group.zero_width or empty_ways == 1, group.holds_choice
+        else:  # a literal, '.', or an anchor '^' '$' (empty)
+            end, empty = position + 1, char in "^$"
+        repetition = _repetition(pattern, end)
+        if repetition is not None:
+            end, optional, repeated = repetition
+            if choice and repeated:
+                return _REPEATED_CHOICE
+            if empty and optional:
+                return _EMPTY_TWO_WAYS
+            empty, choice = empty or optional, True
+        scopes[-1].holds_choice |= choice
+        scopes[-1].empty_so_far &= empty
+        position = end
+    return None
+
+
+def check_complexity(pattern: str) -> None:
+    """InvalidRuleError if ``complexity_problem`` finds one: before any engine compiles the pattern."""
+    problem = complexity_problem(pattern)
+    if problem is not None:
+        raise InvalidRuleError(f"pattern {pattern!r} is unsafe to evaluate: {problem}")
+
+
+def _repetition(pattern: str, position: int) -> tuple[int, bool, bool] | None:
+    """The repetition at ``position`` if there is one: where it ends, whether it may match zero times,
+    and whether more than once."""
+    found = _REPETITION.match(pattern, position)
+    if found is None:
+        return None
+    symbol, low, high = found.group("symbol", "low", "high")  # high: None in {n}, "" in {n,}
+    if symbol:
+        return found.end(), symbol != "+", symbol != "?"
+    upper = low if high is None else high
+    return found.end(), not low.strip("0"), upper == "" or _above_one(upper)
+
+
+def _above_one(digits: str) -> bool:
+    """Whether a count is 2 or more, without int(): it may be thousands of digits long."""
+    significant = digits.lstrip("0")
+    return len(significant) > 1 or significant > "1"
+
+
+def _escape_end(pattern: str, position: int) -> int:
+    """Where the escape at ``position`` ends: \\Q..\\E quotes, \\p{..} \\x{..} \\N{..}, \\k<..>, \\cX too."""
+    letter = pattern[position + 1 : position + 2]
+    if letter == "Q":
+        return _after(pattern, "\\E", position + 2)
+    if letter in ("p", "P", "x", "N") and pattern.startswith("{", position + 2):
+        return _after(pattern, "}", position + 3)
+    if letter == "k" and pattern.startswith("<", position + 2):
+        return _after(pattern, ">", position + 3)
+    return position + (3 if letter == "c" else 2)
+
+
+def _class_end(pattern: str, position: int) -> int:
+    """Where the character class opened at ``position`` ends. A nested class (Java's [a[b]]) ends it
+    early, which can only show the scanner more structure than there is, never hide some."""
+    body = position + (2 if pattern.startswith("^", position + 1) else 1)
+    position = body
+    while position < len(pattern):
+        if pattern[position] == "\\":
+            position = _escape_end(pattern, position)
+        elif pattern[position] == "]" and position > body:  # a ']' first in the class is a literal
+            return position + 1
+        else:
+            position += 1
+    return len(pattern)
+
+
+def _after(pattern: str, closing: str, start: int) -> int:
+    found = pattern.find(closing, start)
+    return len(pattern) if found < 0 else found + len(closing)
 
 
 def _escape_problem(escaped: str, in_class: bool) -> str | None:
@@ -285,6 +450,7 @@ def _rule_problems(rule: Rule, matcher: Matcher) -> list[str]:
         problems.append(f"bucket count {rule.buckets} is outside 1..{MAX_BUCKETS}")
     if pattern:
         try:
+            check_complexity(pattern)
             matcher.compile(pattern)
         except InvalidRuleError as error:
             problems.append(error.args[0])

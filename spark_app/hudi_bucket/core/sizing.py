@@ -25,7 +25,15 @@ from enum import StrEnum
 from typing import Any
 
 from hudi_bucket.core.filegroups import FileGroup
-from hudi_bucket.core.rules import MAX_BUCKETS, MAX_PATTERN_LENGTH, MAX_RULES, BucketRules, Matcher, Rule
+from hudi_bucket.core.rules import (
+    MAX_BUCKETS,
+    MAX_PATTERN_LENGTH,
+    MAX_RULES,
+    BucketRules,
+    Matcher,
+    Rule,
+    check_complexity,
+)
 from hudi_bucket.errors import HudiBucketError, InvalidRuleError
 
 DEFAULT_TOLERANCE = 2.0
@@ -104,6 +112,7 @@ class SizingPolicy:
             )
         if self.partitions:
             try:
+                check_complexity(self.partitions)  # before either engine compiles it, as for a rule
                 matcher.compile(self.partitions)
             except InvalidRuleError as error:
                 problems.append(f"partitions: {error.args[0]}")

@@ -8,12 +8,22 @@ from __future__ import annotations
 
 from typing import Any
 
+from py4j.java_gateway import JavaClass
 from py4j.protocol import Py4JJavaError
 from pyspark.errors import IllegalArgumentException
 
 from hudi_bucket.errors import InvalidRuleError
 
 _SYNTAX_ERROR = "java.util.regex.PatternSyntaxException"
+# Our JVM class (spark_app/jvm/) that runs find() with a bound on its steps, where HBO_JVM_JAR loads it.
+BOUNDED_FIND_CLASS = "io.hudibucket.spark.BoundedRegexFind"
+# Reads of the partition path one find() may make. A rule reads a path of a hundred characters some
+# thousands of times; past this bound (tens of milliseconds) the pattern backtracks out of control, and
+# Hudi's writers, which evaluate it with no bound, would hang on the partition.
+MAX_FIND_STEPS = 4_000_000
+# Looked up once per JVM, by id() of its view (some 3 ms of py4j round trips, and the jobs make a matcher
+# per partition in places): the view, and BoundedRegexFind.find or None.
+_BOUNDED_FINDS: dict[int, tuple[Any, Any]] = {}
 
 
 class JavaRegexMatcher:
@@ -30,7 +40,32 @@ class JavaRegexMatcher:
         self._pattern(pattern)
 
     def find(self, pattern: str, text: str) -> bool:
-        return bool(self._pattern(pattern).matcher(text).find())
+        compiled = self._pattern(pattern)
+        if self._bounded_find is None:  # the jar is optional: Java's own find(), without a bound
+            return bool(compiled.matcher(text).find())
+        found = self._bounded_find(compiled, text, MAX_FIND_STEPS)
+        if found < 0:
+            raise InvalidRuleError(
+                f"pattern {pattern!r} takes more than {MAX_FIND_STEPS:,} steps on partition {text!r}: "
+                f"Hudi's writers would hang on it; write it so that a path can match it in one way only "
+                f"(no nested or consecutive optional parts matching the same characters)"
+            )
+        return bool(found)
+
+    @property
+    def _bounded_find(self) -> Any:
+        """``BoundedRegexFind.find`` where our JVM classes are on the classpath, else None."""
+        known = _BOUNDED_FINDS.get(id(self._jvm))
+        if known is None:
+            found = self._jvm
+            for part in BOUNDED_FIND_CLASS.split("."):
+                found = getattr(found, part)
+            # py4j names an unknown class a package. The view is kept so that its id() stays its own.
+            known = _BOUNDED_FINDS[id(self._jvm)] = (
+                self._jvm,
+                found.find if isinstance(found, JavaClass) else None,
+            )
+        return known[1]
 
     def _pattern(self, pattern: str) -> Any:
         compiled = self._compiled.get(pattern)
@@ -41,11 +76,15 @@ class JavaRegexMatcher:
     def _compile(self, pattern: str) -> Any:
         try:
             return self._jvm.java.util.regex.Pattern.compile(pattern)
-        except Py4JJavaError as error:  # a bare py4j gateway
-            if error.java_exception.getClass().getName() != _SYNTAX_ERROR:
-                raise
-            message = error.java_exception.getMessage()
-        except IllegalArgumentException as error:  # PySpark's translation; Pattern.compile throws no other
+        except Py4JJavaError as error:  # a bare py4j gateway, or an error PySpark does not translate
+            thrown = error.java_exception
+            # Compiling is a function of the pattern alone, so whatever it throws says the pattern is
+            # unusable: a syntax error, or e.g. a StackOverflowError (Java 8's, on deep nesting).
+            if thrown.getClass().getName() == _SYNTAX_ERROR:
+                message = thrown.getMessage()
+            else:
+                message = thrown.toString()
+        except IllegalArgumentException as error:  # PySpark's translation of a syntax error
             message = str(error)
         # Java's message is "<description> near index <n>", then the pattern and a caret on later lines.
         raise InvalidRuleError(f"pattern {pattern!r} does not compile in Java: {message.splitlines()[0]}")
