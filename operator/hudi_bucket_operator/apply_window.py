@@ -82,7 +82,7 @@ def maintain(
             status = conditions.stalled(status, now, end.reason, end.message)
             held = conditions.condition(observed.status, conditions.STALLED)
             told = held.message if held else None
-            if told != end.message and not any(r == end.reason for _, r, _ in events):
+            if told != conditions.bounded(end.message) and not any(r == end.reason for _, r, _ in events):
                 events = (*events, ("Warning", end.reason, end.message))
         return Decision(
             status, recorded=recorded_job, events=events, spec=spec, writer_actions=actions, cancel=cancel

@@ -436,6 +436,7 @@ def _stalled(
     instead_of: Decision | None = None,
 ) -> Decision:
     """Stalled until someone changes something; the Warning event is posted once, not on every pass."""
+    message = conditions.bounded(message)  # as the condition holds it, to know it was told
     held = conditions.condition(observed.status, conditions.STALLED)
     told = held is not None and (held.status, held.reason, held.message) == ("True", reason, message)
     return Decision(

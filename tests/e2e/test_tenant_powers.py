@@ -1,12 +1,18 @@
-"""What a table's author can make the operator do, on the real control plane after a real helm install.
+"""What a table's author can make the operator do, on the real control plane after a real helm install:
+exactly what the author could do with their own RBAC, or what the admins allowed in the Helm values.
 
-The author is a ServiceAccount that may write HudiBucketTables in its namespace but not create pods. Each
-setting that would get it pods the cluster's RBAC does not allow (the node's filesystem, any Secret, code
-from anywhere, a JVM agent, another ServiceAccount, ...) is refused at admission by the CRD's CEL rules,
-or stalls its table with one event, and no SparkApplication is created for it: read from the API server.
-A tuning setting reaches the SparkApplication; `helm upgrade` with a wider allow-list lets the settings
-the admins added through. No job runs here (no Spark Operator stand-in): the SparkApplication the operator
-creates is what is checked. The tests run in order: each leaves the tables as the next one expects them.
+The author is a ServiceAccount that may write HudiBucketTables in its namespace and nothing else: no pods,
+no Secrets, no scale of a Deployment, no FlinkDeployment. Beside it, in the same namespace, live what it
+must not reach through the operator: a Deployment and a FlinkDeployment of another team (whose owners
+never consented to a table pausing them), and a Secret the admins did not list, holding a planted value.
+Each attack is refused at admission by the CRD, or stalls its table with one event and no
+SparkApplication, as the API server shows; the victims stay as they were, and no planted value is
+anywhere in any table's status or events. ``ATTACKS`` collects each attack and its outcome as read from
+the API server, grouped; the last test prints the table.
+
+No Spark job runs here: where a table must get as far as pausing its writers, the test plays the Spark
+Operator's part, marking the plan job Completed with a report the contract's own classes write. The tests
+run in order: each leaves the tables as the next one expects them.
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ import json
 import socket
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,13 +29,46 @@ import pytest
 from kubernetes import client
 
 from control_plane import ControlPlane
-from harness import API_GROUP, API_VERSION, PLURAL, Cluster, OperatorProcess, operator_in_pod, until
+from harness import (
+    API_GROUP,
+    API_VERSION,
+    PLURAL,
+    SPARK_APPLICATIONS,
+    Cluster,
+    OperatorProcess,
+    open_window,
+    operator_in_pod,
+    until,
+)
+from hudi_bucket.contract.reports import ConfigMapReport, JobReport, Outcome, PlanResult, TableBuckets
+from hudi_bucket.contract.requests import JobKind
+from hudi_bucket.core.planning import ChangeReason, PartitionChange, Plan
+from hudi_bucket.core.rules import BucketRules
 
 RELEASE = "hudi-bucket-operator-policy"  # holds the chart's name: the release's full name
 RELEASE_NS = "hudi-bucket-operator-policy"
 LAKE = "policy-lake"
 AUTHOR = "table-author"
 RESYNC = 2
+# The planted values: in the Secret the admins did not list, and in settings' values a table sets.
+PLANTED_SECRET = "pl4nted-db-admin-s3cret"
+PLANTED_VALUE = "pl4nted-v4lue"
+# Another team's workloads in the table's namespace, which no table may pause.
+VICTIM_DEPLOYMENT, VICTIM_FLINK = "payments-api", "payments-cdc"
+VICTIM_JAR = "local:///opt/flink/usrlib/payments.jar"
+WRITER_OF = "hudi.bucketops.io/writer-of"
+FLINK = ("flink.apache.org", "v1beta1", "flinkdeployments")
+FLINK_KIND = {  # the admins' recipe for a FlinkDeployment (charts/hudi-bucket-operator/values.yaml)
+    "apiVersion": "flink.apache.org/v1beta1",
+    "kind": "FlinkDeployment",
+    "plural": "flinkdeployments",
+    "suspend": {
+        "path": "spec.job.state",
+        "value": "suspended",
+        "stoppedPath": "status.jobStatus.state",
+        "stopped": ["SUSPENDED", "FINISHED", "CANCELED"],
+    },
+}
 
 
 def free_port() -> int:
@@ -44,16 +83,23 @@ def chart_values(**jobs: Any) -> dict[str, Any]:
         "resyncSeconds": RESYNC,
         "metrics": {"port": free_port()},
         "health": {"port": free_port()},
-        "jobs": {"image": {"tag": "e2e"}, **jobs},
+        "writers": {"enabled": True, "kinds": [FLINK_KIND], "maxQuiesceTimeout": "1h", "applyDeadline": "1m"},
+        "jobs": {
+            "image": {"tag": "e2e"},
+            "allowedSecrets": {LAKE: ["lake-s3"]},
+            "allowedTableUris": {"*": [], LAKE: ["s3a://lake/warehouse/"]},
+            **jobs,
+        },
     }
 
 
-def spec(name: str, spark: dict[str, Any]) -> dict[str, Any]:
-    """A table nothing will read (no job runs here), with this spec.spark."""
+def spec(name: str, spark: dict[str, Any] | None = None, **fields: Any) -> dict[str, Any]:
+    """A table nothing will read (no job runs here), with this spec.spark and other fields."""
     return {
         "table": {"uri": f"s3a://lake/warehouse/{name}"},
         "buckets": {"default": 2, "rules": [{"pattern": "11-11", "buckets": 6}]},
-        "spark": spark,
+        "spark": spark or {},
+        **fields,
     }
 
 
@@ -63,19 +109,26 @@ class World:
     operator: OperatorProcess
     author: client.CustomObjectsApi
     work: Path
+    attacks: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # group -> (attack, outcome)
 
-    def create_as_author(self, name: str, spark: dict[str, Any]) -> dict[str, Any]:
+    def create_as_author(self, name: str, body_spec: dict[str, Any]) -> dict[str, Any]:
         body = {
             "apiVersion": f"{API_GROUP}/{API_VERSION}",
             "kind": "HudiBucketTable",
             "metadata": {"name": name, "namespace": LAKE},
-            "spec": spec(name, spark),
+            "spec": body_spec,
         }
         return self.author.create_namespaced_custom_object(API_GROUP, API_VERSION, LAKE, PLURAL, body)
+
+    def patch_as_author(self, name: str, patch: dict[str, Any]) -> None:
+        self.author.patch_namespaced_custom_object(API_GROUP, API_VERSION, LAKE, PLURAL, name, patch)
 
     def restart_operator(self) -> None:
         self.operator.stop()
         self.operator = operator_in_pod(self.cluster, RELEASE_NS, RELEASE, self.work)
+
+    def tried(self, group: str, attack: str, outcome: str) -> None:
+        self.attacks.setdefault(group, []).append((attack, outcome))
 
 
 def author_client(control_plane: ControlPlane) -> client.ApiClient:
@@ -98,15 +151,92 @@ def author_client(control_plane: ControlPlane) -> client.ApiClient:
         subjects=[subject],
     )
     rbac.create_namespaced_role_binding(LAKE, binding)
+    control_plane.wait_until_allowed(f"system:serviceaccount:{LAKE}:{AUTHOR}", "create", PLURAL, LAKE)
     return control_plane.api_client_for_token(control_plane.token_for(LAKE, AUTHOR))
+
+
+FLINK_CRD = {
+    "apiVersion": "apiextensions.k8s.io/v1",
+    "kind": "CustomResourceDefinition",
+    "metadata": {"name": "flinkdeployments.flink.apache.org"},
+    "spec": {
+        "group": "flink.apache.org",
+        "scope": "Namespaced",
+        "names": {"kind": "FlinkDeployment", "plural": "flinkdeployments", "singular": "flinkdeployment"},
+        "versions": [
+            {
+                "name": "v1beta1",
+                "served": True,
+                "storage": True,
+                "subresources": {"status": {}},
+                "schema": {
+                    "openAPIV3Schema": {
+                        "type": "object",
+                        "properties": {
+                            "spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+                            "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+                        },
+                    }
+                },
+            }
+        ],
+    },
+}
+
+
+def deployment(name: str, replicas: int, labels: dict[str, str] | None = None) -> dict[str, Any]:
+    selector = {"app": name}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name, "namespace": LAKE, "labels": labels or {}},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": selector},
+            "template": {
+                "metadata": {"labels": selector},
+                "spec": {"containers": [{"name": "app", "image": "example.invalid/app:1"}]},
+            },
+        },
+    }
+
+
+def flink_deployment(name: str, labels: dict[str, str] | None = None) -> dict[str, Any]:
+    return {
+        "apiVersion": "flink.apache.org/v1beta1",
+        "kind": "FlinkDeployment",
+        "metadata": {"name": name, "namespace": LAKE, "labels": labels or {}},
+        "spec": {"image": "flink:1.20", "job": {"jarURI": VICTIM_JAR, "state": "running", "parallelism": 2}},
+    }
 
 
 @pytest.fixture(scope="module")
 def world(control_plane: ControlPlane, tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
-    work = tmp_path_factory.mktemp("e2e-policy")
+    work = tmp_path_factory.mktemp("e2e-tenant")
     cluster = Cluster(control_plane)
     cluster.install_crds()
+    crd = work / "flink-crd.json"
+    crd.write_text(json.dumps(FLINK_CRD))
+    cluster.kubectl("apply", "--server-side", "-f", str(crd))
+    established = (
+        "wait",
+        "--for=condition=Established",
+        "crd/flinkdeployments.flink.apache.org",
+        "--timeout=5s",
+    )
+    until(lambda: cluster.kubectl(*established, check=False).returncode == 0, 60, "the FlinkDeployment CRD")
     cluster.kubectl("create", "namespace", LAKE)
+    # What the author must not reach: another team's writers, and a Secret nobody listed for tables.
+    cluster.apps.create_namespaced_deployment(LAKE, deployment(VICTIM_DEPLOYMENT, 3))
+    cluster.custom.create_namespaced_custom_object(*FLINK[:2], LAKE, FLINK[2], flink_deployment(VICTIM_FLINK))
+    secret = client.V1Secret(
+        metadata=client.V1ObjectMeta(name="db-admin"), string_data={"PASSWORD": PLANTED_SECRET}
+    )
+    cluster.core.create_namespaced_secret(LAKE, secret)
+    lake_s3 = {"AWS_ACCESS_KEY_ID": "lake", "AWS_SECRET_ACCESS_KEY": "lake-key"}
+    cluster.core.create_namespaced_secret(
+        LAKE, client.V1Secret(metadata=client.V1ObjectMeta(name="lake-s3"), string_data=lake_s3)
+    )
     cluster.install_chart(RELEASE, RELEASE_NS, chart_values())
     author = author_client(control_plane)
     world = World(
@@ -120,86 +250,214 @@ def world(control_plane: ControlPlane, tmp_path_factory: pytest.TempPathFactory)
         cluster.kubectl("delete", "namespace", LAKE, RELEASE_NS, "--wait=false", "--ignore-not-found")
 
 
-def test_the_author_may_write_tables_but_not_create_pods(world: World) -> None:
+def victims_as_they_were(world: World) -> None:
+    """The other team's Deployment and FlinkDeployment, as the API server shows them: untouched."""
+    scale = world.cluster.apps.read_namespaced_deployment_scale(VICTIM_DEPLOYMENT, LAKE)
+    assert scale.spec.replicas == 3
+    flink = world.cluster.custom.get_namespaced_custom_object(*FLINK[:2], LAKE, FLINK[2], VICTIM_FLINK)
+    assert flink["spec"]["job"] == {"jarURI": VICTIM_JAR, "state": "running", "parallelism": 2}
+    assert flink["metadata"]["generation"] == 1  # never patched
+
+
+def test_the_author_may_write_tables_but_not_pods_secrets_nor_others_workloads(world: World) -> None:
+    api = world.author.api_client
     pod = client.V1Pod(
         metadata=client.V1ObjectMeta(name="escape"),
         spec=client.V1PodSpec(containers=[client.V1Container(name="c", image="busybox")]),
     )
-    with pytest.raises(client.ApiException) as refused:
-        client.CoreV1Api(world.author.api_client).create_namespaced_pod(LAKE, pod)
-    assert refused.value.status == 403
+    refused = {
+        "create a pod": lambda: client.CoreV1Api(api).create_namespaced_pod(LAKE, pod),
+        "read a Secret": lambda: client.CoreV1Api(api).read_namespaced_secret("db-admin", LAKE),
+        "list Secrets": lambda: client.CoreV1Api(api).list_namespaced_secret(LAKE),
+        "scale a Deployment": lambda: client.AppsV1Api(api).patch_namespaced_deployment_scale(
+            VICTIM_DEPLOYMENT, LAKE, {"spec": {"replicas": 0}}
+        ),
+        "patch a FlinkDeployment": lambda: client.CustomObjectsApi(api).patch_namespaced_custom_object(
+            *FLINK[:2],
+            LAKE,
+            FLINK[2],
+            VICTIM_FLINK,
+            {"spec": {"job": {"jarURI": "https://evil.example/x.jar"}}},
+        ),
+        "create a SparkApplication": lambda: client.CustomObjectsApi(api).create_namespaced_custom_object(
+            *SPARK_APPLICATIONS[:2], LAKE, SPARK_APPLICATIONS[2], {"metadata": {"name": "x"}}
+        ),
+    }
+    for what, call in refused.items():
+        with pytest.raises(client.ApiException) as caught:
+            call()
+        assert caught.value.status == 403, what
+        world.tried("the author's own RBAC", what, "403 Forbidden")
 
 
-# What no admin may allow (the operator sets it for every job), and an image no allowlist admits: the API
-# server refuses each table, saying why.
-AT_ADMISSION = {
-    "spark.kubernetes.container.image": "spec.spark.sparkConf must not set what the operator sets",
-    "spark.kubernetes.namespace": "spec.spark.sparkConf must not set what the operator sets",
-    "spark.kubernetes.authenticate.driver.serviceAccountName": "spec.spark.sparkConf must not set",
-    "spark.kubernetes.driver.podTemplateFile": "spec.spark.sparkConf must not set what the operator sets",
-    "spark.kubernetes.driver.pod.name": "spec.spark.sparkConf must not set what the operator sets",
-    "spark.master": "spec.spark.sparkConf must not set what the operator sets",
-    # `--conf spark.master=k8s://...=x` to spark-submit, whatever prefix the admins allow
-    "spark.master=k8s://https://evil.example": "spec.spark.sparkConf's keys must be settings' names",
-}
-MALFORMED_IMAGES = [
-    "registry.example/hudi-job/../evil:1",
-    "Registry.example/hudi-job:1",
-    "registr\u0443.example/j:1",
-]
+# What no admin may allow, and what no table may say at all: the API server refuses each table, saying why.
+AT_ADMISSION: list[tuple[str, str, dict[str, Any], str]] = [
+    # (group, attack, spec, what the API server says)
+    ("settings the operator sets", "sparkConf spark.kubernetes.container.image",
+     spec("a", {"sparkConf": {"spark.kubernetes.container.image": "evil/miner:1"}}),
+     "spec.spark.sparkConf must not set what the operator sets"),
+    ("settings the operator sets", "sparkConf spark.kubernetes.namespace",
+     spec("a", {"sparkConf": {"spark.kubernetes.namespace": "kube-system"}}),
+     "spec.spark.sparkConf must not set what the operator sets"),
+    ("settings the operator sets", "sparkConf spark.kubernetes.authenticate.driver.serviceAccountName",
+     spec("a", {"sparkConf": {"spark.kubernetes.authenticate.driver.serviceAccountName": "admin"}}),
+     "spec.spark.sparkConf must not set"),
+    ("settings the operator sets", "sparkConf spark.kubernetes.driver.podTemplateFile",
+     spec("a", {"sparkConf": {"spark.kubernetes.driver.podTemplateFile": "/x"}}),
+     "spec.spark.sparkConf must not set what the operator sets"),
+    ("settings the operator sets", "sparkConf spark.kubernetes.driver.pod.name",
+     spec("a", {"sparkConf": {"spark.kubernetes.driver.pod.name": "x"}}),
+     "spec.spark.sparkConf must not set what the operator sets"),
+    ("settings the operator sets", "sparkConf spark.master",
+     spec("a", {"sparkConf": {"spark.master": "local[*]"}}), "spec.spark.sparkConf must not set what the operator sets"),
+    ("settings the operator sets", "a key naming another in --conf key=value (spark.master=k8s://...)",
+     spec("a", {"sparkConf": {"spark.master=k8s://https://evil.example": "x"}}),
+     "spec.spark.sparkConf's keys must be settings' names"),
+    ("settings the operator sets", "hadoopConf key fs.s3a.endpoint=http://evil.example",
+     spec("a", {"hadoopConf": {"fs.s3a.endpoint=http://evil.example": "x"}}), "hadoopConf's keys must be"),
+    ("images", "an image with '..' in its name", spec("a", {"image": "registry.example/hudi-job/../evil:1"}),
+     "spec.spark.image must be an image reference"),
+    ("images", "an image in upper case", spec("a", {"image": "Registry.example/hudi-job:1"}),
+     "spec.spark.image must be an image reference"),
+    ("images", "an image with a Cyrillic look-alike", spec("a", {"image": "registr\u0443.example/j:1"}),
+     "spec.spark.image must be an image reference"),
+    ("values", "Hadoop's ${env.NAME} in an integer setting (fs.s3a.connection.maximum)",
+     spec("a", {"hadoopConf": {"fs.s3a.connection.maximum": "${env.PASSWORD}"}}),
+     "spec.spark.hadoopConf's values must not hold '${'"),
+    ("values", "Spark's ${env:NAME} in spark.sql.shuffle.partitions",
+     spec("a", {"sparkConf": {"spark.sql.shuffle.partitions": "${env:PASSWORD}"}}),
+     "spec.spark.sparkConf's values must not hold '${'"),
+    ("values", "${...} in a spark.hadoop.* key's value",
+     spec("a", {"sparkConf": {"spark.hadoop.fs.s3a.endpoint.region": "${env.AWS_SECRET_ACCESS_KEY}"}}),
+     "spec.spark.sparkConf's values must not hold '${'"),
+    ("writers", "a writer kind in lower case", spec("a", writers={"workloads": [{"kind": "deployment", "name": "x"}]}),
+     "spec.writers.workloads[0].kind"),
+    ("bounds", "100,001 buckets", {**spec("a"), "buckets": {"default": 100001, "rules": [{"pattern": "x", "buckets": 2}]}},
+     "spec.buckets.default"),
+    ("bounds", "101 rules", {**spec("a"), "buckets": {"default": 2, "rules": [{"pattern": f"p{i}", "buckets": 2} for i in range(101)]}},
+     "spec.buckets.rules"),
+    ("bounds", "a pattern of 513 characters", {**spec("a"), "buckets": {"default": 2, "rules": [{"pattern": "a" * 513, "buckets": 2}]}},
+     "spec.buckets.rules[0].pattern"),
+    ("bounds", "1,001 executors", spec("a", {"executor": {"instances": 1001}}), "spec.spark.executor.instances"),
+    ("bounds", "a 1,000-day quiesce timeout", spec("a", writers={"quiesceTimeout": "1000d"}), "spec.writers.quiesceTimeout"),
+]  # fmt: skip
 
 
-def test_what_no_admin_may_allow_is_refused_at_admission(world: World) -> None:
-    attempts = [({"sparkConf": {key: "x"}}, why) for key, why in AT_ADMISSION.items()]
-    attempts += [
-        ({"image": image}, "spec.spark.image must be an image reference") for image in MALFORMED_IMAGES
-    ]
-    attempts += [({"hadoopConf": {"fs.s3a.endpoint=http://evil.example": "x"}}, "hadoopConf's keys must be")]
-    for index, (spark, why) in enumerate(attempts):
+def test_what_no_table_may_say_is_refused_at_admission(world: World) -> None:
+    for index, (group, attack, body_spec, why) in enumerate(AT_ADMISSION):
         with pytest.raises(client.ApiException) as refused:
-            world.create_as_author(f"owned-{index}", spark)
-        assert refused.value.status == 422, spark
-        assert why in json.loads(refused.value.body)["message"], spark
+            world.create_as_author(f"admission-{index}", body_spec)
+        said = json.loads(refused.value.body)["message"]
+        assert refused.value.status == 422, attack
+        assert why in said, (attack, said)
+        world.tried(group, attack, f"refused at admission (422): ...{why}...")
     tables = world.cluster.custom.list_namespaced_custom_object(API_GROUP, API_VERSION, LAKE, PLURAL)
     assert tables["items"] == []
 
 
-# (table, spec.spark, the event's reason, what its message says): each admitted, each refused by the
+NESTED = "(" * 510 + "a" + ")" * 510
+LONG_BAD_RULES = [{"pattern": "(" * 300 + f"x{i}", "buckets": 2} for i in range(100)]
+# (group, table, spec, the Stalled reason, what its message says): each admitted, each refused by the
 # operator before a job exists.
-STALLED = [
-    ("host-path-mount", {"sparkConf": {"spark.kubernetes.driver.volumes.hostPath.node.mount.path": "/host"}},
+STALLED: list[tuple[str, str, dict[str, Any], str, str]] = [
+    ("mounts, code and pods", "host-path-mount",
+     spec("host-path-mount", {"sparkConf": {"spark.kubernetes.driver.volumes.hostPath.node.mount.path": "/host"}}),
      "SettingNotAllowed", "sparkConf['spark.kubernetes.driver.volumes.hostPath.node.mount.path'] mounts volumes"),
-    ("host-path-options", {"sparkConf": {"spark.kubernetes.driver.volumes.hostPath.node.options.path": "/"}},
+    ("mounts, code and pods", "host-path-options",
+     spec("host-path-options", {"sparkConf": {"spark.kubernetes.driver.volumes.hostPath.node.options.path": "/"}}),
      "SettingNotAllowed", "sparkConf['spark.kubernetes.driver.volumes.hostPath.node.options.path'] mounts volumes"),
-    ("any-secret", {"sparkConf": {"spark.kubernetes.driver.secrets.cluster-admin-token": "/var/run/t"}},
-     "SettingNotAllowed", "sparkConf['spark.kubernetes.driver.secrets.cluster-admin-token'] mounts a Secret"),
-    ("jars", {"sparkConf": {"spark.jars": "https://evil.example/miner.jar"}},
+    ("mounts, code and pods", "jars", spec("jars", {"sparkConf": {"spark.jars": "https://evil.example/miner.jar"}}),
      "SettingNotAllowed", "sparkConf['spark.jars'] loads code into the job"),
-    ("packages", {"sparkConf": {"spark.jars.packages": "com.evil:miner:1.0"}},
+    ("mounts, code and pods", "packages", spec("packages", {"sparkConf": {"spark.jars.packages": "com.evil:miner:1.0"}}),
      "SettingNotAllowed", "sparkConf['spark.jars.packages'] loads code into the job"),
-    ("java-agent", {"sparkConf": {"spark.driver.extraJavaOptions": "-javaagent:/tmp/a.jar"}},
+    ("mounts, code and pods", "java-agent",
+     spec("java-agent", {"sparkConf": {"spark.driver.extraJavaOptions": "-javaagent:/tmp/a.jar"}}),
      "SettingNotAllowed", "sparkConf['spark.driver.extraJavaOptions'] passes options to the job's JVMs"),
-    ("driver-env", {"sparkConf": {"spark.kubernetes.driverEnv.AWS_ROLE_ARN": "arn:aws:iam::1:role/admin"}},
+    ("mounts, code and pods", "codec-class",
+     spec("codec-class", {"sparkConf": {"spark.io.compression.codec": "com.evil.Codec"}}),
+     "SettingNotAllowed", "sparkConf['spark.io.compression.codec'] must be one of lz4, lzf, snappy, zstd"),
+    ("mounts, code and pods", "driver-env",
+     spec("driver-env", {"sparkConf": {"spark.kubernetes.driverEnv.AWS_ROLE_ARN": "arn:aws:iam::1:role/admin"}}),
      "SettingNotAllowed", "sparkConf['spark.kubernetes.driverEnv.AWS_ROLE_ARN'] sets environment variables"),
-    ("node-selector", {"sparkConf": {"spark.kubernetes.node.selector.kubernetes.io/hostname": "master-0"}},
+    ("mounts, code and pods", "node-selector",
+     spec("node-selector", {"sparkConf": {"spark.kubernetes.node.selector.kubernetes.io/hostname": "master-0"}}),
      "SettingNotAllowed", "sparkConf['spark.kubernetes.node.selector.kubernetes.io/hostname'] chooses the nodes"),
-    ("endpoint", {"hadoopConf": {"fs.s3a.endpoint": "http://evil.example"}},
-     "SettingNotAllowed", "hadoopConf['fs.s3a.endpoint'] points S3A at another server"),
-    ("endpoint-in-spark-conf", {"sparkConf": {"spark.hadoop.fs.s3a.endpoint": "http://evil.example"}},
-     "SettingNotAllowed", "sparkConf['spark.hadoop.fs.s3a.endpoint'] points S3A at another server"),
-    ("credentials-provider", {"hadoopConf": {"fs.s3a.aws.credentials.provider": "com.evil.Provider"}},
-     "SettingNotAllowed", "hadoopConf['fs.s3a.aws.credentials.provider'] chooses whose credentials"),
-    ("inline-secret", {"hadoopConf": {"fs.s3a.secret.key": "not-really"}},
+    ("Secrets", "secret-mount",
+     spec("secret-mount", {"sparkConf": {"spark.kubernetes.driver.secrets.db-admin": "/var/run/t"}}),
+     "SettingNotAllowed", "sparkConf['spark.kubernetes.driver.secrets.db-admin'] mounts a Secret"),
+    ("Secrets", "secret-key-ref",
+     spec("secret-key-ref", {"sparkConf": {"spark.kubernetes.executor.secretKeyRef.PASSWORD": "db-admin:PASSWORD"}}),
+     "SettingNotAllowed", "sparkConf['spark.kubernetes.executor.secretKeyRef.PASSWORD'] mounts a Secret"),
+    ("Secrets", "unlisted-secret", spec("unlisted-secret", {"envFromSecrets": [{"name": "db-admin"}]}),
+     "SecretNotAllowed", "spec.spark.envFromSecrets names Secret(s) ['db-admin'] that tables in namespace"),
+    ("Secrets", "inline-secret", spec("inline-secret", {"hadoopConf": {"fs.s3a.secret.key": PLANTED_VALUE}}),
      "SettingNotAllowed", "hadoopConf['fs.s3a.secret.key'] holds a credential"),
-    ("cluster-admin", {"serviceAccount": "cluster-admin"},
+    ("endpoints and identities", "endpoint", spec("endpoint", {"hadoopConf": {"fs.s3a.endpoint": "http://evil.example"}}),
+     "SettingNotAllowed", "hadoopConf['fs.s3a.endpoint'] points S3A at another server"),
+    ("endpoints and identities", "endpoint-in-spark-conf",
+     spec("endpoint-in-spark-conf", {"sparkConf": {"spark.hadoop.fs.s3a.endpoint": "http://evil.example"}}),
+     "SettingNotAllowed", "sparkConf['spark.hadoop.fs.s3a.endpoint'] points S3A at another server"),
+    ("endpoints and identities", "credentials-provider",
+     spec("credentials-provider", {"hadoopConf": {"fs.s3a.aws.credentials.provider": "com.evil.Provider"}}),
+     "SettingNotAllowed", "hadoopConf['fs.s3a.aws.credentials.provider'] chooses whose credentials"),
+    ("endpoints and identities", "cluster-admin", spec("cluster-admin", {"serviceAccount": "cluster-admin"}),
      "ServiceAccountNotAllowed", "spec.spark.serviceAccount 'cluster-admin' is not allowed"),
-    ("lake-spark", {"serviceAccount": "lake-spark"},
+    ("endpoints and identities", "lake-spark", spec("lake-spark", {"serviceAccount": "lake-spark"}),
      "ServiceAccountNotAllowed", "spec.spark.serviceAccount 'lake-spark' is not allowed"),
-    ("image", {"image": "docker.io/someone/miner:latest"},
+    ("endpoints and identities", "image", spec("image", {"image": "docker.io/someone/miner:latest"}),
      "ImageNotAllowed", "spec.spark.image 'docker.io/someone/miner:latest' is not allowed"),
+    ("values", "not-an-integer", spec("not-an-integer", {"sparkConf": {"spark.sql.shuffle.partitions": PLANTED_VALUE}}),
+     "SettingNotAllowed", "sparkConf['spark.sql.shuffle.partitions'] must be an integer in 1..1000000"),
+    ("values", "not-a-size", spec("not-a-size", {"hadoopConf": {"fs.s3a.multipart.size": PLANTED_VALUE}}),
+     "SettingNotAllowed", "hadoopConf['fs.s3a.multipart.size'] must be a size in Hadoop's format"),
+    ("values", "huge-overhead", spec("huge-overhead", {"sparkConf": {"spark.executor.memoryOverhead": "99999g"}}),
+     "SettingNotAllowed", "sparkConf['spark.executor.memoryOverhead'] must be no larger than 32g"),
+    ("table URIs", "metadata-service", {**spec("x"), "table": {"uri": "http://169.254.169.254/latest/meta-data/iam"}},
+     "TableUriNotAllowed", "is not where tables of this namespace may be"),
+    ("table URIs", "https", {**spec("x"), "table": {"uri": "https://evil.example/table"}},
+     "TableUriNotAllowed", "is not where tables of this namespace may be"),
+    ("table URIs", "other-team", {**spec("x"), "table": {"uri": "s3a://lake/payments/ledger"}},
+     "TableUriNotAllowed", "is not where tables of this namespace may be"),
+    ("table URIs", "climbing-out", {**spec("x"), "table": {"uri": "s3a://lake/warehouse/../payments/ledger"}},
+     "TableUriNotAllowed", "holds a '.' or '..' segment"),
+    ("table URIs", "a-prefix-of-a-name", {**spec("x"), "table": {"uri": "s3a://lake/warehouse-b/t"}},
+     "TableUriNotAllowed", "is not where tables of this namespace may be"),
+    ("table URIs", "credentials-in-uri", {**spec("x"), "table": {"uri": f"s3a://key:{PLANTED_VALUE}@lake/warehouse/t"}},
+     "TableUriNotAllowed", "holds credentials before its host"),
+    ("table URIs", "hdfs", {**spec("x"), "table": {"uri": "hdfs://namenode/warehouse/t"}},
+     "TableUriNotAllowed", "is not where tables of this namespace may be"),
+    ("bounds", "huge-driver", spec("huge-driver", {"driver": {"memory": "99999999g"}}),
+     "ResourcesNotAllowed", "spec.spark.driver.memory 99999999g is over 16g"),
+    ("bounds", "many-executors", spec("many-executors", {"executor": {"instances": 1000, "cores": 256}}),
+     "ResourcesNotAllowed", "spec.spark.executor.instances 1000 is over 50"),
+    ("bounds", "long-quiesce",
+     spec("long-quiesce", writers={"quiesceTimeout": "999d", "workloads": [{"kind": "Deployment", "name": "x"}]}),
+     "WriterNotAllowed", "quiesceTimeout is 86313600 s, over the 3600 s the admins allow"),
+    ("writers", "undeclared-kind",
+     spec("undeclared-kind", writers={"workloads": [{"kind": "CronJob", "name": "nightly"}]}),
+     "WriterNotAllowed", "kind(s) ['CronJob'] that the operator does not know how to pause"),
+    ("writers", "secret-as-writer",
+     spec("secret-as-writer", writers={"workloads": [{"kind": "Secret", "name": "db-admin"}]}),
+     "WriterNotAllowed", "kind(s) ['Secret'] that the operator does not know how to pause"),
+    ("crash specs", "deep-nesting",
+     {**spec("x"), "buckets": {"default": 2, "rules": [{"pattern": NESTED[:512], "buckets": 2}]}},
+     "InvalidSpec", "spec.buckets.rules[0]"),
+    ("crash specs", "nested-alternation",
+     {**spec("x"), "buckets": {"default": 2, "rules": [{"pattern": "((.|.)|(.|.))*x", "buckets": 2}]}},
+     "InvalidSpec", "spec.buckets.rules[0]"),
+    ("crash specs", "nested-quantifiers",
+     {**spec("x"), "buckets": {"default": 2, "rules": [{"pattern": "(a+)+b", "buckets": 2}]}},
+     "InvalidSpec", "spec.buckets.rules[0]"),
+    ("crash specs", "a-40000-character-message",
+     {**spec("x"), "buckets": {"default": 2, "rules": LONG_BAD_RULES}},
+     "InvalidSpec", "spec.buckets.rules[0]"),
 ]  # fmt: skip
 # What the admins allow in the last test, and the tables it lets through.
-WIDER = {"allowedHadoopConf": ["fs.s3a.endpoint"], "allowedServiceAccounts": ["lake-spark"]}
+WIDER = {
+    "allowedHadoopConf": ["fs.s3a.endpoint"],
+    "allowedServiceAccounts": ["lake-spark"],
+    "allowedSparkConf": ["spark."],
+}
 LET_THROUGH = {"endpoint", "endpoint-in-spark-conf", "lake-spark"}
 
 
@@ -216,37 +474,207 @@ def stalled_once(world: World, name: str) -> tuple[dict[str, Any], list[str]]:
 
 
 def test_each_escalation_stalls_its_table_with_one_event_and_no_job(world: World) -> None:
-    for name, spark, _, _ in STALLED:
-        world.create_as_author(name, spark)
-    for name, _, reason, says in STALLED:
+    for _, name, body_spec, _, _ in STALLED:
+        world.create_as_author(name, body_spec)
+    for group, name, _, reason, says in STALLED:
         held, _ = stalled_once(world, name)
         assert (held["reason"], says in held["message"]) == (reason, True), held
+        assert len(held["message"]) <= 4096  # bounded, whatever the spec
+        world.tried(group, name, f"Stalled, {reason}: ...{says}...")
     time.sleep(3 * RESYNC)  # three more passes over every table: still one event each
-    for name, _, reason, says in STALLED:
-        [event] = world.cluster.events(LAKE, name)
+    for _, name, _, reason, _ in STALLED:
+        events = world.cluster.events(LAKE, name)
+        assert len(events) == 1, (name, events)
+        [event] = events
         assert event.startswith(f"{reason}: "), event
-        assert says in event
-        assert "evil.example" not in event  # the keys are named, not their values
-        assert "not-really" not in event
+        if reason == "SettingNotAllowed":
+            assert "evil.example" not in event  # the keys are named, not their values
+        assert PLANTED_VALUE not in event
     assert world.cluster.jobs(LAKE) == []  # no SparkApplication at all, as the API server lists them
     assert world.cluster.config_maps(LAKE) == {}
+    victims_as_they_were(world)
     world.operator.assert_alive()
 
 
-def test_an_allowed_tuning_setting_reaches_the_spark_application(world: World) -> None:
+def test_an_allowed_tuning_setting_and_secret_reach_the_spark_application(world: World) -> None:
     tuning = {
         "sparkConf": {"spark.sql.shuffle.partitions": "7", "spark.sql.adaptive.enabled": "false"},
         "hadoopConf": {"fs.s3a.connection.maximum": "32", "fs.s3a.endpoint.region": "eu-west-1"},
+        "envFromSecrets": [{"name": "lake-s3"}],
     }
-    world.create_as_author("tuned", tuning)
+    world.create_as_author("tuned", spec("tuned", tuning))
     [app] = until(lambda: world.cluster.jobs(LAKE, "tuned"), 60, "the tuned table's plan job")
     body = app["spec"]
     assert body["sparkConf"].items() >= tuning["sparkConf"].items()
     assert body["hadoopConf"] == tuning["hadoopConf"]
+    assert body["driver"]["envFrom"] == body["executor"]["envFrom"] == [{"secretRef": {"name": "lake-s3"}}]
     assert body["driver"]["serviceAccount"] == body["executor"]["serviceAccount"] == "hudi-bucket-jobs"
     assert body["image"] == "hudi-bucket-operator-job:e2e"
     assert world.cluster.phase_is(LAKE, "tuned", "Planning")["phase"] == "Planning"  # held by no one: pending
-    assert {a["metadata"]["labels"]["hudi.bucketops.io/table"] for a in world.cluster.jobs(LAKE)} == {"tuned"}
+    world.tried(
+        "the author's own (allowed)", "tuning settings and the listed Secret", "plan job created with them"
+    )
+
+
+# --- writers: the operator pauses only what its owner lets a table pause -----------------------------------
+
+PLAN = Plan(
+    BucketRules.parse("11-11,6", 2),
+    None,
+    (PartitionChange("day=2025-11-11", 2, 6, 2, 40, 4000, ChangeReason.RESCALE),),
+    "20261127000000000",
+)
+
+
+def complete_plan(world: World, table: str) -> None:
+    """The Spark Operator's part: the table's plan job done, with the report its job would write."""
+    [app] = until(lambda: world.cluster.jobs(LAKE, table), 60, f"{table}'s plan job")
+    name = app["metadata"]["name"]
+    result = {**PlanResult(PLAN, {}).to_dict(), **TableBuckets().to_dict()}
+    report = JobReport(
+        JobKind.PLAN, f"s3a://lake/warehouse/{table}", Outcome.SUCCEEDED, "planned", "t0", "t1", result
+    )
+    world.cluster.core.create_namespaced_config_map(
+        LAKE,
+        client.V1ConfigMap(
+            metadata=client.V1ObjectMeta(name=name), data={ConfigMapReport.KEY: report.to_json().decode()}
+        ),
+    )
+    status = {
+        "applicationState": {"state": "COMPLETED"},
+        "driverInfo": {"podName": f"{name}-driver"},
+        "submissionAttempts": 1,
+        "lastSubmissionAttemptTime": "2026-11-27T00:00:00Z",
+    }
+    world.cluster.custom.patch_namespaced_custom_object_status(
+        *SPARK_APPLICATIONS[:2], LAKE, SPARK_APPLICATIONS[2], name, {"status": status}
+    )
+
+
+def writers_spec(name: str, *workloads: dict[str, str], quiesce: str = "30m") -> dict[str, Any]:
+    return spec(
+        name,
+        apply={"policy": "Automatic", "window": open_window()},
+        writers={"quiesceTimeout": quiesce, "workloads": list(workloads)},
+    )
+
+
+# How the author would have the operator patch the other team's FlinkDeployment: its jar, the author's.
+JAR_SWAP = {"apiVersion": "flink.apache.org/v1beta1", "suspend": {"path": "spec.job.jarURI",
+            "suspended": "https://evil.example/pwn.jar", "running": "x", "stoppedPath": "status.x", "stopped": ["x"]}}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("table", "workload"),
+    [
+        ("pause-payments", {"kind": "Deployment", "name": VICTIM_DEPLOYMENT}),
+        ("swap-payments-jar", {"kind": "FlinkDeployment", "name": VICTIM_FLINK, **JAR_SWAP}),
+    ],
+)
+def test_a_workload_whose_owner_did_not_consent_is_never_touched(
+    world: World, table: str, workload: dict[str, Any]
+) -> None:
+    world.create_as_author(table, writers_spec(table, workload))
+    # How a kind is suspended is no table's to say: the API server keeps only the kind and the name.
+    stored = world.cluster.table(LAKE, table)["spec"]["writers"]["workloads"]
+    assert stored == [{"kind": workload["kind"], "name": workload["name"]}]
+    complete_plan(world, table)
+    held, events = stalled_once(world, table)
+    assert held["reason"] == "WriterNotConsented", held
+    assert f"{WRITER_OF}={table}" in held["message"]
+    reasons = {e.split(":")[0] for e in events}  # in no particular order
+    assert "WriterNotConsented" in reasons
+    assert not reasons & {"PausingWriters", "WritersPaused", "WritersResumed"}
+    victims_as_they_were(world)
+    assert world.cluster.job_kinds(LAKE, table) == ["plan"]  # no apply
+    attack = f"{workload['kind']} {workload['name']} named as a writer" + (
+        ", its suspend field the jar" if "suspend" in workload else ""
+    )
+    pruned = "suspend pruned by the API server; " if "suspend" in workload else ""
+    world.tried("writers (another team's)", attack, f"{pruned}Stalled, WriterNotConsented: nothing touched")
+
+
+def test_a_workload_consenting_to_another_table_is_never_touched(world: World) -> None:
+    world.cluster.apps.create_namespaced_deployment(
+        LAKE, deployment("orders-ingest", 2, {WRITER_OF: "orders"})
+    )
+    world.create_as_author(
+        "not-orders", writers_spec("not-orders", {"kind": "Deployment", "name": "orders-ingest"})
+    )
+    complete_plan(world, "not-orders")
+    held, _ = stalled_once(world, "not-orders")
+    assert held["reason"] == "WriterNotConsented"
+    assert world.cluster.apps.read_namespaced_deployment_scale("orders-ingest", LAKE).spec.replicas == 2
+    world.tried(
+        "writers (another team's)", "a Deployment consenting to another table", "Stalled, WriterNotConsented"
+    )
+
+
+def flink_state(name: str, world: World) -> str:
+    found = world.cluster.custom.get_namespaced_custom_object(*FLINK[:2], LAKE, FLINK[2], name)
+    return str(found["spec"]["job"]["state"])
+
+
+def test_a_spec_that_crashed_the_old_operator_resumes_the_paused_writer_and_stalls(world: World) -> None:
+    """A consenting FlinkDeployment is suspended as the admins declared (its status never says it
+    stopped: no Flink runs here, so the pause waits); the author then makes the spec one that crashed
+    the old operator. The writer is resumed, the table stalls saying why, the operator goes on."""
+    world.cluster.custom.create_namespaced_custom_object(
+        *FLINK[:2], LAKE, FLINK[2], flink_deployment("ingest-cdc", {WRITER_OF: "crashing"})
+    )
+    world.create_as_author(
+        "crashing", writers_spec("crashing", {"kind": "FlinkDeployment", "name": "ingest-cdc"})
+    )
+    complete_plan(world, "crashing")
+    until(lambda: flink_state("ingest-cdc", world) == "suspended", 60, "ingest-cdc suspended by the operator")
+    assert world.cluster.status(LAKE, "crashing")["phase"] == "PausingWriters"
+    world.patch_as_author(
+        "crashing", {"spec": {"buckets": {"rules": [{"pattern": NESTED[:512], "buckets": 2}]}}}
+    )
+    until(lambda: flink_state("ingest-cdc", world) == "running", 60, "ingest-cdc resumed")
+    held, events = stalled_once(world, "crashing")
+    assert held["reason"] == "InvalidSpec"
+    assert "WritersResumed" in [e.split(":")[0] for e in events]
+    victims_as_they_were(world)
+    world.create_as_author("after-the-crash", spec("after-the-crash"))
+    until(lambda: world.cluster.jobs(LAKE, "after-the-crash"), 60, "the next table's plan job")  # still going
+    world.operator.assert_alive()
+    world.tried("crash specs", "made crashing while its writer was paused",
+                "writer resumed (API server), Stalled InvalidSpec, the next table planned")  # fmt: skip
+
+
+def test_an_apply_past_the_admins_deadline_is_cancelled_and_its_writer_resumed(world: World) -> None:
+    """The apply's SparkApplication is never run (no Spark Operator here, as when its pods cannot be
+    scheduled): at writers.applyDeadline (1m) the operator deletes it and resumes the writer."""
+    world.cluster.apps.create_namespaced_deployment(LAKE, deployment("stuck-ingest", 2, {WRITER_OF: "stuck"}))
+    world.create_as_author("stuck", writers_spec("stuck", {"kind": "Deployment", "name": "stuck-ingest"}))
+    complete_plan(world, "stuck")
+
+    def scale() -> int:  # a Scale's spec leaves replicas out when 0
+        return int(
+            world.cluster.apps.read_namespaced_deployment_scale("stuck-ingest", LAKE).spec.replicas or 0
+        )
+
+    until(lambda: scale() == 0, 60, "stuck-ingest paused")
+    until(lambda: world.cluster.job_kinds(LAKE, "stuck") == ["plan", "apply"], 60, "the apply job")
+    until(lambda: scale() == 2, 150, "stuck-ingest resumed at the deadline")
+    held, _ = stalled_once(world, "stuck")
+    assert held["reason"] == "ApplyDeadlineExceeded", held
+    until(lambda: world.cluster.job_kinds(LAKE, "stuck") == ["plan"], 60, "the apply job deleted")
+    world.tried("bounds", "an apply that never runs, its writer paused",
+                "cancelled at writers.applyDeadline, writer resumed, Stalled ApplyDeadlineExceeded")  # fmt: skip
+
+
+def test_no_planted_value_is_in_any_tables_status_or_events(world: World) -> None:
+    tables = world.cluster.custom.list_namespaced_custom_object(API_GROUP, API_VERSION, LAKE, PLURAL)["items"]
+    statuses = json.dumps([t.get("status") for t in tables])
+    events = json.dumps(
+        [e.to_dict() for e in world.cluster.core.list_namespaced_event(LAKE).items], default=str
+    )
+    for planted in (PLANTED_SECRET, PLANTED_VALUE):
+        assert planted not in statuses
+        assert planted not in events
+    world.tried("values", "planted values searched for in every status and event", "none found")
 
 
 def test_helm_upgrade_with_a_wider_allow_list_lets_the_added_settings_through(world: World) -> None:
@@ -273,17 +701,30 @@ def test_helm_upgrade_with_a_wider_allow_list_lets_the_added_settings_through(wo
     assert apps["lake-spark"]["driver"]["serviceAccount"] == apps["lake-spark"]["executor"]["serviceAccount"]
     assert apps["lake-spark"]["driver"]["serviceAccount"] == "lake-spark"
     time.sleep(3 * RESYNC)
-    assert set(apps) == LET_THROUGH | {"tuned"}
-    assert {a["metadata"]["labels"]["hudi.bucketops.io/table"] for a in world.cluster.jobs(LAKE)} == set(apps)
-    for name, _, reason, _ in STALLED:
+    for _, name, _, reason, _ in STALLED:
         if name in LET_THROUGH:
             continue
-        # The rest still stalled, each told once, the restart notwithstanding; but the account refused
-        # is told again, as its message now names the account the admins added.
+        # The rest still stalled, the admins' "spark." prefix notwithstanding (it admits no key refused for
+        # a reason: code, mounts, the pods); each told once, the restart notwithstanding; but the account
+        # refused is told again, as its message now names the account the admins added.
         assert world.cluster.status(LAKE, name)["phase"] == "Stalled"
         told = world.cluster.events(LAKE, name)
         assert [e.split(":")[0] for e in told] == [reason] * (2 if name == "cluster-admin" else 1), told
+        assert name not in apps
     assert any(
         "'hudi-bucket-jobs' and ['lake-spark']" in e for e in world.cluster.events(LAKE, "cluster-admin")
     )
+    world.tried("admins' prefixes", "allowedSparkConf [spark.]: jars, mounts, agents, node selectors",
+                "still Stalled: a prefix admits no key refused for a reason")  # fmt: skip
     world.operator.assert_alive()
+
+
+def test_the_attacks_tried_and_their_outcomes(world: World) -> None:
+    """The table of attacks, each outcome as read from the API server (printed; -s shows it)."""
+    lines = ["| group | attack | outcome (from the API server) |", "|---|---|---|"]
+    for group, tried in world.attacks.items():
+        lines += [f"| {group} | {attack} | {outcome} |" for attack, outcome in tried]
+    table = "\n".join(lines)
+    (world.work / "attacks.md").write_text(table + "\n")
+    print(f"\n{sum(len(t) for t in world.attacks.values())} attacks tried:\n{table}")
+    assert sum(len(t) for t in world.attacks.values()) >= 40

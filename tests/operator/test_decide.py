@@ -439,3 +439,14 @@ def test_a_failed_jobs_words_reach_the_status_and_its_event_redacted_and_bounded
         assert "AKIA-planted-9f2e" not in said
         assert endpoint not in said
         assert len(said) <= 2100
+
+
+def test_a_spec_refused_with_a_message_longer_than_a_condition_holds_is_told_once() -> None:
+    rules = [{"pattern": "(" * 300 + f"x{i}", "buckets": 2} for i in range(100)]  # 40,000 characters said
+    spec = {**SPEC, "buckets": {"default": 2, "rules": rules}}
+    first = decide(Observed(spec, 1, {}, TableStatus(), ()), NOW)
+    held = condition(first.status, "Stalled")
+    assert held is not None
+    assert (held.reason, len(held.message or "")) == ("InvalidSpec", 4096)
+    again = decide(Observed(spec, 1, {}, TableStatus.of(first.status.to_api()), ()), NOW)
+    assert (again.events, again.status) == ((), first.status)

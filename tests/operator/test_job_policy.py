@@ -3,7 +3,7 @@ image a table author could use to get pods the cluster's RBAC would not let them
 
 ``KEYS_TRIED`` is the list of settings tried and what becomes of each: refused at admission by the CRD's
 CEL rule, refused by the operator before a job is created (naming the key and why), or allowed by a rule
-of the allow-list. The end-to-end module tests/e2e/test_spark_settings_policy.py tries the same on a real
+of the allow-list. The end-to-end module tests/e2e/test_tenant_powers.py tries the same on a real
 API server.
 """
 
