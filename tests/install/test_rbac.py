@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 import helm_chart
-from helm_chart import NAMESPACE, VALUE_SETS, find, one, render
+from helm_chart import FLINK_WRITER_KIND, NAMESPACE, VALUE_SETS, find, one, render
 from hudi_bucket_operator import kube
 from hudi_bucket_operator import render as job_render
 from hudi_bucket_operator.spec import GROUP, PLURAL
@@ -58,17 +58,6 @@ WRITER_CALLS: frozenset[Permission] = frozenset(
         ("", "pods", "list"),
     }
 )
-FLINK = {
-    "apiVersion": "flink.apache.org/v1beta1",
-    "kind": "FlinkDeployment",
-    "plural": "flinkdeployments",
-    "suspend": {
-        "path": "spec.job.state",
-        "value": "suspended",
-        "stoppedPath": "status.jobStatus.state",
-        "stopped": ["SUSPENDED", "FINISHED", "CANCELED"],
-    },
-}
 FLINK_CALLS: frozenset[Permission] = frozenset(
     {("flink.apache.org", "flinkdeployments", "get"), ("flink.apache.org", "flinkdeployments", "patch")}
 )
@@ -173,10 +162,10 @@ def test_watching_named_namespaces_grants_the_calls_in_each_and_nothing_cluster_
 def test_pausing_writers_is_granted_only_when_enabled_and_only_on_the_kinds_listed(
     values: dict[str, Any],
 ) -> None:
-    enabled = {**values, "writers": {"enabled": True, "kinds": [FLINK]}}
+    enabled = {**values, "writers": {"enabled": True, "kinds": [FLINK_WRITER_KIND]}}
     for before, after in zip(operator_roles(render(values)), operator_roles(render(enabled)), strict=True):
         assert granted(after["rules"]) - granted(before["rules"]) == WRITER_CALLS | FLINK_CALLS
-    listed_only = {**values, "writers": {"enabled": False, "kinds": [FLINK]}}
+    listed_only = {**values, "writers": {"enabled": False, "kinds": [FLINK_WRITER_KIND]}}
     for before, after in zip(
         operator_roles(render(values)), operator_roles(render(listed_only)), strict=True
     ):

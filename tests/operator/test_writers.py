@@ -350,6 +350,21 @@ class World:
         return (self.replicas, self.flink) == (3, "running")
 
 
+def paused_world() -> tuple[World, TableStatus]:
+    """A world whose writers the operator paused (the priors recorded, then the pauses), and its status."""
+    world = World()
+    status = TableStatus()
+    for pass_no in range(2):
+        decision = decide(
+            Observed(WRITERS_SPEC, 1, {}, status, tuple(world.jobs), writers=world.seen()), NIGHT
+        )
+        status = decision.status
+        world.act(decision)
+        world.tick(pass_no)
+    assert world.replicas == 0
+    return world, status
+
+
 def run(
     world: World, crash_at: int | None = None, lose_status: bool = False, **kwargs: Any
 ) -> dict[str, Any]:
@@ -441,16 +456,7 @@ def test_an_operator_crashed_at_any_pass_never_leaves_a_writer_paused(
 def test_writers_paused_before_the_apply_are_resumed_when_the_table_is_paused_or_its_spec_broken(
     interruption: dict[str, Any],
 ) -> None:
-    world = World()
-    status = TableStatus()
-    for pass_no in range(2):  # the priors recorded, the writers paused
-        decision = decide(
-            Observed(WRITERS_SPEC, 1, {}, status, tuple(world.jobs), writers=world.seen()), NIGHT
-        )
-        status = decision.status
-        world.act(decision)
-        world.tick(pass_no)
-    assert world.replicas == 0
+    world, status = paused_world()
     spec, annotations = interruption.get("spec", WRITERS_SPEC), interruption.get("annotations", {})
     for _ in range(4):
         decision = decide(
@@ -488,16 +494,7 @@ def test_a_writer_whose_owner_did_not_consent_stalls_the_table_before_anything_i
 
 
 def test_consent_withdrawn_while_pausing_resumes_every_writer_and_stalls() -> None:
-    world = World()
-    status = TableStatus()
-    for pass_no in range(2):  # the priors recorded, the writers paused
-        decision = decide(
-            Observed(WRITERS_SPEC, 1, {}, status, tuple(world.jobs), writers=world.seen()), NIGHT
-        )
-        status = decision.status
-        world.act(decision)
-        world.tick(pass_no)
-    assert world.replicas == 0
+    world, status = paused_world()
     for _ in range(4):
         seen = {
             **world.seen(),
@@ -596,16 +593,7 @@ def test_an_apply_that_holds_the_writers_past_the_deadline_is_cancelled_and_they
 
 
 def test_a_pass_that_raises_resumes_the_paused_writers_then_stalls_saying_why() -> None:
-    world = World()
-    status = TableStatus()
-    for pass_no in range(2):  # the priors recorded, the writers paused
-        decision = decide(
-            Observed(WRITERS_SPEC, 1, {}, status, tuple(world.jobs), writers=world.seen()), NIGHT
-        )
-        status = decision.status
-        world.act(decision)
-        world.tick(pass_no)
-    assert world.replicas == 0
+    world, status = paused_world()
     events = []
     for _ in range(4):  # every pass raises: a bug, or a spec no check foresaw
         observed = Observed(WRITERS_SPEC, 1, {}, status, tuple(world.jobs), writers=world.seen())
