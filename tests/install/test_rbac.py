@@ -37,8 +37,6 @@ OPERATOR_CALLS: frozenset[Permission] = frozenset(
         ("sparkoperator.k8s.io", "sparkapplications", "create"),
         ("sparkoperator.k8s.io", "sparkapplications", "list"),
         ("sparkoperator.k8s.io", "sparkapplications", "watch"),
-        # ... an apply that holds the writers past writers.applyDeadline is deleted (cancelled) ...
-        ("sparkoperator.k8s.io", "sparkapplications", "delete"),
         # ... and their reports are ConfigMaps (the job creates them): read once the job ends, then deleted.
         ("", "configmaps", "get"),
         ("", "configmaps", "delete"),
@@ -56,6 +54,8 @@ WRITER_CALLS: frozenset[Permission] = frozenset(
         ("apps", "statefulsets/scale", "get"),
         ("apps", "statefulsets/scale", "patch"),
         ("", "pods", "list"),
+        # an apply that holds them paused past writers.applyDeadline is deleted (cancelled)
+        ("sparkoperator.k8s.io", "sparkapplications", "delete"),
     }
 )
 FLINK_CALLS: frozenset[Permission] = frozenset(
