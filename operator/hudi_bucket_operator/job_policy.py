@@ -32,11 +32,11 @@ from hudi_bucket_operator.spark_conf import (
     HADOOP_CONF_ALLOWED,
     MIB,
     OWNED_SPARK_CONF,
-    REFUSED_BECAUSE,
     SPARK_CONF_ALLOWED,
     Role,
     Setting,
     first,
+    reason_refused,
     spark_bytes,
 )
 from hudi_bucket_operator.spec import InvalidSpecError, Resources, SparkSettings, TableSpec
@@ -315,7 +315,9 @@ def spark_conf_refusal(key: str, defaults: JobDefaults) -> str:
         return _NOT_A_KEY
     if owned := first(OWNED_SPARK_CONF, key):
         return f"is set by the operator: {owned.why}"
-    if key.startswith(_HADOOP_IN_SPARK) and not _admin_allows(defaults.allowed_spark_conf, key):
+    if key.startswith(_HADOOP_IN_SPARK) and key not in defaults.allowed_spark_conf:
+        # A Hadoop setting, judged as one (allowedHadoopConf): an admin's sparkConf prefix (spark.,
+        # spark.hadoop.) does not reach it; only the exact key listed in allowedSparkConf does.
         return hadoop_conf_refusal(key.removeprefix(_HADOOP_IN_SPARK), defaults)
     if _CREDENTIAL_KEY.search(key) and not key.startswith("spark.kubernetes."):
         return _CREDENTIAL
@@ -368,14 +370,13 @@ def _admin_allows(entries: tuple[str, ...], key: str) -> bool:
     reason of their own (a mount, code, the pods, an endpoint, credentials need the exact key)."""
     if key in entries:
         return True
-    hadoop = key.removeprefix(_HADOOP_IN_SPARK)
-    reasoned = first(REFUSED_BECAUSE, key) or first(REFUSED_BECAUSE, hadoop)
-    return reasoned is None and any(Setting(entry).covers(key) for entry in entries if entry.endswith("."))
+    return not reason_refused(key) and any(
+        Setting(entry).covers(key) for entry in entries if entry.endswith(".")
+    )
 
 
 def _refusal(key: str) -> str:
-    known = first(REFUSED_BECAUSE, key)
-    return known.why if known else _NOT_TUNING
+    return reason_refused(key) or _NOT_TUNING
 
 
 def _over_limits(driver: Resources, executor: Resources, defaults: JobDefaults) -> list[str]:

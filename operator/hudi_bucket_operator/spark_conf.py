@@ -122,6 +122,24 @@ def first(settings: tuple[Setting, ...], key: str) -> Setting | None:
     return next((setting for setting in settings if setting.covers(key)), None)
 
 
+# A key whose value names a class (or a script) for Spark or Hadoop to load: fs.s3a.impl,
+# fs.s3a.s3.client.factory.impl, spark.sql.sources.commitProtocolClass, parquet.*.class, a signer, ...
+CLASS_KEY = re.compile(
+    r"(?i)(\.impl|class|classes|factory|provider|providers|codecs?|signers?|listeners?|plugins?|"
+    r"extensions|registrator|script)$|\.impl\."
+)
+LOADS_CODE = "names a class or a program for the job to load (it loads code into the job)"
+
+
+def reason_refused(key: str) -> str:
+    """Why the built-in lists refuse ``key`` for a reason of their own ("" when only for not being
+    tuning): what an admin's prefix never admits."""
+    known = first(REFUSED_BECAUSE, key)
+    if known is not None:
+        return known.why
+    return LOADS_CODE if CLASS_KEY.search(key) else ""
+
+
 # What a table may set in spec.spark.sparkConf.
 SPARK_CONF_ALLOWED: tuple[Setting, ...] = (
     *_group(
@@ -312,6 +330,22 @@ REFUSED_BECAUSE: tuple[Setting, ...] = (
         "spark.executor.extraLibraryPath",
         "spark.plugins",
         "spark.sql.extensions",
+        "spark.sql.catalog.",  # spark.sql.catalog.<name> is a class
+        "spark.sql.catalogImplementation",
+        "spark.serializer",
+        "spark.shuffle.manager",
+        "spark.extraListeners",
+        "spark.sql.queryExecutionListeners",
+        "spark.sql.streaming.streamingQueryListeners",
+        "spark.kryo.registrator",
+        "spark.kryo.classesToRegister",
+        "spark.ui.filters",
+        "spark.metrics.conf.",  # sinks and sources by class
+        "spark.pyspark.",  # the Python the job runs
+        "spark.driver.resource.",  # a discovery script, run on the driver
+        "spark.executor.resource.",
+        "spark.sql.hive.metastore.",
+        "io.compression.codecs",
     ),
     *_settings(
         "passes options to the job's JVMs (an agent, system properties)",
@@ -330,6 +364,7 @@ REFUSED_BECAUSE: tuple[Setting, ...] = (
         "chooses whose credentials the job uses",
         "fs.s3a.aws.credentials.provider",
         "fs.s3a.assumed.role.",
+        "hadoop.security.",
     ),
     Setting(
         "fs.s3a.bucket.",
