@@ -58,6 +58,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         report = JobReport(
             kind, args.table, Outcome.FAILED, str(err), started, now_iso(), err.result, JobError.of(err)
         )
+    except Exception as err:
+        # A failure in Spark's JVM that no layer made one of ours (a storage request failing after the
+        # client's retries, in the driver or in a Spark task) fails the job as ours do: one line, and
+        # the report, so the operator can say why. Python's own exceptions are bugs, and keep their trace.
+        error = _jvm_failure(err)
+        if error is None:
+            raise
+        message = f"{error.message} ({error.hint})"
+        report = JobReport(kind, args.table, Outcome.FAILED, message, started, now_iso(), {}, error)
     if getattr(args, "report", ""):
         try:
             _write_report(args.report, report, spark)
@@ -74,6 +83,36 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         print(json.dumps(report.to_dict(), indent=2))
     return EXIT_OK
+
+
+# What a failure beneath the job leaves: the instant it wrote, to roll back (see writing.instants).
+JVM_FAILURE_HINT = (
+    "a storage or Spark call failed, after the storage client's own retries; an apply or write that did "
+    "not complete is rolled back (by the next run, if not now): retry once the cause is gone"
+)
+# Spark's and py4j's exceptions wrap the one that says what failed (a task's, a storage client's).
+_WRAPPERS = ("org.apache.spark.", "py4j.")
+
+
+def _jvm_failure(err: Exception) -> JobError | None:
+    """What a Java exception raised through py4j (as such, or as PySpark converted it) says, on one line:
+    its first cause that is not one of Spark's wrappers (a job abort wraps the task's failure), else its
+    own. None for any other exception."""
+    from py4j.protocol import Py4JJavaError
+    from pyspark.errors import PySparkException
+
+    if not isinstance(err, Py4JJavaError | PySparkException):
+        return None
+    throwable = getattr(err, "java_exception", None) or getattr(err, "_origin", None)
+    if throwable is None:  # PySpark's own, raised in Python
+        return None
+    said = throwable
+    while said is not None and str(said.getClass().getName()).startswith(_WRAPPERS):
+        said = said.getCause()
+    if said is None:
+        said = throwable
+    line = str(said.toString()).strip().splitlines()[0]
+    return JobError(str(said.getClass().getSimpleName()), line, JVM_FAILURE_HINT)
 
 
 def _session(request: JobRequest) -> Any:

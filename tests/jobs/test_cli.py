@@ -15,7 +15,7 @@ import pytest
 from cli_runs import run
 from hudi_rs import REWRITTEN, records
 
-from hudi_bucket.cli import EXIT_FAILED, EXIT_OK, EXIT_USAGE, main
+from hudi_bucket.cli import EXIT_FAILED, EXIT_OK, EXIT_USAGE, JVM_FAILURE_HINT, main
 from hudi_bucket.commands.write import write
 from hudi_bucket.contract.reports import JobReport, Outcome, PlanResult
 from hudi_bucket.contract.requests import JobKind, WriteOptions
@@ -160,6 +160,34 @@ def test_report_option_writes_the_report_of_a_failure(
     assert written.error.type == "NotBucketIndexedError"
     assert "not bucket-indexed" in written.error.message
     assert "--convert" in written.error.hint
+
+
+def test_a_failure_in_sparks_jvm_exits_1_with_one_line_naming_its_cause_and_writes_the_report(
+    spark: Any, capsys: pytest.CaptureFixture[str], written_table: MakeTable, tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    """A Java exception that no layer made one of ours (a storage request failing past the client's
+    retries, a Spark task's failure) fails the job as ours do. The line names the cause, not the Spark
+    job that wrapped it."""
+    root, report = written_table(V8), tmp_path / "report.json"
+    not_parquet = str(root / ".hoodie" / "hoodie.properties")
+
+    def failing(ctx: Any, sizing: Any) -> Any:
+        return spark.read.parquet(not_parquet).collect()  # a task reads the footer, and fails
+
+    monkeypatch.setattr("hudi_bucket.commands.show.show", failing)
+    result = run(capsys, "show", "--table", str(root), "--report", str(report))
+
+    assert (result.code, result.out) == (EXIT_FAILED, "")
+    said = result.err.strip()
+    assert "\n" not in said
+    assert said.startswith("hudi-bucket-job show: java.lang.RuntimeException: ")
+    assert f"{not_parquet} is not a Parquet file" in said
+    written = JobReport.from_json(report.read_bytes())
+    assert written.outcome is Outcome.FAILED
+    assert written.error is not None
+    assert written.error.type == "RuntimeException"
+    assert written.error.hint == JVM_FAILURE_HINT
 
 
 def test_an_apply_refusing_a_plan_it_was_not_approved_for_reports_the_plan_it_found(

@@ -1,8 +1,9 @@
-"""Reading and running things against tables on the test S3 server: the CLI in-process, and the rows
-as hudi-rs and Apache Hudi read them."""
+"""Reading and running things against tables on the test S3 server: the CLI in-process, the rows as
+hudi-rs and Apache Hudi read them, and what a failed write may leave behind (stray files, open uploads)."""
 
 from __future__ import annotations
 
+from collections import defaultdict
 from typing import Any
 
 import pyarrow as pa
@@ -11,7 +12,9 @@ import pytest
 from cli_runs import run
 from hudi_rs import snapshot
 from object_store.server import S3Server
+from pyarrow import fs as pafs
 
+from hudi_bucket.core.filegroups import PARTITION_METAFILE, BaseFile
 from hudi_bucket.core.metafields import META_COLUMNS
 
 
@@ -49,3 +52,37 @@ def hudi_spark_rows(spark: Any, uri: str) -> list[tuple]:
 
 def expected_rows(rows: list[dict[str, Any]]) -> list[tuple]:
     return _data_rows(list(rows[0]), rows)
+
+
+def stray_files(s3: S3Server, uri: str, completed: set[str]) -> list[str]:
+    """The files of the table at ``uri`` that no reader should find, listed straight from the server: a file
+    in a partition folder that is not a base file of a ``completed`` instant (a data file that an aborted
+    write or a rollback left behind, another tool's temporary file), and every base file of a file id and
+    instant that has more than one (a task's retry beside its first attempt's file)."""
+    bucket, _, root = uri.removeprefix("s3a://").partition("/")
+    selector = pafs.FileSelector(f"{bucket}/{root}", recursive=True)
+    stray, by_slice = [], defaultdict(list)
+    for info in s3.filesystem().get_file_info(selector):
+        relative = info.path.removeprefix(f"{bucket}/{root}/")
+        partition, _, name = relative.rpartition("/")
+        if info.type != pafs.FileType.File or relative.startswith(".hoodie/"):
+            continue
+        if name.startswith(PARTITION_METAFILE):  # plain, or in the base file format
+            continue
+        base = BaseFile.parse(partition, name)
+        if base is None or base.instant not in completed:
+            stray.append(relative)
+        else:
+            by_slice[(partition, base.file_id, base.instant)].append(relative)
+    stray += [path for paths in by_slice.values() if len(paths) > 1 for path in paths]
+    return sorted(stray)
+
+
+def open_uploads(spark: Any, uri: str) -> list[str]:
+    """The keys of the multipart uploads begun under the table at ``uri`` and neither completed nor
+    aborted (ListMultipartUploads, through S3A): parts a reader never sees, but the store keeps."""
+    jvm = spark.sparkContext._jvm
+    path = jvm.org.apache.hadoop.fs.Path(uri)
+    s3a = path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
+    uploads = s3a.listMultipartUploads(uri.removeprefix("s3a://").partition("/")[2] + "/")
+    return sorted(str(upload.getKey()) for upload in uploads)  # S3A 3.3's list

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 from object_store.conftest import UploadTable
+from object_store.faults import SlowDownProxy
 from object_store.server import S3Server
-from object_store.throttling import SlowDownProxy
 
 from hudi_bucket.storage import FileInfo
 from hudi_bucket.storage.base import list_many

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from cli_runs import run
 from object_store.conftest import UploadTable
+from object_store.faults import SlowDownProxy
 from object_store.s3_tables import expected_rows, hudi_rs_rows, hudi_spark_rows, ok, put_parquet
 from object_store.server import S3Server
-from object_store.throttling import SlowDownProxy
 from pyarrow import fs as pafs
 
 from crashes import Crash, crash
