@@ -234,21 +234,26 @@ def test_write_refuses_a_merge_on_read_table_whose_log_files_it_would_leave_behi
     assert hudi_rows(spark, root) == written.expected
 
 
-def test_a_bucket_indexed_merge_on_read_table_is_rescaled_without_a_shuffle_and_stays_merge_on_read(
-    spark: Any, templates: Templates, tmp_path: Path
+@pytest.mark.parametrize(
+    ("buckets", "shuffle_free"), [(4, False), (1, True)], ids=["doubled-shuffled", "merged-shuffle-free"]
+)
+def test_a_bucket_indexed_merge_on_read_table_is_rescaled_and_stays_merge_on_read(
+    spark: Any, templates: Templates, tmp_path: Path, buckets: int, shuffle_free: bool
 ) -> None:
     """Hudi's own MERGE_ON_READ bucket table (2 buckets, log files of updates and deletes in most of its
-    file groups): the Native engine doubles two days' buckets, each partition read by Hudi's reader in
-    one task; Hudi then writes on into log files of the new file groups."""
+    file groups): the Native engine rescales two days, read by Hudi's reader. Doubled, a task per file
+    slice feeds a shuffle, each new file to a task of its own (one task per partition would write all of
+    its new buckets); merged into one bucket, each partition is one task and no shuffle. Hudi then
+    writes on into log files of the new file groups."""
     root = tmp_path / "table"
     written = templates.copy(
         "merge-on-read-bucket", lambda spark, root: merge_on_read(spark, root, version=9, bucket=True), root
     )
     ctx = TableContext.open(spark, str(root))
 
-    rescaled = apply(ctx, request("2025-11-0[12],4", 2, current_buckets=2))
+    rescaled = apply(ctx, request(f"2025-11-0[12],{buckets}", 2, current_buckets=2))
 
-    assert rescaled.shuffle_free
+    assert rescaled.shuffle_free is shuffle_free
     assert {c.partition for c in rescaled.plan.changes} == {"day=2025-11-01", "day=2025-11-02"}
     assert hudi_rows(spark, root) == written.expected
     assert verified(ctx.reload())

@@ -6,8 +6,8 @@ Where our commit protocol's jar is loaded, Spark writes each file at its final n
 as Hudi's own writers do; on a plain Spark it writes into a staging folder and the files are moved into
 place (``staged_write``), which on an object store copies every byte once more.
 
-How rows reach a task decides how many files a bucket gets: ``Grouping.SHUFFLE`` hash-partitions by
-(partition, bucket); ``Grouping.PRESERVE`` trusts that every input task already holds whole buckets
+How rows reach a task decides how many files a bucket gets: ``Grouping.SHUFFLE`` sends each file's rows
+to a task of its own (``core.routing``); ``Grouping.PRESERVE`` trusts that every input task already holds whole buckets
 (the shuffle-free split or merge of a clean bucket layout). Either way a bucket written as more than one
 file is caught, and the write fails (the caller rolls its instant back).
 """
@@ -34,6 +34,7 @@ from hudi_bucket.core.metafields import (
     PARTITION_PATH,
     RECORD_KEY,
 )
+from hudi_bucket.core.routing import routing_keys, shuffle_width
 from hudi_bucket.errors import HudiBucketError
 from hudi_bucket.spark.context import TableContext
 from hudi_bucket.spark.session import scoped_conf
@@ -142,11 +143,14 @@ def write_bucket_files(
     )
     # One withColumns, one select: each call has Spark analyse the whole plan again.
     bucketed = rows.withColumns({_BUCKET: bucket, _PARTITION_INDEX: _lookup(F, index, partition).cast("int")})
-    if grouping is Grouping.SHUFFLE:
-        width = max(1, min(len(files.files), int(spark.conf.get("spark.sql.shuffle.partitions"))))
-        bucketed = bucketed.repartition(width, _PARTITION_INDEX, _BUCKET)
-    # The new meta values are made after the shuffle: the rows it moves stay as narrow as they were read.
     position = _literal_array(F, files.offsets, "int")[F.col(_PARTITION_INDEX)] + F.col(_BUCKET)
+    if grouping is Grouping.SHUFFLE:
+        # Each file to a task of its own (two at most past the shuffle partitions): the task holding most
+        # files would be the rewrite's wall time on a cluster. The route is evaluated by the shuffle, not
+        # carried: the rows it moves stay as narrow as they were read, the new meta values made after.
+        width = shuffle_width(len(files.files), int(spark.conf.get("spark.sql.shuffle.partitions")))
+        route = _literal_array(F, routing_keys(len(files.files), width), "int")[position]
+        bucketed = bucketed.repartition(width, route)
     if ctx.table.config.populate_meta_fields:
         new_meta = {
             COMMIT_TIME: F.lit(instant),

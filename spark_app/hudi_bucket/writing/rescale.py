@@ -3,7 +3,10 @@
 When every partition's new bucket count is a multiple or a divisor of its old one and its layout is a
 clean bucket layout, each new bucket draws from known old buckets: new bucket ``b`` takes rows only from
 old buckets congruent to ``b`` modulo ``min(old, new)``. Reading each such group of old files as one task
-and writing from there needs no shuffle. Otherwise rows are hash-partitioned by (partition, bucket).
+and writing from there needs no shuffle, where no such task writes more than two new buckets (a merge, a
+doubling): on a cluster the task holding most buckets is the rewrite's wall time, so a larger split
+(4 -> 32) is shuffled instead, as is any other rewrite: each new file's rows to a task of its own
+(``bucket_files``), read a task per file at least (tests/bench/bench_cluster_projection.py).
 
 A group is one read of its files, told to make one task of them (``ONE_TASK_PER_READ``), and the reads
 are a union: a union of ``coalesce(1)`` reads would not do, as Spark 4 runs single-partition union
@@ -18,8 +21,9 @@ key it can take whole, and a key it cannot fails the write, which is redone in P
 write, by one pass over the key column.
 
 A partition holding file slices that are not plain base files (bootstrap skeletons, MERGE_ON_READ log
-files) is read by Hudi's own reader instead (``hudi_reads``), one read of the whole partition: one task
-under ``ONE_TASK_PER_READ``, so that its new buckets need no shuffle either.
+files) is read by Hudi's own reader instead (``hudi_reads``), one read of the whole partition: a task per
+file slice when shuffled; one task under ``ONE_TASK_PER_READ`` when its new buckets (two at most) need no
+shuffle.
 """
 
 from __future__ import annotations
@@ -68,6 +72,13 @@ ONE_TASK_PER_FILE = {
     "spark.sql.files.openCostInBytes": str(1 << 50),
     "spark.sql.files.minPartitionNum": "1",
 }
+# A read feeding a shuffle: a task per file at least (a MERGE_ON_READ or bootstrapped file slice, which
+# Hudi's reader reads whole, is one), large files still split at maxPartitionBytes: never files packed
+# into one task, which on a cluster would read a partition's file groups one after another.
+A_TASK_PER_FILE_AT_LEAST = {"spark.sql.files.openCostInBytes": str(1 << 50)}
+
+
+MAX_BUCKETS_PER_TASK = 2  # new buckets a task of the shuffle-free write may write (``_spreads``)
 
 
 @dataclass(frozen=True)
@@ -161,10 +172,11 @@ def rewrite_partitions(
     counted: dict[str, int] = {}
     resolved, every_key_whole = 0, True
     if footer_rows is None:
-        counted, keys_split, resolved = _count_read(ctx, everything, by_hudi, resolving)
+        with scoped_conf(spark, A_TASK_PER_FILE_AT_LEAST):
+            counted, keys_split, resolved = _count_read(ctx, everything, by_hudi, resolving)
         every_key_whole = keys_split == 0
     refuse_custom_merge(ctx.table.config, resolved)
-    shuffle_free = shuffle_free and table.one_scan and not resolving
+    shuffle_free = shuffle_free and table.one_scan and not resolving and all(map(_spreads, rewrites))
     if shuffle_free:
         # A partition Hudi reads is one read, so one task: its new buckets are whole in it.
         plain = [r for r in rewrites if not r.read_by_hudi]
@@ -179,7 +191,7 @@ def rewrite_partitions(
             rows, read_conf = _with_hudi_reads(ctx, reads, by_hudi, table.columns), ONE_TASK_PER_READ
         grouping = Grouping.PRESERVE
     else:
-        rows, grouping, read_conf = everything, Grouping.SHUFFLE, {}
+        rows, grouping, read_conf = everything, Grouping.SHUFFLE, A_TASK_PER_FILE_AT_LEAST
     assert rows is not None  # the same partitions as ``everything``
 
     def write(every_key_whole: bool) -> tuple[WriteStat, ...]:
@@ -204,6 +216,17 @@ def rewrite_partitions(
     schema = [f["name"] for f in json.loads(table_schema)["fields"]] if table_schema else table.columns.names
     _check_complete(ctx, stats, footer_rows() if footer_rows else counted, schema)
     return stats, shuffle_free, resolved
+
+
+def _spreads(rewrite: PartitionRewrite) -> bool:
+    """Whether the shuffle-free write spreads this partition over tasks of two new buckets at most: a
+    task per group of old files writes every new bucket they feed (a split's factor: 4 -> 32 is eight
+    each, from one old file; one for a merge), and a partition Hudi's reader reads is one task for all of
+    its new buckets. On a cluster the task holding most buckets is the rewrite's wall time: the others are
+    shuffled, each new file to a task of its own (tests/bench/bench_cluster_projection.py measures both)."""
+    if rewrite.read_by_hudi or rewrite.old_buckets is None:
+        return rewrite.new_buckets <= MAX_BUCKETS_PER_TASK
+    return rewrite.new_buckets <= MAX_BUCKETS_PER_TASK * rewrite.old_buckets
 
 
 def _count_read(
