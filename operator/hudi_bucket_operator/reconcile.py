@@ -33,7 +33,7 @@ from hudi_bucket.contract.reports import (
     TableBuckets,
 )
 from hudi_bucket.contract.requests import JobKind
-from hudi_bucket.core.planning import Plan
+from hudi_bucket.core.planning import ReportedPlan
 from hudi_bucket_operator import apply_window, conditions, maintenance, redaction, rounds
 from hudi_bucket_operator.decisions import (
     SEQUENCE,
@@ -286,17 +286,17 @@ def _after_plan(
         )
         summary = summary.model_copy(update={"sizing": measured})
     status = _record_table(status, summary, TableBuckets.from_dict(report.result))
-    if plan.is_noop:
+    if plan.noop:
         message = "the table already matches the rules"
         ready = conditions.ready(status, now, "Converged", message)
         return Decision(ready, recorded=job.name, events=(("Normal", "Converged", message),), spec=spec)
-    approved = spec.policy is ApplyPolicy.AUTOMATIC or spec.approved_plan == plan.plan_id
+    approved = spec.policy is ApplyPolicy.AUTOMATIC or spec.approved_plan == plan.id
     described = _described(summary, spec.keep_duplicates)
     if not approved:
         # What it was planned from: approving it alone then starts its apply without planning again.
         summary = summary.model_copy(update={"basis": rounds.plan_basis(spec, status)})
         status = status.model_copy(update={"plan": summary})
-        message = f"{described}: set spec.apply.approvedPlan to {plan.plan_id} to apply it"
+        message = f"{described}: set spec.apply.approvedPlan to {plan.id} to apply it"
         awaiting = conditions.awaiting(status, now, message)
         return Decision(
             awaiting, recorded=job.name, events=(("Normal", "AwaitingApproval", message),), spec=spec
@@ -307,8 +307,8 @@ def _after_plan(
     decision = _approved(
         status,
         spec,
-        plan.plan_id,
-        bool(plan.changes),
+        plan.id,
+        plan.partitions > 0,
         described,
         job.generation,
         job.retry_token,
@@ -373,8 +373,8 @@ def _after_apply(
     entry = {
         "job": job.name,
         "instant": result.instant,
-        "planId": result.plan.plan_id,
-        "partitions": len(result.plan.changes),
+        "planId": result.plan.id,
+        "partitions": result.plan.partitions,
         "rows": result.rows_written,
         "seconds": result.seconds,
         "outcome": report.outcome.value,
@@ -399,11 +399,11 @@ def _after_apply(
     return Decision(ready, recorded=job.name, events=tuple(events), spec=spec)
 
 
-def _summary(status: TableStatus, plan: Plan) -> PlanSummary:
+def _summary(status: TableStatus, plan: ReportedPlan) -> PlanSummary:
     """The plan, bounded. What sizing did is the plan job's to say: the apply of the same plan keeps it."""
     summary = PlanSummary.of(plan, PLAN_ITEMS)
     previous = status.plan
-    if previous is not None and previous.id == plan.plan_id and previous.sizing is not None:
+    if previous is not None and previous.id == plan.id and previous.sizing is not None:
         summary = summary.model_copy(update={"sizing": previous.sizing})
     return summary
 

@@ -24,7 +24,7 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
-from hudi_bucket.core.planning import PartitionChange, Plan
+from hudi_bucket.core.planning import PartitionChange, ReportedPlan
 
 # Bounds of the status's lists and texts, as the CRD states them.
 MAX_CONDITIONS = 16
@@ -146,26 +146,25 @@ class PlanSummary(StatusPart):
     omitted: int | None = None
 
     @classmethod
-    def of(cls, plan: Plan, max_items: int) -> PlanSummary:
-        """``plan`` bounded: its totals, its ``max_items`` largest changes by bytes, and how many were
-        left out."""
+    def of(cls, plan: ReportedPlan, max_items: int) -> PlanSummary:
+        """A job's plan, bounded: its totals, its ``max_items`` largest changes by bytes (a report names
+        the largest ones), and how many were left out."""
         if not 0 <= max_items <= MAX_ITEMS:
             raise ValueError(f"max_items must be in 0..{MAX_ITEMS}, not {max_items}")
         largest = sorted(plan.changes, key=lambda c: (-c.bytes, c.partition))[:max_items]
-        totals = plan.totals()
         return cls(
-            id=plan.plan_id,
-            noop=plan.is_noop,
+            id=plan.id,
+            noop=plan.noop,
             config_changes=plan.config_changes,
             # The rules the plan writes: what approving it puts in force (sizing's proposals among them).
             rules=PlannedRules(expressions=plan.desired.render(), default=plan.desired.default),
-            partitions=totals["partitions"],
-            repairs=totals["repairs"],
-            rows=totals["rows"],
-            bytes=totals["bytes"],
-            duplicate_keys=totals["duplicateKeys"],
+            partitions=plan.partitions,
+            repairs=plan.repairs,
+            rows=plan.rows,
+            bytes=plan.bytes,
+            duplicate_keys=plan.duplicate_keys,
             items=[PlannedChange.of(change) for change in largest],
-            omitted=len(plan.changes) - len(largest),
+            omitted=plan.partitions - len(largest),
         )
 
 

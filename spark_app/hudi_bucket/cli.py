@@ -155,20 +155,20 @@ def _plan(spark: Any, request: PlanRequest) -> CommandResult:
     from hudi_bucket.commands.apply import sized_plan
 
     ctx = _context(spark, request)
-    the_plan, checks, sizing = sized_plan(ctx, request.rescale, count_duplicates=True)
-    totals = the_plan.totals()
+    full_plan, checks, sizing = sized_plan(ctx, request.rescale, count_duplicates=True)
+    the_plan = full_plan.reported()
     kept = (
         "every copy kept, as --keep-duplicates asks" if request.rescale.keep_duplicates else "one copy kept"
     )
     message = (
         "already converged: nothing to do"
-        if the_plan.is_noop
-        else f"plan {the_plan.plan_id}: rewrite {totals['partitions']} partition(s), {totals['rows']} row(s)"
-        + (f", {totals['repairs']} of them to repair their layout" if totals["repairs"] else "")
+        if the_plan.noop
+        else f"plan {the_plan.id}: rewrite {the_plan.partitions} partition(s), {the_plan.rows} row(s)"
+        + (f", {the_plan.repairs} of them to repair their layout" if the_plan.repairs else "")
         + (", new config version" if the_plan.config_changes else "")
         + (
-            f"; {totals['duplicateKeys']} key(s) found more than once ({kept})"
-            if totals["duplicateKeys"]
+            f"; {the_plan.duplicate_keys} key(s) found more than once ({kept})"
+            if the_plan.duplicate_keys
             else ""
         )
     )
@@ -192,7 +192,7 @@ def _apply(spark: Any, request: ApplyRequest) -> CommandResult:
     if result.instant is None:
         return Outcome.NO_CHANGE, "already converged: nothing written", {**result.to_dict(), **facts}
     message = (
-        f"committed {result.instant}: {len(result.plan.changes)} partition(s) rewritten, "
+        f"committed {result.instant}: {result.plan.partitions} partition(s) rewritten, "
         f"{result.rows_written} row(s) in {result.files_written} file(s)"
     )
     if result.partitions_repaired:

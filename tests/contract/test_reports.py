@@ -83,7 +83,7 @@ def test_what_the_operator_reads_of_each_report() -> None:
         1,
         3,
     )
-    assert ApplyResult.from_dict(result_of("apply-no-change.json")).plan.is_noop
+    assert ApplyResult.from_dict(result_of("apply-no-change.json")).plan.noop
 
     refused = JobReport.from_json(written("apply-refused.json"))
     assert refused.error is not None

@@ -17,6 +17,7 @@ from hudi_bucket.core.planning import (
     PartitionChange,
     PartitionLayout,
     Plan,
+    ReportedPlan,
     is_shuffle_free,
     layout_from_file_groups,
     make_plan,
@@ -177,7 +178,7 @@ def test_partitions_whose_records_are_misplaced_are_repaired_with_a_shuffle_apar
     assert summary(plan) == [("dt=1", 8, 8, REPAIR), ("dt=3", 8, 16, REPAIR)]
     assert not any(c.shuffle_free for c in plan.changes)
     assert [c.partition for c in plan.repairs] == ["dt=1", "dt=3"]
-    assert plan.totals()["repairs"] == 2
+    assert plan.reported().repairs == 2
 
 
 def test_misplaced_records_change_the_plan_id() -> None:
@@ -375,13 +376,15 @@ def test_rows_and_bytes_do_not_change_the_plan_id() -> None:
     ],
 )
 def test_reports_round_trip_through_json(plan: Plan) -> None:
-    report = json.loads(json.dumps(plan.to_dict()))
-    assert Plan.from_dict(report) == plan
+    report = json.loads(json.dumps(plan.reported().to_dict()))
+    assert ReportedPlan.from_dict(report) == plan.reported()
     assert report["id"] == plan.plan_id
+    assert "omittedChanges" not in report  # a whole plan's report is what it always was
+    assert report["changes"] == [change.to_dict() for change in plan.changes]
 
 
 def test_a_report_carries_totals_and_the_config_decision() -> None:
-    report = plan_of().to_dict()
+    report = plan_of().reported().to_dict()
     assert (report["partitions"], report["repairs"], report["rows"], report["bytes"]) == (2, 1, 5, 50)
     assert report["desired"] == {"expressions": "dt=1,16", "default": 8, "rule": "regex"}
     assert report["configChanges"] is True
@@ -389,32 +392,57 @@ def test_a_report_carries_totals_and_the_config_decision() -> None:
     assert report["changes"][0]["reason"] == "rescale"
 
 
+def test_a_report_names_the_largest_changes_and_counts_the_rest_with_the_whole_plans_id() -> None:
+    layouts = [PartitionLayout(f"dt={i % 3}/h={i:05d}", ("00000000-0000-0000-0000-000000000000-0",),
+                               rows=i, bytes=i * 10) for i in range(5000)]  # fmt: skip
+    whole = plan_of(layouts, desired=rules("^dt=,16", 8))
+    reported = whole.reported(max_changes=100)
+    assert (reported.partitions, reported.omitted_changes, len(reported.changes)) == (5000, 4900, 100)
+    assert {c.rows for c in reported.changes} == set(range(4900, 5000))
+    assert [c.partition for c in reported.changes] == sorted(c.partition for c in reported.changes)
+    assert (reported.id, reported.rows, reported.bytes) == (
+        whole.plan_id,
+        sum(range(5000)),
+        10 * sum(range(5000)),
+    )
+    text = json.dumps(reported.to_dict())
+    assert ReportedPlan.from_dict(json.loads(text)) == reported
+    assert len(json.dumps(whole.reported().to_dict(), indent=2)) < 400_000  # a ConfigMap holds 1 MiB
+
+
 def test_a_report_whose_content_does_not_match_its_id_is_refused() -> None:
-    report = plan_of().to_dict()
+    report = plan_of().reported().to_dict()
     report["changes"][0]["newBuckets"] = 32
     with pytest.raises(ValidationError, match=r"hashes to .* do not edit plan reports"):
-        Plan.from_dict(report)
+        ReportedPlan.from_dict(report)
     del report["id"]
-    with pytest.raises(ValidationError, match="claims id None"):
-        Plan.from_dict(report)
+    with pytest.raises(ValidationError, match="id"):
+        ReportedPlan.from_dict(report)
+
+
+def test_a_report_whose_changes_do_not_add_up_is_refused() -> None:
+    report = plan_of().reported().to_dict()
+    report["omittedChanges"] = 3
+    with pytest.raises(ValidationError, match=r"names 2 change\(s\) and omits 3, but counts 2"):
+        ReportedPlan.from_dict(report)
 
 
 @pytest.mark.parametrize("damage", ["desired", "changes"])
 def test_a_malformed_report_is_refused_naming_the_field(damage: str) -> None:
-    report = plan_of().to_dict()
+    report = plan_of().reported().to_dict()
     del report[damage]
     with pytest.raises(ValidationError) as refused:
-        Plan.from_dict(report)
+        ReportedPlan.from_dict(report)
     assert [error["loc"] for error in refused.value.errors()] == [(damage,)]
 
 
-def test_a_report_of_a_plan_made_before_duplicate_keys_and_config_versions_is_read() -> None:
-    report = plan_of().to_dict()
-    del report["configVersion"]
+def test_a_report_of_a_plan_made_before_duplicate_keys_config_versions_and_bounds_is_read() -> None:
+    report = plan_of().reported().to_dict()
+    del report["configVersion"], report["duplicateKeys"]
     for change in report["changes"]:
         del change["duplicateKeys"]
     older = plan_of(config_version=None)
-    assert Plan.from_dict({**report, "id": older.plan_id}) == older
+    assert ReportedPlan.from_dict({**report, "id": older.plan_id}) == older.reported()
 
 
 # --- layouts from file groups ----------------------------------------------------------------------

@@ -135,7 +135,7 @@ def test_an_approved_plan_still_applies_after_a_writer_committed_since(spark: An
     result = apply(ctx, replace(RULES, approved_plan=planned.plan_id))
 
     assert result.instant
-    assert result.plan.plan_id == planned.plan_id
+    assert result.plan.id == planned.plan_id
     assert result.plan.base_instant != planned.base_instant  # shown, not hashed
     assert len(one_record_per_key(spark, root)) == 120
     assert verified(ctx.reload())

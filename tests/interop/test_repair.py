@@ -68,7 +68,7 @@ def test_apply_repairs_every_violation_verify_finds_in_one_replacecommit(
         (SPLIT, ChangeReason.REPAIR),
     ]
     assert not checked.config_changes
-    assert checked.totals()["repairs"] == 3
+    assert len(checked.repairs) == 3
 
     result = apply(ctx.reload(), ApplyOptions(RULES, check_records=True, approved_plan=checked.plan_id))
 

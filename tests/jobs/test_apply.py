@@ -100,7 +100,7 @@ def test_converged_tables_are_left_alone(spark, written_table) -> None:
     timeline = ctx.reload().table.timeline
     again = apply(ctx.reload(), request("^10$,4", 2))
     assert again.instant is None
-    assert again.plan.is_noop
+    assert again.plan.noop
     assert ctx.reload().table.timeline == timeline
 
 

@@ -206,8 +206,8 @@ def test_an_apply_refusing_a_plan_it_was_not_approved_for_reports_the_plan_it_fo
     assert written.error is not None
     assert written.error.type == "PlanNotApprovedError"
     found = PlanResult.from_dict(written.result)  # what the operator puts up for approval instead
-    assert found.plan.plan_id != stale
-    assert f"the plan is {found.plan.plan_id}" in written.error.message
+    assert found.plan.id != stale
+    assert f"the plan is {found.plan.id}" in written.error.message
     assert [c.partition for c in found.plan.changes] == ["10", "20", "30"]
 
 

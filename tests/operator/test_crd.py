@@ -430,8 +430,8 @@ def _finished_job(kind: JobKind, sequence: int, result: dict[str, Any]) -> Obser
 
 def operator_statuses() -> dict[str, dict[str, Any]]:
     """The statuses reconcile.decide writes along plan -> (approval) -> apply, as the API server gets them."""
-    plan_job = _finished_job(JobKind.PLAN, 0, {**PlanResult(PLAN, {}).to_dict(), **TABLE_FACTS})
-    applied = ApplyResult(PLAN, "20261121094500321", 2, 9_101_200, 2_147_563_648, 312.5, False, (), {})
+    plan_job = _finished_job(JobKind.PLAN, 0, {**PlanResult(PLAN.reported(), {}).to_dict(), **TABLE_FACTS})
+    applied = ApplyResult(PLAN.reported(), "20261121094500321", 2, 9_101_200, 2_147_563_648, 312.5, False, (), {})
     apply_job = _finished_job(JobKind.APPLY, 1, {**applied.to_dict(), **TABLE_FACTS})
     automatic = with_spec(SMALL, "apply.policy", "Automatic")["spec"]
     awaiting = decide(Observed(SMALL["spec"], 1, {}, TableStatus(), (plan_job,)), NOW).status

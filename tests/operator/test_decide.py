@@ -45,11 +45,11 @@ def report(command: JobKind, outcome: Outcome = Outcome.SUCCEEDED, result: dict 
 
 
 def planned(plan: Plan = PLAN) -> JobReport:
-    return report(JobKind.PLAN, result={**PlanResult(plan, {}).to_dict(), **TableBuckets().to_dict()})
+    return report(JobKind.PLAN, result={**PlanResult(plan.reported(), {}).to_dict(), **TableBuckets().to_dict()})
 
 
 def applied(instant: str | None = "20261123110000000", rows: int = 1000) -> JobReport:
-    result = ApplyResult(PLAN, instant, 1, rows, 10, 1.5, True, (), {})
+    result = ApplyResult(PLAN.reported(), instant, 1, rows, 10, 1.5, True, (), {})
     outcome = Outcome.SUCCEEDED if instant else Outcome.NO_CHANGE
     return report(JobKind.APPLY, outcome, {**result.to_dict(), **IN_FORCE.to_dict()})
 
@@ -329,7 +329,7 @@ def test_a_sized_plan_shows_its_proposed_rules_and_what_sizing_did() -> None:
         "shuffleFree": 2,
         "rules": [{"pattern": r"^day=2026-11-(?:0[12]|10)$", "buckets": 8}],
     }
-    result = {**PlanResult(plan, {}, sizing).to_dict(), **TableBuckets().to_dict()}
+    result = {**PlanResult(plan.reported(), {}, sizing).to_dict(), **TableBuckets().to_dict()}
     plan_done = job(JobKind.PLAN, JobPhase.COMPLETED, report(JobKind.PLAN, result=result))
 
     status = decide(Observed(SPEC, 1, {}, TableStatus(), (plan_done,)), NOW).status
@@ -339,7 +339,7 @@ def test_a_sized_plan_shows_its_proposed_rules_and_what_sizing_did() -> None:
     assert status.to_api()["plan"]["sizing"] == measured
 
     # The apply of that plan keeps what sizing said of it; another plan's apply would not.
-    result = ApplyResult(plan, "20261123110000000", 1, 1000, 10, 1.5, True, (), {})
+    result = ApplyResult(plan.reported(), "20261123110000000", 1, 1000, 10, 1.5, True, (), {})
     applied_report = report(JobKind.APPLY, result={**result.to_dict(), **IN_FORCE.to_dict()})
     apply_done = job(JobKind.APPLY, JobPhase.COMPLETED, applied_report)
     status = decide(Observed(SPEC, 1, {}, status, (plan_done, apply_done)), NOW).status

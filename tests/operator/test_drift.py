@@ -69,12 +69,12 @@ def verified(violations: int = 0, finished: str = STAMP) -> JobReport:
 
 
 def planned(plan: Plan) -> JobReport:
-    result = {**PlanResult(plan, {}).to_dict(), **TableBuckets().to_dict()}
+    result = {**PlanResult(plan.reported(), {}).to_dict(), **TableBuckets().to_dict()}
     return JobReport(JobKind.PLAN, "s3a://x", Outcome.SUCCEEDED, "plan", "t0", "t1", result)
 
 
 def repaired(duplicates: int = 1) -> JobReport:
-    result = ApplyResult(REPAIR_PLAN, "20261123110000000", 1, 100, 10, 1.5, False, (), {}, duplicates)
+    result = ApplyResult(REPAIR_PLAN.reported(), "20261123110000000", 1, 100, 10, 1.5, False, (), {}, duplicates)
     body = {**result.to_dict(), **TableBuckets().to_dict()}
     return JobReport(JobKind.APPLY, "s3a://x", Outcome.SUCCEEDED, "committed", "t0", "t1", body)
 

@@ -145,7 +145,7 @@ def _plan(sizes: list[int], *, repaired: int = 0) -> Plan:
 
 def test_a_plan_summary_is_bounded_and_lists_the_largest_changes_first() -> None:
     plan = _plan(list(range(60)), repaired=3)
-    summary = PlanSummary.of(plan, MAX_ITEMS // 2)
+    summary = PlanSummary.of(plan.reported(), MAX_ITEMS // 2)
     assert len(summary.items or []) == 50
     assert summary.omitted == 10
     assert [item.bytes for item in summary.items or []] == list(range(59, 9, -1))
@@ -156,16 +156,16 @@ def test_a_plan_summary_is_bounded_and_lists_the_largest_changes_first() -> None
 
 def test_a_plan_summary_lists_at_most_max_items_and_may_list_none() -> None:
     plan = _plan([1, 1, 1])
-    assert PlanSummary.of(plan, 2).omitted == 1
-    assert (PlanSummary.of(plan, 0).items, PlanSummary.of(plan, 0).omitted) == ([], 3)
+    assert PlanSummary.of(plan.reported(), 2).omitted == 1
+    assert (PlanSummary.of(plan.reported(), 0).items, PlanSummary.of(plan.reported(), 0).omitted) == ([], 3)
     for out_of_bounds in (-1, MAX_ITEMS + 1):  # the CRD lists at most MAX_ITEMS
         with pytest.raises(ValueError, match="max_items"):
-            PlanSummary.of(plan, out_of_bounds)
+            PlanSummary.of(plan.reported(), out_of_bounds)
 
 
 def test_a_partition_not_laid_out_yet_keeps_its_null_old_bucket_count() -> None:
     convert = PartitionChange("dt=01", None, 4, 1, 10, 100, ChangeReason.CONVERT)
     plan = Plan(BucketRules.parse("x,1", 4), None, (convert,), "20261124000000000")
-    written = TableStatus(plan=PlanSummary.of(plan, 20)).to_api()
+    written = TableStatus(plan=PlanSummary.of(plan.reported(), 20)).to_api()
     assert written["plan"]["items"][0]["oldBuckets"] is None
     assert TableStatus.of(written).to_api() == written

@@ -141,12 +141,12 @@ def report(kind: JobKind, outcome: Outcome, result: dict[str, Any]) -> JobReport
 
 def planned(plan: Plan = PLAN) -> JobReport:
     return report(
-        JobKind.PLAN, Outcome.SUCCEEDED, {**PlanResult(plan, {}).to_dict(), **TableBuckets().to_dict()}
+        JobKind.PLAN, Outcome.SUCCEEDED, {**PlanResult(plan.reported(), {}).to_dict(), **TableBuckets().to_dict()}
     )
 
 
 def applied(ok: bool = True) -> JobReport:
-    result = ApplyResult(PLAN, "20261124013000000", 1, 1000, 10, 1.5, True, (), {})
+    result = ApplyResult(PLAN.reported(), "20261124013000000", 1, 1000, 10, 1.5, True, (), {})
     in_force = TableBuckets.of(HashingConfig.from_rules(RULES, "20261124013000000"), {CHANGE.partition: 16})
     outcome = Outcome.SUCCEEDED if ok else Outcome.FAILED
     return report(JobKind.APPLY, outcome, {**result.to_dict(), **in_force.to_dict()} if ok else {})

@@ -191,7 +191,9 @@ def apply(ctx: TableContext, options: ApplyOptions) -> ApplyResult:
     notes = [f"rolled back our unfinished rescale {t}" for t in cleaned]
     if options.approved_plan and options.approved_plan != the_plan.plan_id:
         found = PlanResult(
-            the_plan, checks.to_dict(), None if sizing is None else sizing.to_dict(max_choices=TABLE_ITEMS)
+            the_plan.reported(),
+            checks.to_dict(),
+            None if sizing is None else sizing.to_dict(max_choices=TABLE_ITEMS),
         )
         raise PlanNotApprovedError(
             f"the plan is {the_plan.plan_id}, but {options.approved_plan} was approved",
@@ -199,7 +201,9 @@ def apply(ctx: TableContext, options: ApplyOptions) -> ApplyResult:
         )
     writers = writer_options(the_plan.desired, ctx.hash_fields)
     if the_plan.is_noop:
-        return ApplyResult(the_plan, None, 0, 0, 0, time.monotonic() - started, False, tuple(notes), writers)
+        return ApplyResult(
+            the_plan.reported(), None, 0, 0, 0, time.monotonic() - started, False, tuple(notes), writers
+        )
     resolved = 0
     if checks.disable_metadata_table:
         ctx = ctx.reload()
@@ -217,7 +221,7 @@ def apply(ctx: TableContext, options: ApplyOptions) -> ApplyResult:
         )
         config_store.archive_old_versions(ctx.storage, _first_active_commit(ctx.reload().table.timeline))
     return ApplyResult(
-        the_plan,
+        the_plan.reported(),
         instant,
         len(stats),
         sum(s.num_writes for s in stats),

@@ -35,7 +35,7 @@ from pydantic import dataclasses as pydantic_dataclasses
 
 from hudi_bucket.contract.requests import JobKind
 from hudi_bucket.core.hashing_config import HashingConfig
-from hudi_bucket.core.planning import Plan
+from hudi_bucket.core.planning import ReportedPlan
 from hudi_bucket.core.report_json import REPORT_JSON, ReportJson
 from hudi_bucket.errors import HudiBucketError, StorageError
 
@@ -207,7 +207,7 @@ class SizingSummary(ReportJson):
 
 @pydantic_dataclasses.dataclass(frozen=True, config=REPORT_JSON)
 class PlanResult(ReportJson):
-    plan: Plan
+    plan: ReportedPlan  # bounded: Plan.reported()
     preflight: dict[str, Any]  # the checks that passed, and notes (for people)
     # Sizing.to_dict(): the rules, the largest choices. Absent from a plan made before sizing existed.
     sizing: dict[str, Any] | None = None
@@ -232,7 +232,7 @@ class PlanResult(ReportJson):
 
 @pydantic_dataclasses.dataclass(frozen=True, config=REPORT_JSON)
 class ApplyResult(ReportJson):
-    plan: Plan
+    plan: ReportedPlan  # bounded: Plan.reported()
     instant: str | None  # None: already converged, nothing written
     files_written: int
     rows_written: int
@@ -257,7 +257,7 @@ class ApplyResult(ReportJson):
 
     @property
     def partitions_repaired(self) -> int:
-        return 0 if self.instant is None else len(self.plan.repairs)
+        return 0 if self.instant is None else self.plan.repairs
 
     @classmethod
     def from_dict(cls, data: object) -> Self:

@@ -21,10 +21,9 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from itertools import pairwise
-from typing import Annotated, Any
+from typing import Annotated, Any, Self
 
 from pydantic import (
-    ModelWrapValidatorHandler,
     PlainSerializer,
     PlainValidator,
     SerializerFunctionWrapHandler,
@@ -43,6 +42,7 @@ from hudi_bucket.errors import InvalidBucketCountError, InvalidRuleError, NotBuc
 PLAN_ID_PREFIX = "sha256:"
 _NAMED = 5  # offending partitions an error names; the rest are counted
 _REPLAN = "plan again; do not edit plan reports"
+REPORTED_CHANGES = 1000  # changes a report names (the largest); ~250 bytes each, for a 1 MiB ConfigMap
 
 
 class ChangeReason(StrEnum):
@@ -143,12 +143,10 @@ ReportedRules = Annotated[
 
 
 @pydantic_dataclasses.dataclass(frozen=True, config=REPORT_JSON)
-class Plan(ReportJson):
+class Plan:
     """What ``apply`` would do: write ``desired`` as the config and rewrite ``changes`` (kept sorted by
-    partition, so equal plans compare equal whatever order their inputs came in).
-
-    In a report it also carries its id and totals (``to_dict``); read back, its id must be what its
-    content hashes to."""
+    partition, so equal plans compare equal whatever order their inputs came in). A report carries it
+    bounded (``reported``)."""
 
     desired: ReportedRules
     current: ReportedRules | None
@@ -158,35 +156,6 @@ class Plan(ReportJson):
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "changes", tuple(sorted(self.changes, key=lambda c: c.partition)))
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _id_matches_content(cls, data: Any, handler: ModelWrapValidatorHandler[Plan]) -> Plan:
-        plan = handler(data)
-        if isinstance(data, Mapping) and data.get("id") != plan.plan_id:  # read from a report
-            raise PydanticCustomError(
-                "plan_id",
-                "the plan report claims id {claimed}, its content hashes to {actual} ({hint})",
-                {"claimed": data.get("id"), "actual": plan.plan_id, "hint": _REPLAN},
-            )
-        return plan
-
-    @model_serializer(mode="wrap")
-    def _with_id_and_totals(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        # What a reader would otherwise compute, in the order reports always had: the id and the
-        # instants first, the changes (the long list) last.
-        fields = handler(self)
-        return {
-            "id": self.plan_id,
-            "baseInstant": fields["baseInstant"],
-            "configVersion": fields["configVersion"],
-            "desired": fields["desired"],
-            "current": fields["current"],
-            "configChanges": self.config_changes,
-            "noop": self.is_noop,
-            **self.totals(),
-            "changes": fields["changes"],
-        }
 
     @property
     def config_changes(self) -> bool:
@@ -202,17 +171,7 @@ class Plan(ReportJson):
     def plan_id(self) -> str:
         """A digest of what apply would do (see the module's docstring): not of the instant it was
         planned at, nor of rows and bytes, which must not invalidate an approval."""
-        canonical = {
-            "config_version": self.config_version,
-            **self._configs(),
-            "changes": [[c.partition, c.old_buckets, c.new_buckets, c.reason.value] for c in self.changes],
-        }
-        text = json.dumps(canonical, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-        return PLAN_ID_PREFIX + hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-    def _configs(self) -> dict[str, Any]:
-        current = None if self.current is None else _config_dict(self.current)
-        return {"desired": _config_dict(self.desired), "current": current}
+        return _plan_id(self.config_version, self.desired, self.current, self.changes)
 
     def with_duplicate_keys(self, counts: Mapping[str, int]) -> Plan:
         """This plan, each change saying how many keys its partition holds more than once."""
@@ -223,16 +182,93 @@ class Plan(ReportJson):
     def repairs(self) -> tuple[PartitionChange, ...]:
         return tuple(c for c in self.changes if c.reason is ChangeReason.REPAIR)
 
-    def totals(self) -> dict[str, int]:
-        """How much the plan rewrites; ``repairs`` counts the partitions among them rewritten to mend
-        their layout (the others are rescaled or converted)."""
-        return {
-            "partitions": len(self.changes),
-            "repairs": len(self.repairs),
-            "rows": sum(c.rows for c in self.changes),
-            "bytes": sum(c.bytes for c in self.changes),
-            "duplicateKeys": sum(c.duplicate_keys for c in self.changes),
-        }
+    def reported(self, max_changes: int = REPORTED_CHANGES) -> ReportedPlan:
+        """This plan as a report carries it: whole but for its changes, of which the ``max_changes``
+        largest by bytes."""
+        largest = sorted(self.changes, key=lambda c: (-c.bytes, c.partition))[:max_changes]
+        return ReportedPlan(
+            id=self.plan_id,
+            desired=self.desired,
+            current=self.current,
+            config_changes=self.config_changes,
+            noop=self.is_noop,
+            partitions=len(self.changes),
+            repairs=len(self.repairs),
+            rows=sum(c.rows for c in self.changes),
+            bytes=sum(c.bytes for c in self.changes),
+            changes=tuple(sorted(largest, key=lambda c: c.partition)),
+            base_instant=self.base_instant,
+            config_version=self.config_version,
+            duplicate_keys=sum(c.duplicate_keys for c in self.changes),
+            omitted_changes=len(self.changes) - len(largest),
+        )
+
+
+def _plan_id(
+    config_version: str | None,
+    desired: BucketRules,
+    current: BucketRules | None,
+    changes: Iterable[PartitionChange],
+) -> str:
+    canonical = {
+        "config_version": config_version,
+        "desired": _config_dict(desired),
+        "current": None if current is None else _config_dict(current),
+        "changes": [[c.partition, c.old_buckets, c.new_buckets, c.reason.value] for c in changes],
+    }
+    text = json.dumps(canonical, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return PLAN_ID_PREFIX + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@pydantic_dataclasses.dataclass(frozen=True, config=REPORT_JSON)
+class ReportedPlan(ReportJson):
+    """A plan as a job's report carries it, for the operator and for people: its id, configs and totals,
+    and its largest changes. A report travels in a ConfigMap (1 MiB), where a plan of 100,000
+    partitions does not fit whole; the apply that follows plans again and compares ids, so the id is
+    what holds an approval to the whole plan. A report with every change in it must hash to its id."""
+
+    id: str
+    desired: ReportedRules
+    current: ReportedRules | None
+    config_changes: bool
+    noop: bool
+    partitions: int  # the changes in the plan, reported or not
+    repairs: int  # of them, partitions rewritten to mend their layout
+    rows: int
+    bytes: int
+    changes: tuple[PartitionChange, ...]  # the largest, by bytes, in partition order
+    base_instant: str | None = None
+    config_version: str | None = None  # None in a report of a plan made before config versions
+    duplicate_keys: int = 0
+    omitted_changes: int = 0  # 0 in a report made before plans were bounded
+
+    @model_validator(mode="after")
+    def _whole_or_counted(self) -> Self:
+        if len(self.changes) + self.omitted_changes != self.partitions:
+            raise PydanticCustomError(
+                "plan_changes",
+                "the plan report names {named} change(s) and omits {omitted}, but counts {partitions} ({hint})",
+                {"named": len(self.changes), "omitted": self.omitted_changes,
+                 "partitions": self.partitions, "hint": _REPLAN},
+            )  # fmt: skip
+        actual = _plan_id(self.config_version, self.desired, self.current, self.changes)
+        if self.omitted_changes == 0 and self.id != actual:
+            raise PydanticCustomError(
+                "plan_id",
+                "the plan report claims id {claimed}, its content hashes to {actual} ({hint})",
+                {"claimed": self.id, "actual": actual, "hint": _REPLAN},
+            )
+        return self
+
+    @model_serializer(mode="wrap")
+    def _changes_last(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # The order reports always had: the id and the instants first, the changes (the long list) last;
+        # omittedChanges only when some were (a whole plan's report is what it always was).
+        fields: dict[str, Any] = handler(self)
+        order = ("id", "baseInstant", "configVersion", "desired", "current", "configChanges", "noop",
+                 "partitions", "repairs", "rows", "bytes", "duplicateKeys", "changes")  # fmt: skip
+        omitted = {"omittedChanges": self.omitted_changes} if self.omitted_changes else {}
+        return {**{key: fields[key] for key in order}, **omitted}
 
 
 def make_plan(
