@@ -436,6 +436,37 @@ def test_verify_checks_a_plain_bucket_table_against_the_count_it_records(
     assert "records no bucket count" in unknown.err
 
 
+def test_a_plain_bucket_table_is_planned_from_the_count_it_records(
+    capsys: pytest.CaptureFixture[str], spark: Any, tmp_path: Path
+) -> None:
+    """No hashing_config yet: a new default is a rescale from the count the table records, never a config
+    declared over buckets laid out for another count; a --current-buckets that disagrees is refused."""
+    root = tmp_path / "plain"
+    data = spark.createDataFrame(
+        [(f"O-{i}", str(10 + i % 2), float(i)) for i in range(30)], "id string, part string, v double"
+    )
+    options = WriteOptions(
+        source="", record_key=("id",), partition_fields=("part",), create=True, default_buckets=1
+    )
+    write(spark, str(root), options, rows=data)
+    before = listing(root)
+
+    planned = run(capsys, "plan", "--table", str(root), "--expressions", "^$,1", "--default", "2")
+
+    assert planned.code == EXIT_OK, planned.err
+    changes = planned.report["result"]["plan"]["changes"]
+    assert [(c["partition"], c["oldBuckets"], c["newBuckets"]) for c in changes] == [
+        ("10", 1, 2),
+        ("11", 1, 2),
+    ]
+    wrong = run(capsys, "plan", "--table", str(root), "--expressions", "^$,1", "--default", "2",
+                "--current-buckets", "3")  # fmt: skip
+    assert wrong.code == EXIT_FAILED
+    assert "--current-buckets is 3, but" in wrong.err
+    assert "records 1 bucket(s)" in wrong.err
+    assert listing(root) == before
+
+
 def test_rollback_of_a_completed_rescale_exits_0_and_restores_the_rows(
     capsys: pytest.CaptureFixture[str], written_table: MakeTable, tmp_path: Path
 ) -> None:

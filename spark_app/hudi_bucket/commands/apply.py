@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import replace
 
 from hudi_bucket.checks.duplicates import count_duplicate_keys
 from hudi_bucket.checks.layout_check import ViolationKind, verify_table
@@ -44,6 +45,7 @@ from hudi_bucket.errors import ConcurrentWriterError, PlanError, PlanNotApproved
 from hudi_bucket.hudi import config_store
 from hudi_bucket.hudi.fs_view import load_file_groups, rows_by_base_file
 from hudi_bucket.hudi.table import disable_metadata_table, latest_table_schema, timeline_store
+from hudi_bucket.hudi.table_creation import NUM_BUCKETS, recorded_num_buckets
 from hudi_bucket.reading.hudi_reads import hudi_read_failures, require_hudi_reader
 from hudi_bucket.spark.context import TableContext
 from hudi_bucket.writing.hudi_engine import PROCEDURE, refuse_what_hudi_cannot_plan, rescale_with_hudi
@@ -85,6 +87,8 @@ def sized_plan(
         options.rules.validate(ctx.matcher)
     in_force = config_store.load_in_force(storage, table.timeline.pending_replace_timestamps())
     current = in_force.to_rules() if in_force else None
+    if current is None and not options.convert:
+        options = replace(options, current_buckets=_plain_count(ctx, options.current_buckets))
     rows = rows_by_base_file(storage, table)
     file_groups = load_file_groups(storage, table)
     layouts = [
@@ -171,6 +175,19 @@ def _count_in_force(
     if count is None:
         raise PlanError(f"partition {partition!r} has no bucket count to check its records against")
     return count
+
+
+def _plain_count(ctx: TableContext, given: int | None) -> int | None:
+    """A plain bucket index's count, before its first config: the one given, else the one the table
+    records (tables our ``write`` made); PlanError when they differ, as a wrong count would leave records
+    in buckets their writers never look in."""
+    recorded = recorded_num_buckets(ctx.table.config)
+    if given is not None and recorded is not None and given != recorded:
+        raise PlanError(
+            f"--current-buckets is {given}, but {ctx.table.uri} records {recorded} bucket(s) ({NUM_BUCKETS})",
+            hint=f"give --current-buckets {recorded}, or leave it out",
+        )
+    return recorded if given is None else given
 
 
 def _count_now(
