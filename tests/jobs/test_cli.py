@@ -411,18 +411,24 @@ def test_verify_exits_0_on_a_bucket_layout_and_1_once_a_bucket_has_two_file_grou
     assert listing(root) == before
 
 
-def test_verify_checks_a_plain_bucket_table_against_the_count_it_records(
-    capsys: pytest.CaptureFixture[str], spark: Any, written_table: MakeTable, tmp_path: Path
-) -> None:
-    """No hashing_config yet (no rules ever applied): the plain bucket index's one count is the truth."""
-    root = tmp_path / "plain"
+def plain_bucket_table(spark: Any, root: Path, buckets: int) -> Path:
+    """A table our write made with a plain bucket index of ``buckets`` (recorded, no hashing_config):
+    30 rows in partitions 10 and 11."""
     data = spark.createDataFrame(
         [(f"O-{i}", str(10 + i % 2), float(i)) for i in range(30)], "id string, part string, v double"
     )
     options = WriteOptions(
-        source="", record_key=("id",), partition_fields=("part",), create=True, default_buckets=3
+        source="", record_key=("id",), partition_fields=("part",), create=True, default_buckets=buckets
     )
     write(spark, str(root), options, rows=data)
+    return root
+
+
+def test_verify_checks_a_plain_bucket_table_against_the_count_it_records(
+    capsys: pytest.CaptureFixture[str], spark: Any, written_table: MakeTable, tmp_path: Path
+) -> None:
+    """No hashing_config yet (no rules ever applied): the plain bucket index's one count is the truth."""
+    root = plain_bucket_table(spark, tmp_path / "plain", 3)
 
     ok = run(capsys, "verify", "--table", str(root))
 
@@ -441,14 +447,7 @@ def test_a_plain_bucket_table_is_planned_from_the_count_it_records(
 ) -> None:
     """No hashing_config yet: a new default is a rescale from the count the table records, never a config
     declared over buckets laid out for another count; a --current-buckets that disagrees is refused."""
-    root = tmp_path / "plain"
-    data = spark.createDataFrame(
-        [(f"O-{i}", str(10 + i % 2), float(i)) for i in range(30)], "id string, part string, v double"
-    )
-    options = WriteOptions(
-        source="", record_key=("id",), partition_fields=("part",), create=True, default_buckets=1
-    )
-    write(spark, str(root), options, rows=data)
+    root = plain_bucket_table(spark, tmp_path / "plain", 1)
     before = listing(root)
 
     planned = run(capsys, "plan", "--table", str(root), "--expressions", "^$,1", "--default", "2")
