@@ -273,6 +273,7 @@ def _commit(
             data_columns=columns,
             existing={k: ExistingGroup(g.file_id, g.latest_base_file.instant) for k, g in rewritten.items()},
             every_key_whole=incoming_whole and stored_whole,
+            like=next((g.latest_base_file.path for g in layout.groups.values() if g.latest_base_file), None),
         )
         by_partition: dict[str, tuple] = dict.fromkeys(incoming_partitions, ())
         for stat in stats:

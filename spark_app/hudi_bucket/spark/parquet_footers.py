@@ -11,6 +11,14 @@ from typing import Any
 
 from pyspark.sql.types import StructType
 
+from hudi_bucket.core.file_format import (
+    BLOOM_FILTER_FOOTER,
+    BLOOM_TYPE_FOOTER,
+    MAX_KEY_FOOTER,
+    MIN_KEY_FOOTER,
+    SampleFile,
+)
+
 _PARQUET = "org.apache.spark.sql.execution.datasources.parquet"
 
 
@@ -35,6 +43,21 @@ def footer(spark: Any, uri: str, conf: Any = None) -> Any:
 
 def file_rows(spark: Any, uri: str, conf: Any = None) -> int:
     return sum(int(block.getRowCount()) for block in footer(spark, uri, conf).getBlocks())
+
+
+def sample_file(spark: Any, uri: str) -> SampleFile:
+    """How the Parquet file at ``uri`` was written, as ``core.file_format`` reads it. The bloom filter's
+    value (a few hundred kilobytes) stays in the JVM: only that it is there matters."""
+    metadata = footer(spark, uri)
+    blocks = metadata.getBlocks()
+    codec = str(blocks[0].getColumns()[0].getCodec().name()) if blocks.size() else None
+    entries = metadata.getFileMetaData().getKeyValueMetaData()
+    kept = {
+        key: "" if key == BLOOM_FILTER_FOOTER else str(entries.get(key))
+        for key in (BLOOM_FILTER_FOOTER, BLOOM_TYPE_FOOTER, MIN_KEY_FOOTER, MAX_KEY_FOOTER)
+        if entries.containsKey(key)
+    }
+    return SampleFile(codec, kept)
 
 
 def file_schema(spark: Any, uri: str) -> StructType:

@@ -25,6 +25,7 @@ from typing import Any
 from hudi_bucket.bucketing.bucket_ids import bucket_id_column, num_buckets_column
 from hudi_bucket.core.buckets import BUCKET_ID_DIGITS, bucket_id_from_file_id
 from hudi_bucket.core.commits import WriteStat
+from hudi_bucket.core.file_format import FileFormat
 from hudi_bucket.core.filegroups import BaseFile, partition_file_path
 from hudi_bucket.core.metafields import (
     COMMIT_SEQNO,
@@ -37,7 +38,9 @@ from hudi_bucket.core.metafields import (
 from hudi_bucket.core.routing import routing_keys, shuffle_width
 from hudi_bucket.errors import HudiBucketError
 from hudi_bucket.spark.context import TableContext
+from hudi_bucket.spark.parquet_footers import sample_file
 from hudi_bucket.spark.session import scoped_conf
+from hudi_bucket.spark.spark_paths import spark_root
 from hudi_bucket.writing import direct_write, staged_write
 
 WRITE_TOKEN = "0-0-0"  # <task>-<stage>-<attempt>; readers only parse it, and file ids keep names unique
@@ -120,12 +123,14 @@ def write_bucket_files(
     grouping: Grouping = Grouping.SHUFFLE,
     existing: Mapping[tuple[str, int], ExistingGroup] | None = None,
     every_key_whole: bool = False,
+    like: str | None = None,
 ) -> tuple[WriteStat, ...]:
     """Write ``rows`` (data columns plus ``_hoodie_record_key`` and ``_hoodie_partition_path``) into
     bucket files for ``instant``; ``buckets`` gives each partition's bucket count. Returns one WriteStat
     per file written. Files are in place but invisible until the caller completes the instant.
     ``every_key_whole``: see ``bucketing.bucket_id_column``. A table without meta fields gets them null,
-    as Hudi writes them."""
+    as Hudi writes them. The files are written as the table's are (``core.file_format``): ``like`` is
+    one of its base files (a path from the table's root) to take after, if it has any."""
     from pyspark.sql import functions as F  # noqa: N812
 
     spark = ctx.spark
@@ -168,7 +173,12 @@ def write_bucket_files(
     with (
         _legacy_parquet_for_small_decimals(spark, rows.select(*data_columns).schema),
         scoped_conf(
-            spark, {**FILES_SIDE_BY_SIDE, **{_NO_DICTIONARY.format(column=c): "false" for c in distinct}}
+            spark,
+            {
+                **FILES_SIDE_BY_SIDE,
+                **_as_the_tables(ctx, like),
+                **{_NO_DICTIONARY.format(column=c): "false" for c in distinct},
+            },
         ),
     ):
         if direct_write.available(spark):
@@ -179,6 +189,22 @@ def write_bucket_files(
                 ctx, bucketed.select(*meta, *data_columns, _PARTITION_INDEX, _BUCKET), instant, files
             )
     return tuple(_write_stat(path, size, count, existing) for path, (size, count) in sorted(written.items()))
+
+
+def _as_the_tables(ctx: TableContext, like: str | None) -> dict[str, str]:
+    """The session settings that write files as the table's are: its codec, row group, page and
+    dictionary settings, and (written by the direct write) Hudi's footer entries of the record key."""
+    sample = sample_file(ctx.spark, f"{spark_root(ctx.storage)}/{like}") if like else None
+    form = FileFormat.of_table(ctx.table.config.props, sample)
+    settings = {
+        "spark.sql.parquet.compression.codec": form.codec,
+        "parquet.block.size": str(form.block_size),
+        "parquet.page.size": str(form.page_size),
+        "parquet.enable.dictionary": str(form.dictionary).lower(),
+    }
+    if ctx.table.config.populate_meta_fields:
+        settings |= direct_write.footer_settings(ctx.spark, RECORD_KEY, form.bloom)
+    return settings
 
 
 def _distinct_per_file(key_fields: Sequence[str], data_columns: Sequence[str]) -> tuple[str, ...]:

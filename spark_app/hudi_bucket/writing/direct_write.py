@@ -22,6 +22,7 @@ from typing import Any
 from py4j.protocol import Py4JJavaError
 from pyspark.errors import PySparkException
 
+from hudi_bucket.core.file_format import BloomFilter
 from hudi_bucket.spark.session import java_class, on_classpath, scoped_conf
 from hudi_bucket.spark.spark_paths import spark_root
 from hudi_bucket.storage.base import Storage
@@ -30,6 +31,10 @@ PROTOCOL_CLASS = "io.hudibucket.spark.DirectFileCommitProtocol"
 WRITE_ID = "hudibucket.direct.write.id"  # the protocol's WRITE_ID option
 FILES = "hudibucket.direct.write.files"  # the protocol's FILES option
 FILE_COLUMN = "__hbo_file"  # each row's file: its index in the write's files
+# Hudi's footer entries in each file (``io.hudibucket.spark.HudiFooterWriteSupport``): the settings
+# name the key column and the bloom filter; the filter is Hudi's own, built where its bundle is loaded.
+FOOTER_KEY_COLUMN = "hudibucket.footer.key.column"
+BLOOM_FACTORY = "org.apache.hudi.common.bloom.BloomFilterFactory"
 _TWO_WRITERS = (f"{PROTOCOL_CLASS}$DuplicateFileException", "org.apache.hadoop.fs.FileAlreadyExistsException")
 # Hadoop's local filesystem writes a ``.<name>.crc`` beside each file; the table's files carry none (its
 # rollback deletes files by name). For this write only: an uncached raw local filesystem.
@@ -44,6 +49,20 @@ def available(spark: Any) -> bool:
     attempt can race another attempt of its task for the same file (and delete it as it aborts)."""
     speculating = str(spark.conf.get("spark.speculation", "false")).lower() == "true"
     return not speculating and on_classpath(spark, PROTOCOL_CLASS)
+
+
+def footer_settings(spark: Any, key_column: str, bloom: BloomFilter | None) -> dict[str, str]:
+    """The settings that have Hudi's footer entries written: the min and max of ``key_column``, and its
+    bloom filter where asked and Hudi's bundle is on the session (without it: none)."""
+    settings = {FOOTER_KEY_COLUMN: key_column}
+    if bloom and on_classpath(spark, BLOOM_FACTORY):
+        settings |= {
+            "hudibucket.footer.bloom.type": bloom.type_code,
+            "hudibucket.footer.bloom.entries": str(bloom.entries),
+            "hudibucket.footer.bloom.fpp": bloom.fpp,
+            "hudibucket.footer.bloom.max.entries": str(bloom.max_entries),
+        }
+    return settings
 
 
 class TwoWritersError(Exception):

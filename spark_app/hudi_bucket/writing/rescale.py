@@ -204,6 +204,7 @@ def rewrite_partitions(
                 data_columns=tuple(table.columns.fieldNames()),
                 grouping=grouping,
                 every_key_whole=every_key_whole,
+                like=next((f.path for r in rewrites for f in r.base_files), None),
             )
 
     try:

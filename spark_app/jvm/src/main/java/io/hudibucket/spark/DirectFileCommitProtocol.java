@@ -69,6 +69,8 @@ public final class DirectFileCommitProtocol extends FileCommitProtocol implement
    */
   public static final String FILES = "hudibucket.direct.write.files";
 
+  private static final String WRITE_SUPPORT_CLASS = "parquet.write.support.class";
+
   private static final Map<String, byte[]> PUBLISHED = new ConcurrentHashMap<>();
 
   private final String root;
@@ -109,6 +111,12 @@ public final class DirectFileCommitProtocol extends FileCommitProtocol implement
       files = new ObjectMapper().readValue(listed, String[].class);
     } catch (IOException e) {
       throw new IllegalArgumentException("the write option " + FILES + " is not a JSON array of paths", e);
+    }
+    // Spark's Parquet format names its own write support for every write; the files of a write that
+    // names its key column get Hudi's footer entries too. This task's writers read this configuration.
+    Configuration conf = taskContext.getConfiguration();
+    if (conf.get(HudiFooterWriteSupport.KEY_COLUMN) != null) {
+      conf.set(WRITE_SUPPORT_CLASS, HudiFooterWriteSupport.class.getName());
     }
   }
 
