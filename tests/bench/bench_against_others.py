@@ -8,6 +8,9 @@ b. Apache Hudi's ``partition_bucket_index_manager`` procedure, called from a PyS
 c. a plain Spark job: the same partitions' live base files read, repartitioned by record key into as many
    files as the new layout has, written as Parquet (no Hudi metadata, no commit): the data movement alone.
 
+Each writes the table's codec: GZIP, Apache Hudi 1.2.0's default, which its files have (ours takes it from
+them, Hudi's procedure from its defaults, the plain job is told).
+
 Run: .venv/bin/python tests/bench/bench_against_others.py [--rows 2000000,20000000] [--rounds 2]
 [--before REV] [--to 16,12] (2 million rows: about 5 minutes on 2 idle cores; 20 million: about 40). ``--before``
 adds ours as of git revision REV (its job and its ``phased_job.py``), for a before-and-after in one run.
@@ -99,7 +102,7 @@ from pyspark.sql import SparkSession
 root, out, files, partitions = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4:]
 spark = SparkSession.builder.getOrCreate()
 rows = spark.read.option("basePath", root).parquet(*(f"{root}/{p}" for p in partitions))
-rows.repartition(files, "_hoodie_partition_path", "_hoodie_record_key").write.parquet(out)
+rows.repartition(files, "_hoodie_partition_path", "_hoodie_record_key").write.parquet(out, compression="gzip")
 """
 
 
