@@ -84,12 +84,17 @@ def metadata_table_listing(spark: Any, path: Path) -> dict[str, set[str]]:
 
 
 def storage_listing(path: Path) -> dict[str, set[str]]:
-    """The data files each partition folder holds on storage (hidden files aside)."""
+    """The data files each partition folder holds on storage: base files and log files (hidden, as Hudi
+    names them), other hidden files aside."""
     return {
-        folder.name: {f.name for f in folder.iterdir() if not f.name.startswith(".")}
+        folder.name: {f.name for f in folder.iterdir() if _data_file(f.name)}
         for folder in path.iterdir()
         if folder.is_dir() and not folder.name.startswith(".")
     }
+
+
+def _data_file(name: str) -> bool:
+    return (not name.startswith(".") or ".log." in name) and not name.endswith(".crc")
 
 
 def data_rows(frame: Any) -> list[tuple]:

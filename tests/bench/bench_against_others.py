@@ -8,7 +8,8 @@ b. Apache Hudi's ``partition_bucket_index_manager`` procedure, called from a PyS
 c. a plain Spark job: the same partitions' live base files read, repartitioned by record key into as many
    files as the new layout has, written as Parquet (no Hudi metadata, no commit): the data movement alone.
 
-Each writes the table's codec: GZIP, Apache Hudi 1.2.0's default, which its files have (ours takes it from
+With ``--metadata-table`` the table has a metadata table with column stats and the record index, which
+ours and Hudi's procedure keep (the plain job writes none). Each writes the table's codec: GZIP, Apache Hudi 1.2.0's default, which its files have (ours takes it from
 them, Hudi's procedure from its defaults, the plain job is told).
 
 Run: .venv/bin/python tests/bench/bench_against_others.py [--rows 2000000,20000000] [--rounds 2]
@@ -78,6 +79,13 @@ OPTIONS = {
     "hoodie.bucket.index.engine": "SIMPLE",
     "hoodie.bucket.index.num.buckets": str(BUCKETS),
 }
+# ``--metadata-table``: the table as Hudi 1.x writes it by default, with its metadata table, plus the
+# column stats and record indexes (ours keeps them through Hudi's metadata writer, as Hudi's procedure does).
+METADATA_TABLE = {
+    "hoodie.metadata.enable": "true",
+    "hoodie.metadata.index.column.stats.enable": "true",
+    "hoodie.metadata.global.record.level.index.enable": "true",
+}
 HUDI_PROCEDURE = """
 import sys
 from pyspark.sql import SparkSession
@@ -106,7 +114,7 @@ rows.repartition(files, "_hoodie_partition_path", "_hoodie_record_key").write.pa
 """
 
 
-def write_table(spark: SparkSession, root: Path, rows: int) -> None:
+def write_table(spark: SparkSession, root: Path, rows: int, metadata_table: bool = False) -> None:
     id_ = F.col("id")
     other_days = F.array(*(F.lit(d) for d in OTHER_DAYS))
     records = spark.range(rows).select(
@@ -118,7 +126,8 @@ def write_table(spark: SparkSession, root: Path, rows: int) -> None:
         .otherwise(F.element_at(other_days, (F.floor(id_ / 2) % len(OTHER_DAYS) + 1).cast("int")))
         .alias("day"),
     )
-    records.write.format("hudi").options(**OPTIONS).option(
+    options = {**OPTIONS, **(METADATA_TABLE if metadata_table else {})}
+    records.write.format("hudi").options(**options).option(
         "hoodie.datasource.write.operation", "bulk_insert"
     ).mode("overwrite").save(str(root))
 
@@ -128,11 +137,12 @@ def in_own_process(*args: str) -> list[str]:
     return [sys.executable, str(Path(__file__)), *args]
 
 
-def table_chore(chore: str, root: str, rows: str) -> None:
-    """``write ROOT ROWS``: Apache Hudi writes the table; ``count ROOT ROWS``: it reads ROWS back."""
+def table_chore(chore: str, root: str, rows: str, metadata_table: str = "") -> None:
+    """``write ROOT ROWS [metadata-table]``: Apache Hudi writes the table; ``count ROOT ROWS``: it reads
+    ROWS back."""
     spark = build_session(f"bench-against-others-{chore}")
     if chore == "write":
-        write_table(spark, Path(root), int(rows))
+        write_table(spark, Path(root), int(rows), metadata_table == "metadata-table")
     else:
         counted = spark.read.format("hudi").load(root).count()
         assert counted == int(rows), f"{root}: {counted} rows read back, {rows} written"
@@ -197,12 +207,17 @@ def phases(stdout: str) -> dict[str, dict[str, float]]:
 
 def main() -> None:
     if sys.argv[1:2] in (["write"], ["count"]):
-        return table_chore(*sys.argv[1:4])
+        return table_chore(*sys.argv[1:5])
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rows", default="2000000,20000000", help="table sizes, comma-separated")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--before", metavar="REV", help="also run ours as of this git revision")
     parser.add_argument("--to", default="16,12", help="the changes: new bucket counts, comma-separated")
+    parser.add_argument(
+        "--metadata-table",
+        action="store_true",
+        help="tables with a metadata table, column stats, record index",
+    )
     args = parser.parse_args()
 
     # Ours is given Hudi's bundle and our JVM classes as the job image gives them (the others ignore both).
@@ -219,7 +234,8 @@ def main() -> None:
         work = Path(tempfile.mkdtemp(prefix="hbo-bench-others-"))
         template = work / "template"
         started = time.perf_counter()
-        run_once("writing the table", in_own_process("write", str(template), str(rows)), env)
+        shape = ["metadata-table"] if args.metadata_table else []
+        run_once("writing the table", in_own_process("write", str(template), str(rows), *shape), env)
         files = sorted(template.rglob("*.parquet"))
         run_once("first rules", job("apply", "--table", str(template), *FIRST_RULES), env)
         assert sorted(template.rglob("*.parquet")) == files, "the first rules rewrote files"

@@ -300,6 +300,54 @@ def test_auto_picks_native_where_native_can_else_hudi(
     assert (result.ok, result.engine) == (True, chosen)
 
 
+def test_auto_picks_native_for_a_metadata_table_hudis_metadata_writer_keeps() -> None:
+    kept = preflight(
+        WITH_MDT,
+        our_pending=frozenset(),
+        disable_metadata_table=False,
+        engine=Engine.AUTO,
+        metadata_writer=True,
+    )
+    assert (kept.ok, kept.engine, kept.disable_metadata_table) == (True, Engine.NATIVE, False)
+    secondary = replace(WITH_MDT, secondary_indexes=("idx_name",))  # no key changes: nothing to rebuild
+    assert preflight(
+        secondary,
+        our_pending=frozenset(),
+        disable_metadata_table=False,
+        engine=Engine.NATIVE,
+        metadata_writer=True,
+    ).ok
+
+
+@pytest.mark.parametrize(
+    ("version", "metadata_writer", "why"),
+    [(6, True, "table version 6"), (9, False, "Hudi's Spark bundle")],
+)
+def test_native_refuses_a_metadata_table_it_cannot_keep_saying_why(
+    version: int, metadata_writer: bool, why: str
+) -> None:
+    facts = replace(WITH_MDT, table_version=version)
+    kind, text = only_refusal(
+        preflight(
+            facts,
+            our_pending=frozenset(),
+            disable_metadata_table=False,
+            engine=Engine.NATIVE,
+            metadata_writer=metadata_writer,
+        )
+    )
+    assert kind is Check.METADATA_TABLE
+    assert why in text
+    auto = preflight(
+        facts,
+        our_pending=frozenset(),
+        disable_metadata_table=False,
+        engine=Engine.AUTO,
+        metadata_writer=metadata_writer,
+    )
+    assert auto.engine is Engine.HUDI
+
+
 def test_a_repair_refused_by_the_hudi_engine_names_what_lets_native_run() -> None:
     assert "--disable-metadata-table" in native_repair_hint(Engine.AUTO)
     assert "engine: Native" in native_repair_hint(Engine.HUDI)

@@ -1,6 +1,6 @@
-"""The Hudi engine: tables the Native engine does not rewrite (a live metadata table with its indexes,
-MERGE_ON_READ with log files) rescaled by Hudi's own procedure inside our apply, then read and upserted
-by Hudi; and Auto keeping the Native engine where it can."""
+"""The Hudi engine: tables with a live metadata table and its indexes, and MERGE_ON_READ with log files,
+rescaled by Hudi's own procedure inside our apply, then read and upserted by Hudi; and Auto keeping the
+Native engine where it can (tests/interop/test_metadata_table_kept.py: Native with a metadata table)."""
 
 from __future__ import annotations
 
@@ -55,10 +55,10 @@ def index_sql(spark: Any, root: Path, statement: str) -> None:
         hudi_sql(spark, root, statement)
 
 
-def rescaled(spark: Any, root: Path) -> tuple[Any, Any]:
+def rescaled(spark: Any, root: Path, engine: Engine = Engine.AUTO) -> tuple[Any, Any]:
     ctx = TableContext.open(spark, str(root))
     reset_bucket_calculator(spark, root, {})  # Hudi 1.2.0's calculator cache, see hudi_spark
-    return ctx, apply(ctx, ApplyOptions(RULES))
+    return ctx, apply(ctx, ApplyOptions(RULES, engine=engine))
 
 
 def test_a_table_with_a_metadata_table_and_its_indexes_is_rescaled_by_hudi(
@@ -73,11 +73,11 @@ def test_a_table_with_a_metadata_table_and_its_indexes_is_rescaled_by_hudi(
     index_sql(spark, root, CREATE_INDEX)
     timeline = sorted((root / ".hoodie" / "timeline").iterdir())
     with pytest.raises(PreflightError, match="DROP INDEX idx_name"):
-        rescaled(spark, root)
+        rescaled(spark, root, Engine.HUDI)
     assert sorted((root / ".hoodie" / "timeline").iterdir()) == timeline
     index_sql(spark, root, "DROP INDEX idx_name ON {table}")
 
-    ctx, result = rescaled(spark, root)
+    ctx, result = rescaled(spark, root, Engine.HUDI)
 
     assert result.instant is not None
     assert any("partition_bucket_index_manager" in note for note in result.notes)

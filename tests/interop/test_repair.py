@@ -17,6 +17,7 @@ from hudi_bucket.contract.requests import ApplyOptions, RescaleOptions
 from hudi_bucket.core.planning import ChangeReason
 from hudi_bucket.core.rules import BucketRules
 from hudi_bucket.errors import LayoutViolationError, PlanError
+from hudi_bucket.spark import metadata_writer
 from hudi_bucket.spark.context import TableContext
 from hudi_bucket.storage import LocalStorage
 from hudi_spark import hudi_rs_rows
@@ -105,8 +106,8 @@ def test_an_approval_of_the_plan_without_the_record_check_does_not_apply_a_repai
     assert violations(ctx) == {(MOVED, "misplaced-records")}
 
 
-def test_engine_auto_repairs_with_native_where_the_table_allows_it_and_says_how_otherwise(
-    spark: Any, tmp_path: Path
+def test_engine_auto_repairs_with_native_keeping_the_metadata_table_and_says_how_otherwise(
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root = tmp_path / "indexed"
     write_hudi_bucket_table(spark, root, 9, {"hoodie.metadata.enable": "true"})
@@ -114,14 +115,17 @@ def test_engine_auto_repairs_with_native_where_the_table_allows_it_and_says_how_
     bucket_tables.break_by_splitting_a_bucket(root, SPLIT)
     ctx = TableContext.open(spark, str(root))
 
-    # A live metadata table makes Auto choose Hudi, whose procedure repairs nothing.
-    with pytest.raises(PlanError, match="repair") as refused:
-        plan(ctx.reload(), RescaleOptions(RULES, check_records=True))
+    # Without Hudi's metadata writer, a live metadata table makes Auto choose Hudi, which repairs nothing.
+    with monkeypatch.context() as without_writer:
+        without_writer.setattr(metadata_writer, "available", lambda spark: False)
+        with pytest.raises(PlanError, match="repair") as refused:
+            plan(ctx.reload(), RescaleOptions(RULES, check_records=True))
     assert "metadataTable: Disable" in refused.value.hint
 
-    result = apply(ctx.reload(), ApplyOptions(RULES, check_records=True, disable_metadata_table=True))
+    result = apply(ctx.reload(), ApplyOptions(RULES, check_records=True))
 
     assert result.partitions_repaired == 1
+    assert "files" in ctx.reload().table.config.metadata_partitions
     assert verify(ctx.reload()).ok
     assert one_record_per_key(spark, root) == before
     assert hudi_rs_rows(root) == before

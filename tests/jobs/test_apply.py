@@ -16,8 +16,16 @@ from hudi_bucket.core.timeline import Action
 from hudi_bucket.errors import ConcurrentWriterError, NotBucketIndexedError, PlanError, PreflightError
 from hudi_bucket.hudi import config_store
 from hudi_bucket.hudi.rollback import rollback
+from hudi_bucket.spark import metadata_writer
 from hudi_bucket.spark.context import TableContext
-from hudi_spark import bucket_options, data_rows, hudi_read, hudi_write
+from hudi_spark import (
+    bucket_options,
+    data_rows,
+    hudi_read,
+    hudi_write,
+    metadata_table_listing,
+    storage_listing,
+)
 
 pytestmark = pytest.mark.spark
 
@@ -127,10 +135,27 @@ def test_an_approved_plan_must_be_the_plan_that_runs(spark, written_table) -> No
     assert apply(ctx, request("^10$,4", 2, convert=True, approved_plan=the_plan.plan_id)).instant
 
 
-def test_a_live_metadata_table_is_refused_unless_disabled(spark, written_table) -> None:
+def test_a_conversion_keeps_a_live_metadata_table(spark, written_table) -> None:
+    root = written_table("cow_v9_meta")
+    before = data_rows(hudi_read(spark, root))
+    ctx = TableContext.open(spark, str(root))
+
+    converted = apply(ctx, request("part=10,4", 2, convert=True))
+
+    assert converted.instant is not None
+    assert "files" in ctx.reload().table.config.metadata_partitions
+    assert metadata_table_listing(spark, root) == storage_listing(root)
+    assert data_rows(hudi_read(spark, root)) == before
+    assert verified(ctx.reload())
+
+
+def test_a_live_metadata_table_is_refused_where_hudis_metadata_writer_is_missing(
+    spark, written_table, monkeypatch
+) -> None:
     root = written_table("cow_v9_meta")
     timeline_files = sorted((root / ".hoodie" / "timeline").iterdir())
-    with pytest.raises(PreflightError, match="metadata table"):
+    monkeypatch.setattr(metadata_writer, "available", lambda spark: False)
+    with pytest.raises(PreflightError, match=r"metadata table.*Hudi's Spark bundle"):
         apply(TableContext.open(spark, str(root)), request("part=10,4", 2, convert=True))
     assert sorted((root / ".hoodie" / "timeline").iterdir()) == timeline_files
 

@@ -19,6 +19,7 @@ from hudi_bucket.cli import EXIT_FAILED, EXIT_OK, EXIT_USAGE, JVM_FAILURE_HINT, 
 from hudi_bucket.commands.write import write
 from hudi_bucket.contract.reports import JobReport, Outcome, PlanResult
 from hudi_bucket.contract.requests import JobKind, WriteOptions
+from hudi_bucket.spark import metadata_writer
 
 pytestmark = pytest.mark.spark
 
@@ -287,11 +288,6 @@ BAD_INPUTS = {
         add_foreign_pending_commit,
         ("apply",),  # a plan notes it: see test_a_plan_notes_a_writers_pending_commit_that_apply_refuses
     ),
-    "live-metadata-table": BadInput(
-        "cow_v9_meta",
-        ("--expressions", "part=10,4", *CONVERT),
-        ("metadata table is live", "--disable-metadata-table"),
-    ),
     "not-bucket-indexed-without-convert": BadInput(
         V8, ("--expressions", "^10$,4", "--default", "2"), ("not bucket-indexed", "--convert")
     ),
@@ -329,6 +325,24 @@ def test_bad_input_exits_1_with_one_line_saying_what_to_do_and_changes_nothing(
     assert result.err.count("\n") == 1, result.err
     assert result.err.startswith(f"hudi-bucket-job {command}: ")
     for words in case.says:
+        assert words in result.err
+    assert listing(root) == before
+
+
+@pytest.mark.parametrize("command", ["plan", "apply"])
+def test_a_live_metadata_table_without_hudis_metadata_writer_exits_1_saying_what_to_do(
+    capsys: pytest.CaptureFixture[str], written_table: MakeTable, monkeypatch: pytest.MonkeyPatch, command: str
+) -> None:
+    """Where Hudi's bundle is loaded the Native engine keeps the metadata table (test_metadata_table_kept)."""
+    root = written_table("cow_v9_meta")
+    before = listing(root)
+    monkeypatch.setattr(metadata_writer, "available", lambda spark: False)
+
+    result = run(capsys, command, "--table", str(root), "--expressions", "part=10,4", *CONVERT)
+
+    assert (result.code, result.out) == (EXIT_FAILED, "")
+    assert result.err.count("\n") == 1, result.err
+    for words in ("metadata table is live", "Hudi's Spark bundle", "--disable-metadata-table"):
         assert words in result.err
     assert listing(root) == before
 

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 from hudi_bucket.core.engine import Engine
 from hudi_bucket.core.preflight import PreflightResult, preflight
 from hudi_bucket.errors import TableBusyError
 from hudi_bucket.hudi.heartbeat import last_beats, now_ms
 from hudi_bucket.hudi.rollback import rollback
 from hudi_bucket.hudi.table import timeline_store
+from hudi_bucket.spark import metadata_writer
 from hudi_bucket.spark.context import TableContext
 
 
@@ -22,7 +25,12 @@ def roll_back_our_leftovers(ctx: TableContext) -> tuple[TableContext, list[str]]
     ours = [i.timestamp for i in ctx.table.timeline.pending() if store.is_ours(i)]
     refuse_live(ctx, ours)
     for timestamp in ours:
-        rollback(ctx.storage, ctx.reload().table, timestamp)
+        rollback(
+            ctx.storage,
+            ctx.reload().table,
+            timestamp,
+            when_pending=partial(metadata_writer.roll_back, ctx, timestamp),
+        )
     return (ctx.reload() if ours else ctx), ours
 
 
@@ -45,10 +53,12 @@ def check_table(
     disable_metadata_table: bool = False,
     engine: Engine = Engine.NATIVE,
     others_pending_noted: bool = False,
+    rewrites: bool = False,
 ) -> PreflightResult:
     """Preflight the table as it is now, for ``engine`` (Auto: chosen here); raises PreflightError
     listing every refusal. ``others_pending_noted``: for a plan, which writes nothing, other writers'
-    pending instants are noted, not refused."""
+    pending instants are noted, not refused. ``rewrites``: an apply, which keeps a live metadata table
+    where Hudi's metadata writer is loaded."""
     store = timeline_store(ctx.storage, ctx.table)
     ours = frozenset(i.timestamp for i in ctx.table.timeline.pending() if store.is_ours(i))
     result = preflight(
@@ -57,6 +67,8 @@ def check_table(
         disable_metadata_table=disable_metadata_table,
         engine=engine,
         others_pending_noted=others_pending_noted,
+        # A rewrite keeps the metadata table through Hudi's writer; our `write` does not yet.
+        metadata_writer=rewrites and metadata_writer.available(ctx.spark),
     )
     result.raise_if_refused()
     return result

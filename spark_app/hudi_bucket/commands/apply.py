@@ -47,6 +47,7 @@ from hudi_bucket.hudi.fs_view import load_file_groups, rows_by_base_file
 from hudi_bucket.hudi.table import disable_metadata_table, latest_table_schema, timeline_store
 from hudi_bucket.hudi.table_creation import NUM_BUCKETS, recorded_num_buckets
 from hudi_bucket.reading.hudi_reads import hudi_read_failures, require_hudi_reader
+from hudi_bucket.spark import metadata_writer
 from hudi_bucket.spark.context import TableContext
 from hudi_bucket.writing.hudi_engine import PROCEDURE, refuse_what_hudi_cannot_plan, rescale_with_hudi
 from hudi_bucket.writing.instants import our_instant, refuse_if_taken_away
@@ -82,6 +83,7 @@ def sized_plan(
         disable_metadata_table=options.disable_metadata_table,
         engine=engine,
         others_pending_noted=not writing,
+        rewrites=True,
     )
     if options.rules.rules or options.sizing is None:  # with sizing alone, its rules are checked below
         options.rules.validate(ctx.matcher)
@@ -237,6 +239,9 @@ def apply(ctx: TableContext, options: ApplyOptions) -> ApplyResult:
             ctx, the_plan, the_plan.desired, shuffle_free, keep_duplicates=options.keep_duplicates
         )
         config_store.archive_old_versions(ctx.storage, _first_active_commit(ctx.reload().table.timeline))
+        if ctx.table.metadata_table_live:
+            kept = ", ".join(ctx.table.config.metadata_partitions)
+            notes.append(f"the metadata table kept in the same instant by Hudi's metadata writer ({kept})")
     return ApplyResult(
         the_plan.reported(),
         instant,
@@ -293,15 +298,15 @@ def _rescale(
         by_partition: dict[str, tuple] = dict.fromkeys(partitions, ())
         for stat in stats:
             by_partition[stat.partition_path] += (stat,)
-        store.complete(
-            inflight,
-            CommitMetadata(
-                INSERT_OVERWRITE,
-                write_stats=by_partition,
-                replaced_file_ids={p: tuple(g.file_id for g in groups[p]) for p in partitions},
-                extra_metadata={"schema": schema or ""},
-            ),
+        completed = CommitMetadata(
+            INSERT_OVERWRITE,
+            write_stats=by_partition,
+            replaced_file_ids={p: tuple(g.file_id for g in groups[p]) for p in partitions},
+            extra_metadata={"schema": schema or ""},
         )
+        if table.metadata_table_live:
+            metadata_writer.update(ctx, instant, completed)
+        store.complete(inflight, completed)
     return instant, stats, shuffle_free, resolved
 
 

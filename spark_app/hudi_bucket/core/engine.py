@@ -2,7 +2,8 @@
 
 ``Native`` is this tool's rewrite: shuffle-free where it can be, table versions 6, 8 and 9, copy-on-write
 and MERGE_ON_READ (file slices that are not plain base files are read by Hudi's own file group reader,
-see reading.hudi_reads), but no table with a live metadata table, which it does not keep in sync. ``Hudi``
+see reading.hudi_reads); a live metadata table it keeps through Hudi's own metadata writer where Hudi's
+bundle is loaded (spark.metadata_writer). ``Hudi``
 runs Hudi's ``partition_bucket_index_manager`` procedure (Hudi 1.1+) in the job's Spark session: it keeps
 the metadata table and its indexes in sync. ``Auto`` picks Native where Native can, else Hudi. Plan,
 approval, preflight and the report stay ours whichever engine rewrites.
@@ -28,12 +29,20 @@ class _Facts(Protocol):
     def metadata_table_live(self) -> bool: ...
 
 
-def choose_engine(requested: Engine, facts: _Facts, *, disable_metadata_table: bool = False) -> Engine:
+def choose_engine(
+    requested: Engine,
+    facts: _Facts,
+    *,
+    disable_metadata_table: bool = False,
+    keeps_metadata_table: bool = False,
+) -> Engine:
     """The engine that rewrites the table: the one asked for, or for Auto, Native unless the table has a
-    live metadata table (one the user did not allow to be disabled)."""
+    live metadata table that Native cannot keep (``keeps_metadata_table``: Hudi's metadata writer is on
+    the classpath) and the user did not allow to be disabled."""
     if requested is not Engine.AUTO:
         return requested
-    return Engine.HUDI if facts.metadata_table_live and not disable_metadata_table else Engine.NATIVE
+    kept_or_let_go = keeps_metadata_table or disable_metadata_table
+    return Engine.HUDI if facts.metadata_table_live and not kept_or_let_go else Engine.NATIVE
 
 
 def native_repair_hint(requested: Engine) -> str:
@@ -41,7 +50,9 @@ def native_repair_hint(requested: Engine) -> str:
     nothing: only the Native engine repairs, and only tables without a live metadata table."""
     if requested is Engine.AUTO:
         return (
-            "engine Auto chose Hudi for the live metadata table; allow it to be disabled (metadataTable: "
-            "Disable, --disable-metadata-table) and Auto picks the Native engine, which repairs"
+            "engine Auto chose Hudi for a live metadata table the Native engine cannot keep here (table "
+            "version 6, or no Hudi bundle on the job's classpath); run the job image on a table of version 8 "
+            "or later, or allow the metadata table to be disabled (metadataTable: Disable, "
+            "--disable-metadata-table), and Auto picks the Native engine, which repairs"
         )
     return "use the Native engine (engine: Native or Auto, --engine), which repairs"

@@ -3,7 +3,8 @@
 Order matters for readers and writers at every step:
 1. the hashing_config version goes first, so no writer routes records by the undone bucket counts;
 2. a completed instant loses its completed file first, which makes it pending again: its new files turn
-   invisible and the file groups it replaced come back, before any file is deleted;
+   invisible and the file groups it replaced come back, before any file is deleted; then what the
+   caller undoes while the instant is pending (the metadata table's delta commit of the same time);
 3. then its data files, the partitions it created (their ``.hoodie_partition_metadata`` names the
    instant and nothing else is left in them; partitions that existed before name an older one) and our
    staging folder;
@@ -16,6 +17,7 @@ A crash anywhere leaves a state the next ``rollback`` or ``apply`` finishes from
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from hudi_bucket.core.filegroups import PARTITION_METAFILE, BaseFile, partition_file_path
@@ -47,7 +49,11 @@ class RollbackResult:
         }
 
 
-def rollback(storage: Storage, table: HudiTable, timestamp: str) -> RollbackResult:
+def rollback(
+    storage: Storage, table: HudiTable, timestamp: str, when_pending: Callable[[], object] | None = None
+) -> RollbackResult:
+    """``when_pending`` runs once the instant is pending and before any file goes: what else must be
+    undone while readers ignore the instant (the metadata table's delta commit of the same time)."""
     store = timeline_store(storage, table)
     instant = table.timeline.get(timestamp)
     if instant is None:
@@ -67,6 +73,8 @@ def rollback(storage: Storage, table: HudiTable, timestamp: str) -> RollbackResu
     partitions = _touched_partitions(storage, table, instant)
     if instant.is_completed:
         storage.delete(join(store.folder, instant.file_name(store.layout)))
+    if when_pending is not None:
+        when_pending()
     files_removed = remove_instant_files(storage, timestamp, partitions)
     for state in (State.INFLIGHT, State.REQUESTED):
         storage.delete(join(store.folder, Instant(timestamp, instant.action, state).file_name(store.layout)))

@@ -7,12 +7,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import partial
 
 from hudi_bucket.core.timeline import Action, Instant
 from hudi_bucket.errors import TableBusyError
 from hudi_bucket.hudi.heartbeat import beating
 from hudi_bucket.hudi.rollback import discard, rollback
 from hudi_bucket.hudi.table import timeline_store
+from hudi_bucket.spark import metadata_writer
 from hudi_bucket.spark.context import TableContext
 
 
@@ -45,7 +47,9 @@ def undo(ctx: TableContext, timestamp: str, partitions: tuple[str, ...]) -> None
     if table.timeline.get(timestamp) is None:
         discard(ctx.storage, table, timestamp, partitions)
     else:
-        rollback(ctx.storage, table, timestamp)
+        rollback(
+            ctx.storage, table, timestamp, when_pending=partial(metadata_writer.roll_back, ctx, timestamp)
+        )
 
 
 def refuse_if_taken_away(ctx: TableContext, timestamp: str) -> None:

@@ -1,0 +1,126 @@
+"""The table's metadata table kept by our rewrite, in the same instant: Apache Hudi's own metadata writer
+(its Spark bundle, from the job's session) applies our replacecommit to it while the instant is pending,
+as Hudi's write client does for its own replacecommits.
+
+The writer reads what it records from the commit and the files it names: the files partition (the new
+files; the replaced groups are hidden by the replacecommit, and cleaned later), column and partition
+stats (from the new files' footers), bloom filters (from the footers, which carry Hudi's entries:
+``writing.bucket_files``) and the record index (every key of the new files at its new file group). It
+writes one delta commit in the metadata table at our instant's time, which readers ignore while the data
+instant is pending, and trust once it completes (or once it is gone: ``roll_back`` first).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from hudi_bucket.core.commits import CommitMetadata
+from hudi_bucket.errors import TableBusyError
+from hudi_bucket.hudi.table import METADATA_TABLE_FOLDER
+from hudi_bucket.spark.context import TableContext
+from hudi_bucket.spark.session import on_classpath
+from hudi_bucket.spark.spark_paths import spark_root
+
+WRITER_FACTORY = "org.apache.hudi.metadata.SparkMetadataWriterFactory"
+CLUSTER = "CLUSTER"  # Hudi's WriteOperationType of a clustering
+# The metadata partitions each setting enables; set as the table has them, so that the writer builds
+# none the table lacks (Spark's writer would add column stats by default) and updates those it has.
+_INDEXES = {
+    "column_stats": "hoodie.metadata.index.column.stats.enable",
+    "partition_stats": "hoodie.metadata.index.partition.stats.enable",
+    "bloom_filters": "hoodie.metadata.index.bloom.filter.enable",
+    "record_index": "hoodie.metadata.global.record.level.index.enable",
+}
+
+
+def available(spark: Any) -> bool:
+    """Whether Hudi's metadata writer is on the session (its bundle loaded)."""
+    return on_classpath(spark, WRITER_FACTORY)
+
+
+def update(ctx: TableContext, instant: str, metadata: CommitMetadata) -> None:
+    """Apply our pending replacecommit ``instant`` (``metadata``, as it will complete) to the metadata
+    table: one delta commit there at the same time, complete when this returns."""
+    jvm = ctx.spark._jvm
+    # To the metadata writer our rewrite is what it is, a clustering: records move between file groups,
+    # none changes or goes (every record read is written: ``core.completeness``). So the record index
+    # moves every key of the new files and deletes none, and secondary indexes (record keys by secondary
+    # key, no location) stay as they are, where an INSERT_OVERWRITE would have them refused.
+    as_clustering = replace(metadata, operation_type=CLUSTER)
+    replace_metadata = jvm.org.apache.hudi.common.model.HoodieReplaceCommitMetadata
+    commit = replace_metadata.fromJsonString(
+        as_clustering.to_json(replace=True).decode(), replace_metadata._java_lang_class
+    )
+    engine = _engine(ctx)
+    writer = jvm.org.apache.hudi.metadata.SparkMetadataWriterFactory.create(
+        engine.getStorageConf(),
+        _write_config(ctx),
+        engine,
+        jvm.org.apache.hudi.common.util.Option.of(instant),
+        _meta_client(ctx, engine, spark_root(ctx.storage)).getTableConfig(),
+    )
+    try:
+        writer.update(commit, instant)
+    finally:
+        writer.close()
+
+
+def roll_back(ctx: TableContext, instant: str) -> bool:
+    """Roll back the metadata table's delta commit at ``instant``, if it has one, with Hudi's write
+    client of the metadata table (as Hudi's metadata writer does before it writes an instant again).
+    Returns whether there was one. Call before the data instant leaves the timeline."""
+    if not _has_delta_commit(ctx, instant):
+        return False
+    if not available(ctx.spark):
+        raise TableBusyError(
+            f"the metadata table has a delta commit of our instant {instant}, and Hudi's bundle, whose "
+            "rollback undoes it, is not on the job's classpath",
+            hint="run the job where Hudi's Spark bundle is loaded (the job image; locally HBO_HUDI_BUNDLE)",
+        )
+    jvm = ctx.spark._jvm
+    engine = _engine(ctx)
+    metadata_client = _meta_client(ctx, engine, f"{spark_root(ctx.storage)}/{METADATA_TABLE_FOLDER}")
+    hudi = jvm.org.apache.hudi
+    config = hudi.metadata.HoodieMetadataWriteUtils.createMetadataWriteConfig(
+        _write_config(ctx),
+        hudi.common.model.HoodieFailedWritesCleaningPolicy.EAGER,
+        metadata_client.getTableConfig().getTableVersion(),
+    )
+    client = hudi.client.SparkRDDWriteClient(engine, config)
+    try:
+        client.rollback(instant)
+    finally:
+        client.close()
+    return True
+
+
+def _has_delta_commit(ctx: TableContext, instant: str) -> bool:
+    """Whether the metadata table's timeline holds a delta commit of ``instant`` in any state (its
+    folder by table version: layout 1 in ``.hoodie``, 2 in ``.hoodie/timeline``)."""
+    folders = (f"{METADATA_TABLE_FOLDER}/.hoodie/timeline", f"{METADATA_TABLE_FOLDER}/.hoodie")
+    names = (info.path.rpartition("/")[2] for folder in folders for info in ctx.storage.list(folder))
+    return any(name.startswith(instant) and ".deltacommit" in name for name in names)
+
+
+def _engine(ctx: TableContext) -> Any:
+    return ctx.spark._jvm.org.apache.hudi.client.common.HoodieSparkEngineContext(ctx.spark._jsc)
+
+
+def _meta_client(ctx: TableContext, engine: Any, root: str) -> Any:
+    builder = ctx.spark._jvm.org.apache.hudi.common.table.HoodieTableMetaClient.builder()
+    return builder.setConf(engine.getStorageConf()).setBasePath(root).build()
+
+
+def _write_config(ctx: TableContext) -> Any:
+    """A write config of the table as it is: the metadata partitions it has, its version (no upgrade)."""
+    partitions = set(ctx.table.config.metadata_partitions)
+    settings = {
+        "hoodie.metadata.enable": "true",
+        "hoodie.metadata.index.async": "true",  # build no partition the table lacks
+        **{key: str(name in partitions).lower() for name, key in _INDEXES.items()},
+        "hoodie.write.table.version": str(ctx.table.version),
+        "hoodie.write.auto.upgrade": "false",
+    }
+    builder = ctx.spark._jvm.org.apache.hudi.config.HoodieWriteConfig.newBuilder()
+    return builder.withPath(spark_root(ctx.storage)).forTable(ctx.table.name).withProps(settings).build()

@@ -1,0 +1,135 @@
+"""The Native engine keeps a live metadata table in the same instant (Hudi's own metadata writer, from the
+job's session): Apache Hudi writes tables with its metadata table and indexes on (files, column stats,
+partition stats, the record index; a secondary index), Auto picks Native, and after the rescale the
+metadata table lists what storage holds, data skipping and the record index find every key in its new
+file group, Hudi's reads, hudi-rs and Hudi's upserts agree. A failure after the metadata table's delta
+commit rolls both back."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bucket_tables import verified
+from hudi_bucket.commands.apply import apply
+from hudi_bucket.contract.requests import ApplyOptions
+from hudi_bucket.core.rules import BucketRules
+from hudi_bucket.hudi.timeline_io import TimelineStore
+from hudi_bucket.spark.context import TableContext
+from hudi_bucket.spark.session import scoped_conf
+from hudi_spark import (
+    hudi_read,
+    hudi_rs_rows,
+    hudi_sql,
+    hudi_write,
+    metadata_table_listing,
+    reset_bucket_calculator,
+    storage_listing,
+)
+from hudi_tables import MERGE_ON_READ, one_record_per_key, records, write_hudi_bucket_table
+
+pytestmark = pytest.mark.spark
+
+RULES = BucketRules.parse("day=2025-11-11,8;day=2025-11-1[23],3", 2)  # 4 -> 8, 2 -> 3 (a shuffle)
+METADATA = {
+    "hoodie.metadata.enable": "true",
+    "hoodie.metadata.global.record.level.index.enable": "true",
+    "hoodie.metadata.index.column.stats.enable": "true",
+}
+SINGLE_WRITER_LOCK = {
+    "hoodie.write.lock.provider": "org.apache.hudi.client.transaction.lock.InProcessLockProvider"
+}
+
+
+def metadata_timeline(root: Path) -> list[str]:
+    return sorted(p.name for p in (root / ".hoodie" / "metadata" / ".hoodie" / "timeline").glob("*commit*"))
+
+
+def rescaled(spark: Any, root: Path) -> tuple[TableContext, Any]:
+    ctx = TableContext.open(spark, str(root))
+    reset_bucket_calculator(spark, root, {})  # Hudi 1.2.0's calculator cache, see hudi_spark
+    return ctx, apply(ctx, ApplyOptions(RULES))
+
+
+@pytest.mark.parametrize(
+    ("version", "extra"), [(8, {}), (9, {}), (9, MERGE_ON_READ)], ids=["cow_v8", "cow_v9", "mor_v9"]
+)
+def test_the_native_engine_keeps_the_metadata_table_and_its_indexes(
+    spark: Any, tmp_path: Path, version: int, extra: dict[str, str]
+) -> None:
+    root = tmp_path / "orders"
+    options = write_hudi_bucket_table(spark, root, version, {**extra, **METADATA})
+    before = one_record_per_key(spark, root)
+    if version == 9:
+        with scoped_conf(spark, SINGLE_WRITER_LOCK):  # Hudi builds indexes as table services
+            hudi_sql(spark, root, "CREATE INDEX idx_name ON {table} (name)")
+    indexes = TableContext.open(spark, str(root)).table.config.metadata_partitions
+    assert {"files", "column_stats", "record_index"} <= set(indexes)
+
+    ctx, result = rescaled(spark, root)
+
+    assert result.instant is not None
+    assert any("kept in the same instant" in note for note in result.notes), result.notes  # Native
+    assert set(indexes) <= set(ctx.reload().table.config.metadata_partitions)
+    assert f"{result.instant}.deltacommit" in " ".join(metadata_timeline(root))
+    # The metadata table lists what storage holds; Hudi validates it; reading through it and past it
+    # gives the same rows, as does hudi-rs.
+    assert metadata_table_listing(spark, root) == storage_listing(root)
+    assert hudi_sql(spark, root, "call validate_metadata_table_files(table => '{table}')") == []
+    assert one_record_per_key(spark, root) == before
+    listed = hudi_read(spark, root, **{"hoodie.metadata.enable": "false"})
+    assert sorted(map(tuple, listed.select("day", "id", "name", "ts").collect())) == sorted(before)
+    assert hudi_rs_rows(root) == before
+    assert verified(ctx)
+    # Column stats, the record index and the secondary index prune files to the new file groups: every
+    # key found where it now lives, as without data skipping.
+    skipping = {**options, "hoodie.enable.data.skipping": "true"}
+    keys = [r[1] for r in before]  # columns sorted: day, id, name, ts
+    for where in (f"id IN ({', '.join(map(str, keys))})", "id BETWEEN 20 AND 60", "name = 'n97-2'"):
+        found = sorted(r.id for r in hudi_read(spark, root, **skipping).where(where).collect())
+        assert found == sorted(r[1] for r in before if _matches(where, r)), where
+    # Hudi upserts after it with our writer options: one record per key, and the metadata table follows.
+    hudi_write(spark, root, records(spark, range(90, 130), 3), {**options, **result.writer_options})
+    assert len(one_record_per_key(spark, root)) == 130
+    assert metadata_table_listing(spark, root) == storage_listing(root)
+
+
+def _matches(where: str, row: tuple) -> bool:
+    _, key, name, _ = row
+    if where.startswith("id IN"):
+        return True
+    if where.startswith("id BETWEEN"):
+        return 20 <= key <= 60
+    return bool(name == "n97-2")
+
+
+def test_a_failure_after_the_metadata_tables_delta_commit_rolls_both_back(
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "orders"
+    write_hudi_bucket_table(spark, root, 9, METADATA)
+    before = one_record_per_key(spark, root)
+    files, deltacommits = storage_listing(root), metadata_timeline(root)
+
+    def fail(*args: object, **kwargs: object) -> None:
+        raise OSError("the completed instant could not be saved")
+
+    monkeypatch.setattr(TimelineStore, "complete", fail)
+    with pytest.raises(OSError, match="could not be saved"):
+        rescaled(spark, root)
+    monkeypatch.undo()
+
+    # The metadata table's delta commit was rolled back with Hudi's own rollback before our instant left
+    # the timeline: it lists what it listed, and storage holds what it held.
+    assert storage_listing(root) == files
+    assert metadata_table_listing(spark, root) == files
+    assert [t for t in metadata_timeline(root) if t.endswith(".deltacommit")] == [
+        t for t in deltacommits if t.endswith(".deltacommit")
+    ]
+    assert one_record_per_key(spark, root) == before
+    # And the next apply rescales.
+    _, result = rescaled(spark, root)
+    assert result.instant is not None
+    assert metadata_table_listing(spark, root) == storage_listing(root)
