@@ -7,7 +7,16 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from hudi_spark import bucket_options, data_rows, hudi_read, hudi_sql, hudi_write
+from hudi_spark import (
+    bucket_options,
+    data_rows,
+    hudi_read,
+    hudi_rs_rows,
+    hudi_sql,
+    hudi_write,
+    metadata_table_listing,
+    storage_listing,
+)
 
 SCHEMA = "id int, name string, day string, ts long"
 DAYS = ["day=2025-11-10", "day=2025-11-11", "day=2025-11-12", "day=2025-11-13"]
@@ -69,3 +78,13 @@ def one_record_per_key(spark: Any, root: Path) -> list[tuple]:
     rows = data_rows(hudi_read(spark, root))
     assert len({r[1] for r in rows}) == len(rows)  # columns sorted: day, id, name, ts
     return rows
+
+
+def read_alike_everywhere(spark: Any, root: Path, before: list[tuple]) -> None:
+    """The metadata table lists the files storage holds, and reading through it and past it gives the
+    rows ``before``, as hudi-rs does."""
+    assert metadata_table_listing(spark, root) == storage_listing(root)
+    assert one_record_per_key(spark, root) == before
+    listed = hudi_read(spark, root, **{"hoodie.metadata.enable": "false"})
+    assert sorted(map(tuple, listed.select("day", "id", "name", "ts").collect())) == sorted(before)
+    assert hudi_rs_rows(root) == before
