@@ -9,7 +9,8 @@ one more replacecommit that leaves the table readable but wrong in one known way
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from hudi_bucket.commands.verify import verify
+from hudi_bucket.core import file_format
 from hudi_bucket.core.buckets import bucket_id_from_file_id, new_bucket_file_id, record_key_bucket_id
 from hudi_bucket.core.commits import INSERT_OVERWRITE, CommitMetadata, WriteStat
 from hudi_bucket.core.filegroups import FileGroup, partition_file_path
@@ -26,6 +28,7 @@ from hudi_bucket.core.recordkeys import KeyStyle
 from hudi_bucket.core.timeline import Action
 from hudi_bucket.hudi.fs_view import load_file_groups
 from hudi_bucket.hudi.table import disable_metadata_table, latest_table_schema, load_table, timeline_store
+from hudi_bucket.hudi.table_properties import read_table_properties, write_table_properties
 from hudi_bucket.spark.context import TableContext
 from hudi_bucket.storage import LocalStorage
 
@@ -194,3 +197,20 @@ def _set_column(rows: pa.Table, name: str, values: list[Any]) -> pa.Table:
     index = rows.column_names.index(name)
     field = rows.schema.field(index)
     return rows.set_column(index, field, pa.array(values, field.type))
+
+
+@contextmanager
+def no_bloom_filters(monkeypatch: Any) -> Iterator[Callable[[Path], None]]:
+    """Files without Hudi's bloom filter, as a table's owner may set (``hoodie.parquet.bloom.filter.enabled``):
+    the filter's 430 KB in every footer would outweigh a test table of a few hundred kilobytes, and no
+    target file size below it could be reached. Off for the jobs of this process; the callable turns it
+    off in a table's ``hoodie.properties``, for jobs of other processes."""
+    with monkeypatch.context() as patch:
+        patch.setitem(file_format.HUDI_DEFAULTS, file_format.BLOOM_ENABLED, "false")
+
+        def in_table(root: Path) -> None:
+            storage = LocalStorage(root)
+            properties = read_table_properties(storage).set(file_format.BLOOM_ENABLED, "false")
+            write_table_properties(storage, properties)
+
+        yield in_table

@@ -12,11 +12,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from bucket_tables import live_groups, verified
+from bucket_tables import live_groups, no_bloom_filters, verified
 from hudi_bucket.commands.apply import apply, plan, sized_plan
 from hudi_bucket.commands.write import write
 from hudi_bucket.contract.requests import ApplyOptions, WriteOptions
-from hudi_bucket.core import file_format
 from hudi_bucket.core.rules import BucketRules
 from hudi_bucket.core.sizing import SizingPolicy, measure
 from hudi_bucket.spark.context import TableContext
@@ -54,16 +53,13 @@ def orders(path: Path) -> None:
 
 
 @pytest.fixture(scope="module", autouse=True)
-def no_bloom_filters() -> Iterator[None]:
-    """Files without Hudi's bloom filter (a table may turn it off): its 430 KB in every footer would
-    outweigh this test's days of a few hundred kilobytes, and sizing here is about the data."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setitem(file_format.HUDI_DEFAULTS, file_format.BLOOM_ENABLED, "false")
+def without_bloom_filters() -> Iterator[None]:
+    with pytest.MonkeyPatch.context() as patch, no_bloom_filters(patch):
         yield
 
 
 @pytest.fixture(scope="module")
-def skewed(spark, tmp_path_factory, no_bloom_filters) -> Path:
+def skewed(spark, tmp_path_factory, without_bloom_filters) -> Path:
     """A plain bucket-index table, 4 buckets in every day, written by our `write` job."""
     folder = tmp_path_factory.mktemp("sizing")
     orders(folder / "orders.parquet")

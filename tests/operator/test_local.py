@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from hudi_rs import records
 
-from bucket_tables import live_groups
+from bucket_tables import live_groups, no_bloom_filters
 from hudi_bucket.commands.write import write
 from hudi_bucket.contract.requests import HUDI_BUNDLE_ENV, WriteOptions
 from hudi_bucket_operator.local import apply_locally
@@ -89,7 +89,7 @@ def test_a_failing_job_stalls_with_its_reason(tmp_path: Path) -> None:
 
 
 def test_a_sized_table_shows_the_proposed_rules_applies_them_then_converges(
-    spark: Any, tmp_path: Path
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     table, state, lines = tmp_path / "orders", tmp_path / "state", []
     days = {"2025-11-01": 50, "2025-11-02": 5000, "2025-11-11": 100}
@@ -97,7 +97,9 @@ def test_a_sized_table_shows_the_proposed_rules_applies_them_then_converges(
         [(f"{day}-{i}", day, float(i)) for day, count in days.items() for i in range(count)],
         "order_id string, day string, amount double",
     )
-    write(spark, str(table), NEW_ORDERS_TABLE, rows=data)
+    with no_bloom_filters(monkeypatch) as in_table:
+        write(spark, str(table), NEW_ORDERS_TABLE, rows=data)
+        in_table(table)
     busy = sum(b.size for g in live_groups(table)["day=2025-11-02"] if (b := g.latest_base_file))
     sized = manifest(table)
     sized["spec"]["buckets"]["sizing"] = {"targetFileSize": busy // 8, "partitions": "^day="}
