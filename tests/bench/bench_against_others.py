@@ -9,8 +9,12 @@ c. a plain Spark job: the same partitions' live base files read, repartitioned b
    files as the new layout has, written as Parquet (no Hudi metadata, no commit): the data movement alone.
 
 With ``--metadata-table`` the table has a metadata table with column stats and the record index, which
-ours and Hudi's procedure keep (the plain job writes none). Each writes the table's codec: GZIP, Apache Hudi 1.2.0's default, which its files have (ours takes it from
-them, Hudi's procedure from its defaults, the plain job is told).
+ours and Hudi's procedure keep (the plain job writes none). Hudi's procedure is given the options that
+keep them, as our Hudi engine gives them (``hudi_engine.index_options``): with its defaults it drops the
+record index (a fourth contender, "Hudi's procedure, defaults", shows that cheaper and lesser result).
+Every run but that one must leave the table's metadata partitions as they were. Each writes the table's
+codec: GZIP, Apache Hudi 1.2.0's default, which its files have (ours takes it from them, Hudi's procedure
+from its defaults, the plain job is told).
 
 Run: .venv/bin/python tests/bench/bench_against_others.py [--rows 2000000,20000000] [--rounds 2]
 [--before REV] [--to 16,12] (2 million rows: about 5 minutes on 2 idle cores; 20 million: about 40). ``--before``
@@ -50,6 +54,7 @@ from pyspark.sql import functions as F  # noqa: N812
 from fresh_process import Command, Timings, interleaved, run_once
 from hudi_bucket.contract.requests import HUDI_BUNDLE_ENV, JVM_JAR_ENV
 from hudi_bucket.spark.session import build_session
+from hudi_bucket.writing.hudi_engine import index_options
 from paths import hudi_bundle, jvm_jar
 
 SKEWED_DAY = "2025-11-11"
@@ -67,6 +72,8 @@ FIRST_RULES = (
     str(BUCKETS),
 )
 CHANGES = {"doubling (8 -> 16)": 16, "8 -> 12": 12}
+HUDI = "Hudi's procedure"
+HUDI_DEFAULTS = "Hudi's procedure, defaults"  # no options: drops the record index (not a like result)
 SPARK = "--master local[2] --driver-memory 4g pyspark-shell"  # every contender's (PYSPARK_SUBMIT_ARGS)
 OPTIONS = {
     "hoodie.table.name": "orders",
@@ -89,7 +96,7 @@ METADATA_TABLE = {
 HUDI_PROCEDURE = """
 import sys
 from pyspark.sql import SparkSession
-root, expressions, default, bundle = sys.argv[1:5]
+root, expressions, default, bundle, options = sys.argv[1:6]
 spark = (
     SparkSession.builder.config("spark.jars", bundle)
     .config("spark.serializer", "org.apache.spark.serializer.KryoSerializer")
@@ -100,7 +107,7 @@ spark = (
 spark.sql(f"CREATE TABLE orders USING hudi LOCATION '{root}'")
 [row] = spark.sql(
     f"CALL partition_bucket_index_manager(table => 'orders', overwrite => '{expressions}', "
-    f"bucket_number => {default}, dry_run => false)"
+    f"bucket_number => {default}, dry_run => false" + (f", options => '{options}')" if options else ")")
 ).collect()
 assert row[0] == "SUCCESS", row
 """
@@ -177,11 +184,16 @@ def checkout(revision: str, folder: Path) -> Path:
     return folder
 
 
-def contenders(new_buckets: int, before: tuple[str, Path] | None = None) -> dict[str, Command]:
+def contenders(
+    new_buckets: int, indexes: tuple[str, ...], before: tuple[str, Path] | None = None
+) -> dict[str, Command]:
+    """Each contender's command for the change to ``new_buckets``, on a table whose metadata table has
+    ``indexes`` (its partitions; none without one)."""
     expressions = f"{PATTERN},{new_buckets}"
     rules = ("--expressions", expressions, "--default", str(BUCKETS))
     files = str(new_buckets * len(REWRITTEN))
     bundle = str(hudi_bundle())
+    keep = ", ".join(f"{k}={v}" for k, v in index_options(indexes).items())
 
     def ours(table: Path, out: Path) -> list[str]:
         return job("apply", "--table", str(table), *rules, "--engine", "Native")
@@ -190,14 +202,27 @@ def contenders(new_buckets: int, before: tuple[str, Path] | None = None) -> dict
         assert before is not None
         return job("apply", "--table", str(table), *rules, "--engine", "Native", tree=before[1])
 
-    def hudi(table: Path, out: Path) -> list[str]:
-        return [sys.executable, "-c", HUDI_PROCEDURE, str(table), expressions, str(BUCKETS), bundle]
+    def hudi(table: Path, out: Path, options: str = keep) -> list[str]:
+        return [sys.executable, "-c", HUDI_PROCEDURE, str(table), expressions, str(BUCKETS), bundle, options]
+
+    def hudi_defaults(table: Path, out: Path) -> list[str]:
+        return hudi(table, out, options="")
 
     def plain(table: Path, out: Path) -> list[str]:
         return [sys.executable, "-c", PLAIN_SPARK, str(table), str(out), files, *REWRITTEN]
 
-    named = {"ours": ours, "Hudi's procedure": hudi, "plain Spark": plain}
+    named: dict[str, Command] = {"ours": ours, HUDI: hudi, "plain Spark": plain}
+    if keep:
+        named[HUDI_DEFAULTS] = hudi_defaults
     return {**named, f"ours before ({before[0]})": ours_before} if before else named
+
+
+def metadata_partitions(table: Path) -> tuple[str, ...]:
+    """The metadata table's partitions ``hoodie.properties`` lists (its indexes)."""
+    for line in (table / ".hoodie" / "hoodie.properties").read_text().splitlines():
+        if line.startswith("hoodie.table.metadata.partitions="):
+            return tuple(sorted(p for p in line.partition("=")[2].split(",") if p))
+    return ()
 
 
 def phases(stdout: str) -> dict[str, dict[str, float]]:
@@ -243,14 +268,22 @@ def main() -> None:
             f"{rows:,} rows written by Hudi in {time.perf_counter() - started:.0f} s; load {os.getloadavg()[0]:.1f}"
         )
 
-        def check(name: str, table: Path, rows: int = rows) -> None:
-            if name != "plain Spark":
-                run_once(f"reading back {name}'s table", in_own_process("count", str(table), str(rows)), env)
+        indexes = metadata_partitions(template)
+
+        def check(name: str, table: Path, rows: int = rows, indexes: tuple[str, ...] = indexes) -> None:
+            if name == "plain Spark":
+                return
+            run_once(f"reading back {name}'s table", in_own_process("count", str(table), str(rows)), env)
+            lost = sorted(set(indexes) - set(metadata_partitions(table)))
+            if name == HUDI_DEFAULTS:
+                print(f"  {name} left the metadata table without {', '.join(lost) or 'nothing'}")
+            else:
+                assert not lost, f"{name} dropped the metadata table's {', '.join(lost)}"
 
         for change, new_buckets in CHANGES.items():
             if str(new_buckets) not in args.to.split(","):
                 continue
-            commands = contenders(new_buckets, before)
+            commands = contenders(new_buckets, indexes, before)
             runs = interleaved(template, work, commands, args.rounds, env, check)
             phased = {
                 name: phases(runs.outputs[name][runs.seconds[name].index(runs.best(name))])
@@ -280,7 +313,7 @@ def table(
     """One markdown table of every size and change: each contender's ``figure`` (seconds), and ours over
     each other's."""
     names = list(results[0][2].seconds)
-    ratios = [("ours / Hudi", "Hudi's procedure"), ("ours / plain", "plain Spark")]
+    ratios = [("ours / Hudi", HUDI), ("ours / plain", "plain Spark")]
     ratios += [(f"ours / {n}", n) for n in names if n.startswith("ours before")]
     print(f"\n{title}:\n| rows | change | " + " | ".join(names + [r for r, _ in ratios]) + " |")
     print("|---|---|" + "---|" * (len(names) + len(ratios)))
