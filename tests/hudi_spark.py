@@ -83,6 +83,31 @@ def metadata_table_listing(spark: Any, path: Path) -> dict[str, set[str]]:
     }
 
 
+def record_index(spark: Any, path: Path) -> dict[str, str]:
+    """Where the table's record index says each record lives (its file group), for every key a snapshot
+    read finds, through Hudi's own reader of the metadata table; keys it does not know are left out."""
+    jvm = spark.sparkContext._jvm
+    hudi = jvm.org.apache.hudi
+    engine = hudi.client.common.HoodieSparkEngineContext(spark.sparkContext._jsc)
+    storage = hudi.storage.HoodieStorageUtils.getStorage(str(path), engine.getStorageConf())
+    config = hudi.common.config.HoodieMetadataConfig.newBuilder().enable(True).build()
+    metadata = hudi.metadata.HoodieBackedTableMetadata(engine, storage, config, str(path))
+    keys = jvm.java.util.ArrayList()
+    for row in hudi_read(spark, path).select("_hoodie_record_key").collect():
+        keys.add(row[0])
+    try:
+        found = metadata.readRecordIndexLocationsWithKeys(hudi.common.data.HoodieListData.eager(keys))
+        return {pair.getKey(): pair.getValue().getFileId() for pair in found.collectAsList()}
+    finally:
+        metadata.close()
+
+
+def record_file_groups(spark: Any, path: Path) -> dict[str, str]:
+    """The file group each record is in, as a snapshot read finds it (the file id of its file's name)."""
+    rows = hudi_read(spark, path).select("_hoodie_record_key", "_hoodie_file_name").collect()
+    return {key: name.lstrip(".").split("_")[0] for key, name in rows}
+
+
 def storage_listing(path: Path) -> dict[str, set[str]]:
     """The data files each partition folder holds on storage: base files and log files (hidden, as Hudi
     names them), other hidden files aside."""

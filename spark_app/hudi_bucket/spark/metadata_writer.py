@@ -5,7 +5,8 @@ as Hudi's write client does for its own replacecommits.
 The writer reads what it records from the commit and the files it names: the files partition (the new
 files; the replaced groups are hidden by the replacecommit, and cleaned later), column and partition
 stats (from the new files' footers), bloom filters (from the footers, which carry Hudi's entries:
-``writing.bucket_files``) and the record index (every key of the new files at its new file group). It
+``writing.bucket_files``) and the record index (every key of the new files at its new file group: we
+hand it those entries, as Hudi's own writes do, see ``_update_streaming_the_record_index``). It
 writes one delta commit in the metadata table at our instant's time, which readers ignore while the data
 instant is pending, and trust once it completes (or once it is gone: ``roll_back`` first).
 """
@@ -15,14 +16,17 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from pyspark.sql import functions as F  # noqa: N812
+
 from hudi_bucket.core.commits import CommitMetadata
 from hudi_bucket.errors import TableBusyError
 from hudi_bucket.hudi.table import METADATA_TABLE_FOLDER
 from hudi_bucket.spark.context import TableContext
-from hudi_bucket.spark.session import on_classpath
+from hudi_bucket.spark.session import on_classpath, scoped_conf
 from hudi_bucket.spark.spark_paths import spark_root
 
 WRITER_FACTORY = "org.apache.hudi.metadata.SparkMetadataWriterFactory"
+RECORD_INDEX_UPDATE = "io.hudibucket.spark.RecordIndexUpdate"  # ours (spark_app/jvm)
 CLUSTER = "CLUSTER"  # Hudi's WriteOperationType of a clustering
 # The metadata partitions each setting enables; set as the table has them, so that the writer builds
 # none the table lacks (Spark's writer would add column stats by default) and updates those it has.
@@ -52,6 +56,9 @@ def update(ctx: TableContext, instant: str, metadata: CommitMetadata) -> None:
     commit = replace_metadata.fromJsonString(
         as_clustering.to_json(replace=True).decode(), replace_metadata._java_lang_class
     )
+    if _streams_the_record_index(ctx, metadata):
+        _update_streaming_the_record_index(ctx, instant, metadata, commit)
+        return
     engine = _engine(ctx)
     writer = jvm.org.apache.hudi.metadata.SparkMetadataWriterFactory.create(
         engine.getStorageConf(),
@@ -62,6 +69,74 @@ def update(ctx: TableContext, instant: str, metadata: CommitMetadata) -> None:
     )
     try:
         writer.update(commit, instant)
+    finally:
+        writer.close()
+
+
+def _streams_the_record_index(ctx: TableContext, metadata: CommitMetadata) -> bool:
+    """Whether we hand the record index its entries ourselves: the table has one, its files carry the
+    record key and partition (meta fields), and the commit writes base files only."""
+    stats = [s for stats in metadata.write_stats.values() for s in stats]
+    return (
+        "record_index" in ctx.table.config.metadata_partitions
+        and ctx.table.config.populate_meta_fields
+        and on_classpath(ctx.spark, RECORD_INDEX_UPDATE)
+        and all(s.path.endswith(".parquet") for s in stats)
+    )
+
+
+def _update_streaming_the_record_index(
+    ctx: TableContext, instant: str, metadata: CommitMetadata, commit: Any
+) -> None:
+    """Hudi's metadata writer in its streaming mode, as Hudi's own Spark writes use it: the record
+    index entries handed over (each key of our new files at its file group, read from their meta
+    columns), then the other partitions from the commit, in one delta commit.
+
+    Handed the commit alone, the writer reads every new file's keys, then shuffles them all to drop
+    duplicates a clustering cannot have, before its own upsert: two thirds of its time on a table with
+    a record index."""
+    jvm = ctx.spark._jvm
+    hudi = jvm.org.apache.hudi
+    engine = _engine(ctx)
+    config = _write_config(ctx, streaming=True)
+    root = spark_root(ctx.storage)
+    stats = [s for stats in metadata.write_stats.values() for s in stats]
+    # A task per file: Spark would pack these small reads into a task or two per core, where making
+    # the entries, on the task that reads their keys, is most of the work. A file that "costs" as much
+    # as the largest one to open fills a task alone.
+    one_per_task = {
+        "spark.sql.files.openCostInBytes": str(max(s.file_size_in_bytes for s in stats)),
+        "spark.sql.files.minPartitionNum": str(len(stats)),
+    }
+    with scoped_conf(ctx.spark, one_per_task):  # the files are split when the RDD is made
+        keys = (
+            ctx.spark.read.parquet(*(f"{root}/{s.path}" for s in stats))
+            .select(
+                "_hoodie_record_key",
+                "_hoodie_partition_path",
+                F.substring_index(F.substring_index(F.input_file_name(), "/", -1), "_", 1),
+            )
+            ._jdf.javaRDD()
+        )
+    update = jvm.io.hudibucket.spark.RecordIndexUpdate(instant, config.getWritesFileIdEncoding())
+    entries = hudi.data.HoodieJavaRDD.of(keys.map(update))
+    partitions = jvm.java.util.HashSet()
+    for partition in metadata.write_stats:
+        partitions.add(partition)
+    writer = hudi.metadata.SparkMetadataWriterFactory.createWithStreamingWrites(
+        engine.getStorageConf(),
+        config,
+        hudi.common.model.HoodieFailedWritesCleaningPolicy.EAGER,
+        engine,
+        hudi.common.util.Option.of(instant),
+    )
+    try:
+        writer.startCommit(instant)
+        written = writer.streamWriteToMetadataPartitions(entries, partitions, instant)
+        partial = jvm.java.util.ArrayList()
+        for status in hudi.data.HoodieJavaRDD.getJavaRDD(written).collect():
+            partial.add(status.getStat())
+        writer.completeStreamingCommit(instant, engine, partial, commit)
     finally:
         writer.close()
 
@@ -112,11 +187,12 @@ def _meta_client(ctx: TableContext, engine: Any, root: str) -> Any:
     return builder.setConf(engine.getStorageConf()).setBasePath(root).build()
 
 
-def _write_config(ctx: TableContext) -> Any:
+def _write_config(ctx: TableContext, streaming: bool = False) -> Any:
     """A write config of the table as it is: the metadata partitions it has, its version (no upgrade)."""
     partitions = set(ctx.table.config.metadata_partitions)
     settings = {
         "hoodie.metadata.enable": "true",
+        "hoodie.metadata.streaming.write.enabled": str(streaming).lower(),
         "hoodie.metadata.index.async": "true",  # build no partition the table lacks
         **{key: str(name in partitions).lower() for name, key in _INDEXES.items()},
         "hoodie.write.table.version": str(ctx.table.version),
