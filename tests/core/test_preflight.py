@@ -319,13 +319,8 @@ def test_auto_picks_native_for_a_metadata_table_hudis_metadata_writer_keeps() ->
     ).ok
 
 
-@pytest.mark.parametrize(
-    ("version", "metadata_writer", "why"),
-    [(6, True, "table version 6"), (9, False, "Hudi's Spark bundle")],
-)
-def test_native_refuses_a_metadata_table_it_cannot_keep_saying_why(
-    version: int, metadata_writer: bool, why: str
-) -> None:
+@pytest.mark.parametrize("version", [6, 9])
+def test_native_refuses_a_metadata_table_without_hudis_metadata_writer_saying_why(version: int) -> None:
     facts = replace(WITH_MDT, table_version=version)
     kind, text = only_refusal(
         preflight(
@@ -333,19 +328,19 @@ def test_native_refuses_a_metadata_table_it_cannot_keep_saying_why(
             our_pending=frozenset(),
             disable_metadata_table=False,
             engine=Engine.NATIVE,
-            metadata_writer=metadata_writer,
+            metadata_writer=False,
         )
     )
     assert kind is Check.METADATA_TABLE
-    assert why in text
+    assert "Hudi's Spark bundle" in text
+
+
+def test_native_keeps_a_version_6_metadata_table_which_the_hudi_engine_cannot_rescale() -> None:
+    old = replace(WITH_MDT, table_version=6)
     auto = preflight(
-        facts,
-        our_pending=frozenset(),
-        disable_metadata_table=False,
-        engine=Engine.AUTO,
-        metadata_writer=metadata_writer,
+        old, our_pending=frozenset(), disable_metadata_table=False, engine=Engine.AUTO, metadata_writer=True
     )
-    assert auto.engine is Engine.HUDI
+    assert (auto.ok, auto.engine, auto.disable_metadata_table) == (True, Engine.NATIVE, False)
 
 
 def test_a_repair_refused_by_the_hudi_engine_names_what_lets_native_run() -> None:

@@ -1,6 +1,7 @@
 """The Native engine keeps a live metadata table in the same instant (Hudi's own metadata writer, from the
-job's session): Apache Hudi writes tables with its metadata table and indexes on (files, column stats,
-partition stats, the record index; a secondary index), Auto picks Native, and after the rescale the
+job's session): Apache Hudi writes tables (versions 6, 8 and 9, copy-on-write and MERGE_ON_READ) with its
+metadata table and indexes on (files, column stats, partition stats, the record index; a secondary
+index), Auto picks Native, and after the rescale the
 metadata table lists what storage holds, data skipping and the record index find every key in its new
 file group, Hudi's reads, hudi-rs and Hudi's upserts agree. A failure after the metadata table's delta
 commit rolls both back."""
@@ -20,6 +21,7 @@ from hudi_bucket.hudi.timeline_io import TimelineStore
 from hudi_bucket.spark.context import TableContext
 from hudi_bucket.spark.session import scoped_conf
 from hudi_spark import (
+    bucket_options,
     hudi_read,
     hudi_sql,
     hudi_write,
@@ -51,7 +53,28 @@ SINGLE_WRITER_LOCK = {
 
 
 def metadata_timeline(root: Path) -> list[str]:
-    return sorted(p.name for p in (root / ".hoodie" / "metadata" / ".hoodie" / "timeline").glob("*commit*"))
+    """The metadata table's instant files (layout 2 in ``.hoodie/timeline``, layout 1 in ``.hoodie``)."""
+    folder = root / ".hoodie" / "metadata" / ".hoodie"
+    return sorted(p.name for p in [*folder.glob("*commit*"), *(folder / "timeline").glob("*commit*")])
+
+
+def written(spark: Any, root: Path, version: int, extra: dict[str, str] | None = None) -> dict[str, str]:
+    """Hudi 1.2.0 writes the table with its metadata table, rules and an upsert (``write_hudi_bucket_table``);
+    a version 6 table, which Hudi's procedure would upgrade, as a plain bucket table of 2 buckets, inserted
+    then upserted. Returns the options it wrote with."""
+    if version >= 8:
+        return write_hudi_bucket_table(spark, root, version, {**(extra or {}), **METADATA})
+    options = bucket_options(
+        record_key="id",
+        partition_field="day",
+        ordering_field="ts",
+        table_version=version,
+        buckets=2,
+        **{**(extra or {}), **METADATA},
+    )
+    hudi_write(spark, root, records(spark, range(80), 1), options)
+    hudi_write(spark, root, records(spark, range(60, 100), 2), options)
+    return options
 
 
 def rescaled(spark: Any, root: Path) -> tuple[TableContext, Any]:
@@ -61,13 +84,15 @@ def rescaled(spark: Any, root: Path) -> tuple[TableContext, Any]:
 
 
 @pytest.mark.parametrize(
-    ("version", "extra"), [(8, {}), (9, {}), (9, MERGE_ON_READ)], ids=["cow_v8", "cow_v9", "mor_v9"]
+    ("version", "extra"),
+    [(6, {}), (6, MERGE_ON_READ), (8, {}), (9, {}), (9, MERGE_ON_READ)],
+    ids=["cow_v6", "mor_v6", "cow_v8", "cow_v9", "mor_v9"],
 )
 def test_the_native_engine_keeps_the_metadata_table_and_its_indexes(
     spark: Any, tmp_path: Path, version: int, extra: dict[str, str]
 ) -> None:
     root = tmp_path / "orders"
-    options = write_hudi_bucket_table(spark, root, version, {**extra, **METADATA})
+    options = written(spark, root, version, extra)
     before = one_record_per_key(spark, root)
     if version == 9:
         with scoped_conf(spark, SINGLE_WRITER_LOCK):  # Hudi builds indexes as table services
@@ -112,11 +137,12 @@ def _matches(where: str, row: tuple) -> bool:
     return bool(name == "n97-2")
 
 
+@pytest.mark.parametrize("version", [6, 9])
 def test_a_failure_after_the_metadata_tables_delta_commit_rolls_both_back(
-    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, version: int
 ) -> None:
     root = tmp_path / "orders"
-    write_hudi_bucket_table(spark, root, 9, METADATA)
+    written(spark, root, version)
     before = one_record_per_key(spark, root)
     files, deltacommits = storage_listing(root), metadata_timeline(root)
 
@@ -140,3 +166,22 @@ def test_a_failure_after_the_metadata_tables_delta_commit_rolls_both_back(
     _, result = rescaled(spark, root)
     assert result.instant is not None
     assert metadata_table_listing(spark, root) == storage_listing(root)
+
+
+def test_first_rules_that_move_no_record_keep_the_metadata_table(spark: Any, tmp_path: Path) -> None:
+    root = tmp_path / "orders"
+    options = bucket_options(
+        record_key="id", partition_field="day", ordering_field="ts", table_version=9, buckets=2, **METADATA
+    )
+    hudi_write(spark, root, records(spark, range(40), 1), options)
+    files = storage_listing(root)
+
+    result = apply(
+        TableContext.open(spark, str(root)), ApplyOptions(BucketRules.parse("day=2025-11-1[123],2", 2))
+    )
+
+    assert result.instant is not None  # the first hashing_config, in a replacecommit of no files
+    assert storage_listing(root) == files
+    assert f"{result.instant}.deltacommit" in " ".join(metadata_timeline(root))
+    assert metadata_table_listing(spark, root) == files
+    assert record_index(spark, root) == record_file_groups(spark, root)

@@ -50,9 +50,9 @@ def native_repair_hint(requested: Engine) -> str:
     nothing: only the Native engine repairs, and only tables without a live metadata table."""
     if requested is Engine.AUTO:
         return (
-            "engine Auto chose Hudi for a live metadata table the Native engine cannot keep here (table "
-            "version 6, or no Hudi bundle on the job's classpath); run the job image on a table of version 8 "
-            "or later, or allow the metadata table to be disabled (metadataTable: Disable, "
-            "--disable-metadata-table), and Auto picks the Native engine, which repairs"
+            "engine Auto chose Hudi for a live metadata table the Native engine cannot keep here (no Hudi "
+            "bundle on the job's classpath); run the job image, or allow the metadata table to be disabled "
+            "(metadataTable: Disable, --disable-metadata-table), and Auto picks the Native engine, which "
+            "repairs"
         )
     return "use the Native engine (engine: Native or Auto, --engine), which repairs"

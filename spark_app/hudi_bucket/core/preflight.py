@@ -21,8 +21,6 @@ from hudi_bucket.core.timeline import Action, Instant, Timeline
 from hudi_bucket.errors import PreflightError
 
 PARQUET = "PARQUET"
-# Hudi's metadata writer of table version 6 (a writer of its own in Hudi 1.2.0) is not tried yet.
-KEEPS_METADATA_TABLE_FROM_VERSION = 8
 METADATA_TABLE_NOTE = (
     "metadata table will be disabled (removed the way Hudi does); re-enable it with Hudi after the rescale"
 )
@@ -110,10 +108,9 @@ def preflight(
     the one asked for (Auto: chosen here, see core.engine). With ``others_pending_noted`` (a plan,
     which writes nothing), pending instants that are not ours become a note instead of a refusal.
     ``metadata_writer``: Hudi's metadata writer is on the job's classpath, so that the Native engine
-    keeps a live metadata table of a table version it supports."""
-    keeps = metadata_writer and facts.table_version >= KEEPS_METADATA_TABLE_FROM_VERSION
+    keeps a live metadata table (of every table version: Hudi 1.2.0 has a writer for version 6 too)."""
     engine = choose_engine(
-        engine, facts, disable_metadata_table=disable_metadata_table, keeps_metadata_table=keeps
+        engine, facts, disable_metadata_table=disable_metadata_table, keeps_metadata_table=metadata_writer
     )
     if engine is Engine.HUDI:  # Hudi's procedure reads every table shape Hudi writes
         shape = [_hudi_table_version(facts), _secondary_indexes(facts)]
@@ -122,7 +119,7 @@ def preflight(
         shape = [
             _base_file_format(facts),
             _dropped_partition_columns(facts),
-            None if disable_metadata_table or keeps else _metadata_table(facts, metadata_writer),
+            None if disable_metadata_table or metadata_writer else _metadata_table(facts),
         ]
         disabling = disable_metadata_table and facts.metadata_table_live
     others = _foreign_pending(facts, our_pending)
@@ -192,8 +189,8 @@ def _hudi_table_version(facts: TableFacts) -> Finding | None:
         Check.TABLE_VERSION,
         f"the table is version {facts.table_version}; Hudi's partition_bucket_index_manager procedure "
         f"rescales table versions {HUDI_MIN_TABLE_VERSION} and later",
-        "upgrade the table with Hudi 1.x first, or use the Native engine (copy-on-write tables; a live "
-        "metadata table must then be disabled: metadataTable: Disable)",
+        "upgrade the table with Hudi 1.x first, or use the Native engine (engine: Native or Auto; it keeps "
+        "a live metadata table through Hudi's own writer of the table's version)",
     )
 
 
@@ -219,19 +216,14 @@ def _dropped_partition_columns(facts: TableFacts) -> Finding | None:
     )
 
 
-def _metadata_table(facts: TableFacts, metadata_writer: bool) -> Finding | None:
+def _metadata_table(facts: TableFacts) -> Finding | None:
     if not facts.metadata_table_live:
         return None
-    why = (
-        f"table version {facts.table_version} (the Native engine keeps metadata tables of version "
-        f"{KEEPS_METADATA_TABLE_FROM_VERSION} and later)"
-        if metadata_writer
-        else "Hudi's Spark bundle, whose metadata writer keeps it, is not on the job's classpath (HBO_HUDI_BUNDLE)"
-    )
     return Finding(
         Check.METADATA_TABLE,
         "the metadata table is live (hoodie.table.metadata.partitions lists 'files') and the Native engine "
-        f"cannot keep it: {why}; readers list files from it, so rows of rewritten partitions would vanish",
+        "cannot keep it: Hudi's Spark bundle, whose metadata writer keeps it, is not on the job's classpath "
+        "(HBO_HUDI_BUNDLE); readers list files from it, so rows of rewritten partitions would vanish",
         "run the job image (it carries Hudi's bundle), use the Hudi engine (engine: Hudi or Auto), or allow "
         "the metadata table to be disabled (metadataTable: Disable, or --disable-metadata-table)",
     )

@@ -27,6 +27,7 @@ from hudi_bucket.spark.spark_paths import spark_root
 
 WRITER_FACTORY = "org.apache.hudi.metadata.SparkMetadataWriterFactory"
 RECORD_INDEX_UPDATE = "io.hudibucket.spark.RecordIndexUpdate"  # ours (spark_app/jvm)
+STREAMING_FROM_VERSION = 8
 CLUSTER = "CLUSTER"  # Hudi's WriteOperationType of a clustering
 # The metadata partitions each setting enables; set as the table has them, so that the writer builds
 # none the table lacks (Spark's writer would add column stats by default) and updates those it has.
@@ -75,12 +76,15 @@ def update(ctx: TableContext, instant: str, metadata: CommitMetadata) -> None:
 
 def _streams_the_record_index(ctx: TableContext, metadata: CommitMetadata) -> bool:
     """Whether we hand the record index its entries ourselves: the table has one, its files carry the
-    record key and partition (meta fields), and the commit writes base files only."""
+    record key and partition (meta fields), and the commit writes base files only; Hudi's streaming
+    writer is of table version 8 and later (version 6 has a writer of its own)."""
     stats = [s for stats in metadata.write_stats.values() for s in stats]
     return (
-        "record_index" in ctx.table.config.metadata_partitions
+        ctx.table.version >= STREAMING_FROM_VERSION
+        and "record_index" in ctx.table.config.metadata_partitions
         and ctx.table.config.populate_meta_fields
         and on_classpath(ctx.spark, RECORD_INDEX_UPDATE)
+        and bool(stats)  # a commit of no files (a first hashing_config) has no entries to give
         and all(s.path.endswith(".parquet") for s in stats)
     )
 
