@@ -59,22 +59,8 @@ def metadata_timeline(root: Path) -> list[str]:
 
 
 def written(spark: Any, root: Path, version: int, extra: dict[str, str] | None = None) -> dict[str, str]:
-    """Hudi 1.2.0 writes the table with its metadata table, rules and an upsert (``write_hudi_bucket_table``);
-    a version 6 table, which Hudi's procedure would upgrade, as a plain bucket table of 2 buckets, inserted
-    then upserted. Returns the options it wrote with."""
-    if version >= 8:
-        return write_hudi_bucket_table(spark, root, version, {**(extra or {}), **METADATA})
-    options = bucket_options(
-        record_key="id",
-        partition_field="day",
-        ordering_field="ts",
-        table_version=version,
-        buckets=2,
-        **{**(extra or {}), **METADATA},
-    )
-    hudi_write(spark, root, records(spark, range(80), 1), options)
-    hudi_write(spark, root, records(spark, range(60, 100), 2), options)
-    return options
+    """Hudi 1.2.0 writes the table with its metadata table (``write_hudi_bucket_table``)."""
+    return write_hudi_bucket_table(spark, root, version, {**(extra or {}), **METADATA})
 
 
 def rescaled(spark: Any, root: Path) -> tuple[TableContext, Any]:
