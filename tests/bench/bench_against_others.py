@@ -74,7 +74,13 @@ FIRST_RULES = (
 CHANGES = {"doubling (8 -> 16)": 16, "8 -> 12": 12}
 HUDI = "Hudi's procedure"
 HUDI_DEFAULTS = "Hudi's procedure, defaults"  # no options: drops the record index (not a like result)
-SPARK = "--master local[2] --driver-memory 4g pyspark-shell"  # every contender's (PYSPARK_SUBMIT_ARGS)
+
+
+def spark_submit(driver_memory: str) -> str:
+    """Every contender's PYSPARK_SUBMIT_ARGS (and the table chores', with more memory)."""
+    return f"--master local[2] --driver-memory {driver_memory} pyspark-shell"
+
+
 OPTIONS = {
     "hoodie.table.name": "orders",
     "hoodie.datasource.write.table.type": "COPY_ON_WRITE",
@@ -243,6 +249,13 @@ def main() -> None:
         action="store_true",
         help="tables with a metadata table, column stats, record index",
     )
+    parser.add_argument("--driver-memory", default="4g", help="every contender's Spark driver memory")
+    parser.add_argument(
+        "--write-memory",
+        default="12g",
+        help="the driver memory of Hudi's writes of the tables and its reads back, not timed (at 20M rows"
+        " with a record index Hudi's bulk insert needs more than 4g)",
+    )
     args = parser.parse_args()
 
     # Ours is given Hudi's bundle and our JVM classes as the job image gives them (the others ignore both).
@@ -250,8 +263,9 @@ def main() -> None:
         **os.environ,
         HUDI_BUNDLE_ENV: str(hudi_bundle()),
         JVM_JAR_ENV: str(jvm_jar()),
-        "PYSPARK_SUBMIT_ARGS": SPARK,
+        "PYSPARK_SUBMIT_ARGS": spark_submit(args.driver_memory),
     }
+    chores = {**env, "PYSPARK_SUBMIT_ARGS": spark_submit(args.write_memory)}
     scratch = Path(tempfile.mkdtemp(prefix="hbo-bench-before-"))
     before = (args.before, checkout(args.before, scratch / "tree")) if args.before else None
     results = []
@@ -260,7 +274,7 @@ def main() -> None:
         template = work / "template"
         started = time.perf_counter()
         shape = ["metadata-table"] if args.metadata_table else []
-        run_once("writing the table", in_own_process("write", str(template), str(rows), *shape), env)
+        run_once("writing the table", in_own_process("write", str(template), str(rows), *shape), chores)
         files = sorted(template.rglob("*.parquet"))
         run_once("first rules", job("apply", "--table", str(template), *FIRST_RULES), env)
         assert sorted(template.rglob("*.parquet")) == files, "the first rules rewrote files"
@@ -273,7 +287,7 @@ def main() -> None:
         def check(name: str, table: Path, rows: int = rows, indexes: tuple[str, ...] = indexes) -> None:
             if name == "plain Spark":
                 return
-            run_once(f"reading back {name}'s table", in_own_process("count", str(table), str(rows)), env)
+            run_once(f"reading back {name}'s table", in_own_process("count", str(table), str(rows)), chores)
             lost = sorted(set(indexes) - set(metadata_partitions(table)))
             if name == HUDI_DEFAULTS:
                 print(f"  {name} left the metadata table without {', '.join(lost) or 'nothing'}")
