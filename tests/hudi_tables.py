@@ -34,19 +34,23 @@ def records(spark: Any, ids: range, ts: int, day: str | None = None) -> Any:
 
 class HudiBucketTables:
     """Bucket tables written by Hudi (2 buckets), given rules by Hudi's partition_bucket_index_manager,
-    then upserted by Hudi under them: one per table version is written, and each test gets a copy."""
+    then upserted by Hudi under them (``write_hudi_bucket_table``): one per table version and ``extra``
+    options is written, and each test gets a copy."""
 
     def __init__(self, spark: Any, folder: Path) -> None:
         self.spark, self.folder = spark, folder
-        self.options: dict[int, dict[str, str]] = {}
+        self.written: dict[str, tuple[Path, dict[str, str]]] = {}  # template and options, by shape
 
-    def copy(self, root: Path, version: int) -> dict[str, str]:
-        """A copy of the table of ``version`` at ``root``; returns the options Hudi wrote it with."""
-        template = self.folder / f"orders_v{version}"
-        if version not in self.options:
-            self.options[version] = write_hudi_bucket_table(self.spark, template, version)
+    def copy(self, root: Path, version: int, extra: dict[str, str] | None = None) -> dict[str, str]:
+        """A copy of the table of ``version`` and ``extra`` at ``root``; returns the options Hudi wrote it
+        with."""
+        shape = repr((version, sorted((extra or {}).items())))
+        if shape not in self.written:
+            template = self.folder / f"orders_{len(self.written)}"
+            self.written[shape] = (template, write_hudi_bucket_table(self.spark, template, version, extra))
+        template, options = self.written[shape]
         shutil.copytree(template, root)
-        return self.options[version]
+        return options
 
 
 def write_hudi_bucket_table(

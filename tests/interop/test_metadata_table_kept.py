@@ -1,7 +1,7 @@
 """The Native engine keeps a live metadata table in the same instant (Hudi's own metadata writer, from the
-job's session): Apache Hudi writes tables (versions 6, 8 and 9, copy-on-write and MERGE_ON_READ) with its
-metadata table and indexes on (files, column stats, partition stats, the record index; a secondary
-index), Auto picks Native, and after the rescale the
+job's session): Apache Hudi writes tables (versions 6, 8 and 9, copy-on-write and MERGE_ON_READ, bucket
+tables and tables to convert) with its metadata table and indexes on (files, column stats, partition
+stats, the record index; a secondary index), Auto picks Native, and after the rescale or conversion the
 metadata table lists what storage holds, data skipping and the record index find every key in its new
 file group, Hudi's reads, hudi-rs and Hudi's upserts agree. A failure after the metadata table's delta
 commit rolls both back."""
@@ -33,10 +33,10 @@ from hudi_spark import (
 )
 from hudi_tables import (
     MERGE_ON_READ,
+    HudiBucketTables,
     one_record_per_key,
     read_alike_everywhere,
     records,
-    write_hudi_bucket_table,
 )
 
 pytestmark = pytest.mark.spark
@@ -58,9 +58,11 @@ def metadata_timeline(root: Path) -> list[str]:
     return sorted(p.name for p in [*folder.glob("*commit*"), *(folder / "timeline").glob("*commit*")])
 
 
-def written(spark: Any, root: Path, version: int, extra: dict[str, str] | None = None) -> dict[str, str]:
-    """Hudi 1.2.0 writes the table with its metadata table (``write_hudi_bucket_table``)."""
-    return write_hudi_bucket_table(spark, root, version, {**(extra or {}), **METADATA})
+def written(
+    hudi_tables: HudiBucketTables, root: Path, version: int, extra: dict[str, str] | None = None
+) -> dict[str, str]:
+    """A copy of the bucket table Hudi 1.2.0 wrote with its metadata table (``HudiBucketTables``)."""
+    return hudi_tables.copy(root, version, {**(extra or {}), **METADATA})
 
 
 def rescaled(spark: Any, root: Path) -> tuple[TableContext, Any]:
@@ -75,10 +77,10 @@ def rescaled(spark: Any, root: Path) -> tuple[TableContext, Any]:
     ids=["cow_v6", "mor_v6", "cow_v8", "cow_v9", "mor_v9"],
 )
 def test_the_native_engine_keeps_the_metadata_table_and_its_indexes(
-    spark: Any, tmp_path: Path, version: int, extra: dict[str, str]
+    spark: Any, hudi_tables: HudiBucketTables, tmp_path: Path, version: int, extra: dict[str, str]
 ) -> None:
     root = tmp_path / "orders"
-    options = written(spark, root, version, extra)
+    options = written(hudi_tables, root, version, extra)
     before = one_record_per_key(spark, root)
     if version == 9:
         with scoped_conf(spark, SINGLE_WRITER_LOCK):  # Hudi builds indexes as table services
@@ -114,6 +116,51 @@ def test_the_native_engine_keeps_the_metadata_table_and_its_indexes(
     assert metadata_table_listing(spark, root) == storage_listing(root)
 
 
+@pytest.mark.parametrize(
+    ("version", "extra"),
+    [(6, {}), (8, {**MERGE_ON_READ, "hoodie.parquet.small.file.limit": "0"}), (9, {})],
+    ids=["cow_v6", "mor_v8", "cow_v9"],
+)
+def test_a_conversion_keeps_the_metadata_table_and_indexes_every_key_in_its_bucket(
+    spark: Any, tmp_path: Path, version: int, extra: dict[str, str]
+) -> None:
+    root = tmp_path / "orders"
+    options = {
+        "hoodie.datasource.write.recordkey.field": "id",
+        "hoodie.datasource.write.partitionpath.field": "day",
+        "hoodie.datasource.write.precombine.field": "ts",
+        "hoodie.datasource.write.hive_style_partitioning": "true",
+        "hoodie.write.table.version": str(version),
+        **extra,
+        **METADATA,
+    }
+    hudi_write(spark, root, records(spark, range(80), 1), options)
+    hudi_write(spark, root, records(spark, range(60, 100), 2), options)  # MERGE_ON_READ: into log files
+    assert bool(list(root.glob("day=*/.*.log.*"))) == bool(extra)
+    before = one_record_per_key(spark, root)
+    ctx = TableContext.open(spark, str(root))
+    indexes = ctx.table.config.metadata_partitions
+
+    result = apply(ctx, ApplyOptions(RULES, convert=True))
+
+    assert result.instant is not None
+    assert any("kept in the same instant" in note for note in result.notes), result.notes
+    assert set(indexes) <= set(ctx.reload().table.config.metadata_partitions)
+    assert f"{result.instant}.deltacommit" in " ".join(metadata_timeline(root))
+    read_alike_everywhere(spark, root, before)
+    assert hudi_sql(spark, root, "call validate_metadata_table_files(table => '{table}')") == []
+    assert verified(ctx)
+    # Every key now lives in a file group of ours, and the record index says so (log inserts included:
+    # the conversion wrote them into base files).
+    groups = record_file_groups(spark, root)
+    assert len(groups) == 100
+    assert record_index(spark, root) == groups
+    writer = {**options, **result.writer_options}
+    hudi_write(spark, root, records(spark, range(90, 130), 3), writer)
+    assert len(one_record_per_key(spark, root)) == 130
+    assert metadata_table_listing(spark, root) == storage_listing(root)
+
+
 def _matches(where: str, row: tuple) -> bool:
     _, key, name, _ = row
     if where.startswith("id IN"):
@@ -125,10 +172,10 @@ def _matches(where: str, row: tuple) -> bool:
 
 @pytest.mark.parametrize("version", [6, 9])
 def test_a_failure_after_the_metadata_tables_delta_commit_rolls_both_back(
-    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, version: int
+    spark: Any, hudi_tables: HudiBucketTables, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, version: int
 ) -> None:
     root = tmp_path / "orders"
-    written(spark, root, version)
+    written(hudi_tables, root, version)
     before = one_record_per_key(spark, root)
     files, deltacommits = storage_listing(root), metadata_timeline(root)
 
