@@ -69,6 +69,43 @@ VALUE_SETS: dict[str, dict[str, Any]] = {
         "resyncSeconds": 2.5,
         "metrics": {"port": 9090},
     },
+    # Every value that fits the jobs' pods to a cluster's rules (and the images pinned by digest).
+    "job-pods": {
+        "image": {"digest": "sha256:" + "a" * 64},
+        "jobs": {
+            "image": {"digest": "sha256:" + "b" * 64, "pullPolicy": "Always"},
+            "imagePullSecrets": ["registry-key"],
+            "serviceAccount": {
+                "annotations": {"eks.amazonaws.com/role-arn": "arn:aws:iam::111122223333:role/lake"}
+            },
+            "driver": {
+                "pod": {
+                    "annotations": {"cluster-autoscaler.kubernetes.io/safe-to-evict": "false"},
+                    "nodeSelector": {"pool": "on-demand"},
+                    "tolerations": [{"key": "spark", "operator": "Exists", "effect": "NoSchedule"}],
+                    "affinity": {},
+                    "priorityClassName": "batch-high",
+                }
+            },
+            "executor": {
+                "pod": {
+                    "annotations": {},
+                    "nodeSelector": {},
+                    "tolerations": [
+                        {
+                            "key": "spot",
+                            "operator": "Equal",
+                            "value": "yes",
+                            "effect": "NoExecute",
+                            "tolerationSeconds": 30,
+                        }
+                    ],
+                    "affinity": {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": []}},
+                    "priorityClassName": "",
+                }
+            },
+        },
+    },
 }
 
 

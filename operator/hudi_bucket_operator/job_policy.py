@@ -28,6 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from hudi_bucket_operator import images
+from hudi_bucket_operator.placement import PodPlacement
 from hudi_bucket_operator.spark_conf import (
     HADOOP_CONF_ALLOWED,
     MIB,
@@ -146,6 +147,7 @@ class JobDefaults:
     ``allowed_table_uris``: prefixes of the table URIs a spec may name, by namespace ('*': every one).
     ``max_driver``, ``max_executor``: the largest driver and executors a spec may ask for.
     ``spark_conf``: the admins' own Spark settings for every job, under the spec's (not checked).
+    ``driver_pod``, ``executor_pod``, ``image_pull_secrets``: where the jobs' pods run (``placement``).
     """
 
     image: str = "hudi-bucket-operator-job:latest"
@@ -167,6 +169,9 @@ class JobDefaults:
     max_driver: Resources = field(default_factory=lambda: Resources(cores=4, memory="16g"))
     max_executor: Resources = field(default_factory=lambda: Resources(cores=8, memory="32g", instances=50))
     spark_conf: Mapping[str, str] = field(default_factory=dict)
+    driver_pod: PodPlacement = field(default_factory=PodPlacement)
+    executor_pod: PodPlacement = field(default_factory=PodPlacement)
+    image_pull_secrets: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         missing = [
@@ -189,6 +194,7 @@ class JobDefaults:
             "allowedSparkConf": [k for k in self.allowed_spark_conf if not _KEY_OR_PREFIX.fullmatch(k)],
             "allowedHadoopConf": [k for k in self.allowed_hadoop_conf if not _KEY_OR_PREFIX.fullmatch(k)],
             "allowedSecrets": [s for s in secrets if not _ACCOUNT.fullmatch(s)],
+            "imagePullSecrets": [s for s in self.image_pull_secrets if not _ACCOUNT.fullmatch(s)],
             "allowedTableUris": [
                 p for ps in self.allowed_table_uris.values() for p in ps if not _URI.fullmatch(p) or ".." in p
             ],

@@ -6,6 +6,11 @@ against that CRD's own schema. The job writes its report into a ConfigMap named 
 
 What a spec may change is bounded by ``job_policy``; credentials never appear inline: Secrets are
 referenced by name (``envFrom``), never copied.
+
+What the Spark Operator's controller cannot pass to spark-submit (the containers' security context,
+environment and ``envFrom``, the admins' placement of the pods) goes into each pod's ``template``, which
+the controller hands Spark as its pod template: so the pods are the same whether or not the Spark
+Operator's optional webhook runs (it mutates only pods of applications without a driver template).
 """
 
 from __future__ import annotations
@@ -43,6 +48,10 @@ RESTRICTED_CONTAINER: Mapping[str, Any] = {
     "capabilities": {"drop": ["ALL"]},
     "seccompProfile": {"type": "RuntimeDefault"},
 }
+
+# Spark's names for the containers it takes from a pod template (the controller names them in spark-submit).
+DRIVER_CONTAINER = "spark-kubernetes-driver"
+EXECUTOR_CONTAINER = "spark-kubernetes-executor"
 
 _DNS_1035 = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
 
@@ -94,12 +103,24 @@ def render_spark_application(
             "timeToLiveSeconds": settings.ttl_seconds,
             "sparkConf": {**DEFAULT_SPARK_CONF, **defaults.spark_conf, **spark.spark_conf},
             "hadoopConf": dict(spark.hadoop_conf),
-            "driver": {
-                **_pod(settings.driver, settings.service_account, labels, spark.env_from_secrets),
-                "env": [pod_namespace],
-            },
+            "driver": _pod(
+                settings.driver,
+                settings.service_account,
+                labels,
+                defaults.driver_pod.template(
+                    _container(DRIVER_CONTAINER, spark.env_from_secrets, env=[pod_namespace]),
+                    defaults.image_pull_secrets,
+                ),
+            ),
             "executor": {
-                **_pod(settings.executor, settings.service_account, labels, spark.env_from_secrets),
+                **_pod(
+                    settings.executor,
+                    settings.service_account,
+                    labels,
+                    defaults.executor_pod.template(
+                        _container(EXECUTOR_CONTAINER, spark.env_from_secrets), defaults.image_pull_secrets
+                    ),
+                ),
                 "instances": settings.executor.instances,
             },
         },
@@ -120,15 +141,26 @@ def owner_reference(table: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _pod(
-    resources: Resources, service_account: str, labels: Mapping[str, str], secrets: tuple[str, ...]
+    resources: Resources, service_account: str, labels: Mapping[str, str], template: dict[str, Any]
 ) -> dict[str, Any]:
-    pod: dict[str, Any] = {
+    return {
         "cores": resources.cores,
         "memory": resources.memory,
         "serviceAccount": service_account,
         "labels": dict(labels),
+        "template": template,
+    }
+
+
+def _container(
+    name: str, secrets: tuple[str, ...], env: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    container: dict[str, Any] = {
+        "name": name,
         "securityContext": copy.deepcopy(RESTRICTED_CONTAINER),  # each pod its own (callers may edit)
     }
+    if env:
+        container["env"] = env
     if secrets:  # by reference only: the Secret's data never enters the manifest
-        pod["envFrom"] = [{"secretRef": {"name": secret}} for secret in secrets]
-    return pod
+        container["envFrom"] = [{"secretRef": {"name": secret}} for secret in secrets]
+    return container

@@ -20,6 +20,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 from hudi_bucket.errors import HudiBucketError
 from hudi_bucket_operator.job_policy import ANY_NAMESPACE, LOCAL_AND_S3A, JobDefaults, Policy
 from hudi_bucket_operator.manifest import Expect, Memory
+from hudi_bucket_operator.placement import PodPlacement
 from hudi_bucket_operator.schedule import parse_duration
 from hudi_bucket_operator.spec import Resources
 from hudi_bucket_operator.writers import SuspendField, WriterKind, WriterPolicy
@@ -27,6 +28,10 @@ from hudi_bucket_operator.writers import SuspendField, WriterKind, WriterPolicy
 # The Spark of the job image (Dockerfile.job), which the tests run on (constraints.txt pins its PySpark).
 SPARK_VERSION = JobDefaults.spark_version
 _LIMITS, _WRITERS = JobDefaults(), WriterPolicy()
+PLACEMENT = (
+    'a JSON object of Kubernetes pod fields: {"annotations": {}, "nodeSelector": {}, "tolerations": [], '
+    '"affinity": {}, "priorityClassName": ""}'
+)
 
 
 class SettingsError(HudiBucketError):
@@ -104,6 +109,10 @@ ByNamespace = Annotated[
     BeforeValidator(_json),
     Expect('a JSON object from namespaces ("*": every namespace) to lists, such as {"lake": ["lake-s3"]}'),
 ]
+
+
+def _placed(placement: PodPlacement) -> str:
+    return json.dumps(placement.model_dump(by_alias=True, exclude_defaults=True, mode="json"))
 
 
 @dataclass(frozen=True)
@@ -227,6 +236,7 @@ class OperatorConfig(BaseModel):
         Literal["Always", "IfNotPresent", "Never"],
         Field(alias="HBO_IMAGE_PULL_POLICY", description="the jobs' image pull policy"),
         Expect("Always, IfNotPresent or Never"),
+        Helm("jobs.image.pullPolicy"),
     ] = "IfNotPresent"
     allowed_images: Annotated[
         Words,
@@ -311,6 +321,36 @@ class OperatorConfig(BaseModel):
         Expect('a JSON object of strings, such as {"spark.ui.enabled": "false"}'),
         Helm("jobs.sparkConf"),
     ] = {}
+    driver_pod: Annotated[
+        PodPlacement,
+        Field(
+            alias="HBO_DRIVER_POD",
+            description="the job drivers' pods: annotations, nodeSelector, tolerations, affinity, priorityClassName",
+        ),
+        BeforeValidator(_json),
+        Expect(PLACEMENT),
+        Shown(_placed),
+        Helm("jobs.driver.pod"),
+    ] = _LIMITS.driver_pod
+    executor_pod: Annotated[
+        PodPlacement,
+        Field(
+            alias="HBO_EXECUTOR_POD",
+            description="the job executors' pods: annotations, nodeSelector, tolerations, affinity, priorityClassName",
+        ),
+        BeforeValidator(_json),
+        Expect(PLACEMENT),
+        Shown(_placed),
+        Helm("jobs.executor.pod"),
+    ] = _LIMITS.executor_pod
+    image_pull_secrets: Annotated[
+        Words,
+        Field(
+            alias="HBO_IMAGE_PULL_SECRETS",
+            description="the Secrets the jobs' pods pull their image with, in each job namespace",
+        ),
+        Helm("jobs.imagePullSecrets"),
+    ] = ()
 
     # What tables may have the operator pause (WriterPolicy).
     writers_enabled: Annotated[
@@ -392,6 +432,9 @@ class OperatorConfig(BaseModel):
                 instances=self.max_executor_instances,
             ),
             spark_conf=self.spark_conf,
+            driver_pod=self.driver_pod,
+            executor_pod=self.executor_pod,
+            image_pull_secrets=self.image_pull_secrets,
         )
 
     @property

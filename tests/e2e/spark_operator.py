@@ -169,7 +169,7 @@ class SparkOperatorStandIn:
     def _run_in_pods(self, run: Run, app: dict[str, Any], node: Node) -> None:
         folder = self.work_dir / f"submit-{run.namespace}-{run.name}"
         folder.mkdir(parents=True, exist_ok=True)
-        argv = spark_submit.command(app, self.control_plane, folder, [node.toleration])
+        argv = spark_submit.command(app, self.control_plane, folder)
         env = spark_submit.environment(folder)
         started = time.monotonic()
         with run.log.open("wb") as log:
@@ -218,7 +218,7 @@ class SparkOperatorStandIn:
     def _secret_env(self, namespace: str, app: dict[str, Any]) -> dict[str, str]:
         """The driver's ``envFrom`` Secrets, as the kubelet resolves them into a container's environment."""
         env = {}
-        for source in app["spec"]["driver"].get("envFrom") or []:
+        for source in spark_submit.container(app, "driver").get("envFrom") or []:
             secret = self._core.read_namespaced_secret(source["secretRef"]["name"], namespace)
             env.update({k: base64.b64decode(v).decode() for k, v in (secret.data or {}).items()})
         return env

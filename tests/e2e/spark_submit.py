@@ -1,7 +1,7 @@
 """What the Kubeflow Spark Operator makes of a SparkApplication when it submits it: spark-submit's
 command line in cluster mode against the API server, and the driver's and executor's pod templates
-(what its webhook or ``template`` field adds to the pods Spark creates: security contexts, ``envFrom``,
-``env``, tolerations).
+(the application's ``template`` fields: security contexts, ``envFrom``, ``env``, and the placement the
+chart's values give the pods, such as the test node's toleration).
 
 Spark on Kubernetes does the rest, as in any cluster: spark-submit creates the driver pod (with its
 ConfigMap and headless Service), and the driver, as the application's ServiceAccount, creates its
@@ -55,9 +55,7 @@ def submitter_token(control_plane: ControlPlane) -> str:
     return control_plane.token_for(namespace, name)
 
 
-def command(
-    app: dict[str, Any], control_plane: ControlPlane, folder: Path, tolerations: list[dict[str, str]]
-) -> list[str]:
+def command(app: dict[str, Any], control_plane: ControlPlane, folder: Path) -> list[str]:
     """spark-submit's arguments for ``app``, submitting as the Spark Operator's ServiceAccount; its token
     and pod templates are written into ``folder``."""
     meta, spec = app["metadata"], app["spec"]
@@ -85,7 +83,7 @@ def command(
         labels = {**(pod.get("labels") or {}), APP_NAME_LABEL: meta["name"]}
         conf |= {f"spark.kubernetes.{role}.label.{key}": value for key, value in labels.items()}
         template = folder / f"{role}-template.yaml"
-        template.write_text(yaml.safe_dump(_template(pod, tolerations), sort_keys=False))
+        template.write_text(yaml.safe_dump(_template(pod), sort_keys=False))
         conf[f"spark.kubernetes.{role}.podTemplateFile"] = str(template)
     conf |= spec.get("sparkConf") or {}
     conf |= {f"spark.hadoop.{key}": value for key, value in (spec.get("hadoopConf") or {}).items()}
@@ -117,12 +115,13 @@ def _spark_home() -> Path:
     return Path(spec.origin).parent
 
 
-def _template(pod: dict[str, Any], tolerations: list[dict[str, str]]) -> dict[str, Any]:
-    container = {
-        key: pod[key] for key in ("securityContext", "env", "envFrom") if pod.get(key)
-    }  # Spark takes the first container as its own and adds to it
-    # Unnamed: Spark keeps a template container's name, and its own default names are what tools expect.
-    spec: dict[str, Any] = {"containers": [container], "tolerations": tolerations}
-    if pod.get("podSecurityContext"):
-        spec["securityContext"] = pod["podSecurityContext"]
-    return {"apiVersion": "v1", "kind": "Pod", "spec": spec}
+def container(app: dict[str, Any], role: str) -> dict[str, Any]:
+    """The driver's or executor's container in the application's pod template (``role``: driver or
+    executor): what Spark starts that pod's container from."""
+    [only] = app["spec"][role]["template"]["spec"]["containers"]
+    return only  # type: ignore[no-any-return]
+
+
+def _template(pod: dict[str, Any]) -> dict[str, Any]:
+    """The application's pod template, as the controller writes it for spark-submit."""
+    return {"apiVersion": "v1", "kind": "Pod", **(pod.get("template") or {"spec": {"containers": [{}]}})}

@@ -36,6 +36,7 @@ from node.node import NODE_IP
 from node.pod_security import restricted_namespace
 from paths import SHARED_FOUND, SHARED_MISSING
 from spark_operator import SparkOperatorStandIn
+from spark_submit import container
 
 pytestmark = pytest.mark.spark  # the table is written, and read back, with the session's Spark
 
@@ -160,7 +161,7 @@ def test_a_manual_rescale_of_an_s3_table_runs_in_pods_of_our_job_image_while_its
         manifests = json.dumps([cluster.table(namespace, "orders"), *jobs])
         assert store.credentials_env()["AWS_SECRET_ACCESS_KEY"] not in manifests
         assert all(
-            job["spec"][pod]["envFrom"] == [{"secretRef": {"name": "lake-s3"}}]
+            container(job, pod)["envFrom"] == [{"secretRef": {"name": "lake-s3"}}]
             for job in jobs
             for pod in ("driver", "executor")
         )
@@ -263,7 +264,10 @@ def install_chart(cluster: Cluster, node: Node, our_images: dict[str, str], name
         "tolerations": [node.toleration],
         "writers": {"enabled": True},
         "jobs": {
-            "image": {"repository": job_repository, "tag": job_tag},
+            "image": {"repository": job_repository, "tag": job_tag, "pullPolicy": "Never"},
+            # Only the pods that tolerate the node's taint run there: the jobs' pods by these values.
+            "driver": {"pod": {"tolerations": [node.toleration]}},
+            "executor": {"pod": {"tolerations": [node.toleration]}},
             "allowedHadoopConf": ["fs.s3a.endpoint", "fs.s3a.connection.ssl.enabled"],
             "allowedSecrets": {namespace: ["lake-s3"]},
             # The node has 2 CPUs: the driver and its executor ask for less than a core each.

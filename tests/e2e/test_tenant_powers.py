@@ -45,6 +45,7 @@ from hudi_bucket.contract.reports import ConfigMapReport, JobReport, Outcome, Pl
 from hudi_bucket.contract.requests import JobKind
 from hudi_bucket.core.planning import ChangeReason, PartitionChange, Plan
 from hudi_bucket.core.rules import BucketRules
+from spark_submit import container
 
 RELEASE = "hudi-bucket-operator-policy"  # holds the chart's name: the release's full name
 RELEASE_NS = "hudi-bucket-operator-policy"
@@ -502,7 +503,8 @@ def test_an_allowed_tuning_setting_and_secret_reach_the_spark_application(world:
     body = app["spec"]
     assert body["sparkConf"].items() >= tuning["sparkConf"].items()
     assert body["hadoopConf"] == tuning["hadoopConf"]
-    assert body["driver"]["envFrom"] == body["executor"]["envFrom"] == [{"secretRef": {"name": "lake-s3"}}]
+    secrets = [{"secretRef": {"name": "lake-s3"}}]
+    assert container(app, "driver")["envFrom"] == container(app, "executor")["envFrom"] == secrets
     assert body["driver"]["serviceAccount"] == body["executor"]["serviceAccount"] == "hudi-bucket-jobs"
     assert body["image"] == "hudi-bucket-operator-job:e2e"
     assert world.cluster.phase_is(LAKE, "tuned", "Planning")["phase"] == "Planning"  # held by no one: pending

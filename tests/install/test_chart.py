@@ -18,6 +18,7 @@ import k8s_schema
 from helm_chart import CHART, NAMESPACE, VALUE_SETS, find, one, render
 from hudi_bucket_operator.cli import build_parser
 from hudi_bucket_operator.job_policy import JobDefaults, image_allowed
+from hudi_bucket_operator.placement import PodPlacement
 from hudi_bucket_operator.settings import OperatorConfig
 from hudi_bucket_operator.spec import GROUP, KIND, PLURAL, VERSION, Resources
 from paths import REPO
@@ -105,6 +106,8 @@ def _objects_in(node: Any, where: str = "") -> list[tuple[str, Mapping[str, Any]
             found.extend(_objects_in(node["additionalProperties"], f"{where}.*"))
         if isinstance(node.get("items"), Mapping):
             found.extend(_objects_in(node["items"], f"{where}[]"))
+        for name, sub in (node.get("definitions") or {}).items():
+            found.extend(_objects_in(sub, f"#{name}"))
         for junctor in ("anyOf", "oneOf", "allOf"):
             for sub in node.get(junctor) or ():
                 found.extend(_objects_in(sub, where))
@@ -236,6 +239,25 @@ def test_custom_job_defaults_and_allowlist_reach_the_operator() -> None:
         allowed_images=("registry.example.com/hudi/", "registry.example.com/team-a/spark-job"),
     )
     assert (config.resync_seconds, config.metrics_port) == (2.5, 9090)
+
+
+def test_the_job_pods_values_reach_the_operator_and_the_job_service_account() -> None:
+    values = VALUE_SETS["job-pods"]
+    jobs = values["jobs"]
+    defaults = OperatorConfig.from_env(env_of(values)).job_defaults
+    assert defaults.driver_pod == PodPlacement.model_validate(jobs["driver"]["pod"])
+    assert defaults.executor_pod == PodPlacement.model_validate(jobs["executor"]["pod"])
+    assert defaults.driver_pod.priority_class_name == "batch-high"
+    assert defaults.image_pull_secrets == ("registry-key",)
+    assert defaults.image_pull_policy == "Always"
+    # Pinned by digest: the job image, and the operator's own
+    assert defaults.image == f"hudi-bucket-operator-job@sha256:{'b' * 64}"
+    assert image_allowed(defaults.image, defaults)
+    assert container(values)["image"] == f"hudi-bucket-operator@sha256:{'a' * 64}"
+    (account,) = [
+        a for a in find(render(values), "ServiceAccount") if a["metadata"]["name"] == "hudi-bucket-jobs"
+    ]
+    assert account["metadata"]["annotations"] == jobs["serviceAccount"]["annotations"]
 
 
 def test_image_allowlist_limits_what_a_table_may_run() -> None:

@@ -25,6 +25,7 @@ from hudi_bucket_operator.job_policy import (
     SettingNotAllowedError,
     image_allowed,
 )
+from hudi_bucket_operator.placement import Affinity, PodPlacement, Toleration
 from hudi_bucket_operator.render import DEFAULT_SPARK_CONF, render_spark_application
 from hudi_bucket_operator.spec import (
     API_VERSION,
@@ -191,6 +192,12 @@ def test_the_table_specs_rendered_here_are_admitted(spec: dict[str, Any]) -> Non
     assert hbt_admission.ADMISSION.errors(table_body(spec)) == []
 
 
+def container(body: dict[str, Any], pod: str) -> dict[str, Any]:
+    """The container of the driver's or executor's pod template (Spark's own, to which it adds)."""
+    [only] = body[pod]["template"]["spec"]["containers"]
+    return only  # type: ignore[no-any-return]
+
+
 # --- manifests --------------------------------------------------------------------------------------------
 
 
@@ -205,9 +212,12 @@ def test_manifests_are_valid_against_the_crd(kind: str, spec: dict[str, Any]) ->
     body = manifest["spec"]
     assert (body["type"], body["mode"], body["restartPolicy"]) == ("Python", "cluster", {"type": "Never"})
     assert body["mainApplicationFile"] == DEFAULTS.main_application_file
-    assert body["driver"]["env"] == [
+    assert container(body, "driver")["env"] == [
         {"name": "POD_NAMESPACE", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}}
     ]
+    # Spark's own container names, which the controller tells spark-submit to take from the templates
+    assert container(body, "driver")["name"] == "spark-kubernetes-driver"
+    assert container(body, "executor")["name"] == "spark-kubernetes-executor"
     json.dumps(manifest)  # plain data only
     yaml.safe_dump(manifest)
 
@@ -241,8 +251,8 @@ def test_defaults_fill_what_the_spec_leaves_empty() -> None:
         "memory": "8g",
         "serviceAccount": "jobs",
     }
-    assert "envFrom" not in body["driver"]
-    assert "envFrom" not in body["executor"]
+    assert "envFrom" not in container(body, "driver")
+    assert "envFrom" not in container(body, "executor")
 
 
 def test_every_spark_option_of_the_spec_is_carried() -> None:
@@ -254,25 +264,64 @@ def test_every_spark_option_of_the_spec_is_carried() -> None:
     assert body["sparkConf"] == {**DEFAULT_SPARK_CONF, **spark["sparkConf"]}  # the spec wins
     assert body["hadoopConf"] == spark["hadoopConf"]
     secrets = [{"secretRef": {"name": "lake-s3"}}, {"secretRef": {"name": "lake-extra"}}]
-    assert body["driver"] | {"labels": None, "env": None, "securityContext": None} == {
+    assert body["driver"] | {"labels": None, "template": None} == {
         "cores": 2,
         "memory": "3g",
         "serviceAccount": "orders-jobs",
-        "envFrom": secrets,
         "labels": None,
-        "env": None,
-        "securityContext": None,
+        "template": None,
     }
-    assert body["executor"] | {"labels": None, "securityContext": None} == {
+    assert body["executor"] | {"labels": None, "template": None} == {
         "instances": 4,
         "cores": 3,
         "memory": "6g",
         "serviceAccount": "orders-jobs",
-        "envFrom": secrets,
         "labels": None,
-        "securityContext": None,
+        "template": None,
     }
-    assert body["driver"]["envFrom"] is not body["executor"]["envFrom"]
+    assert container(body, "driver")["envFrom"] == container(body, "executor")["envFrom"] == secrets
+    assert container(body, "driver")["envFrom"] is not container(body, "executor")["envFrom"]
+
+
+@needs_the_crd
+def test_the_admins_placement_of_the_pods_is_in_their_templates() -> None:
+    """Kubernetes' own fields, where Spark takes them from (the controller passes the templates on)."""
+    defaults = replace(
+        DEFAULTS,
+        driver_pod=PodPlacement(
+            priority_class_name="batch-high",
+            tolerations=(Toleration(key="spark", operator="Exists", effect="NoSchedule"),),
+            annotations={"cluster-autoscaler.kubernetes.io/safe-to-evict": "false"},
+        ),
+        executor_pod=PodPlacement(
+            node_selector={"pool": "spot"},
+            affinity=Affinity(node_affinity={"preferredDuringSchedulingIgnoredDuringExecution": []}),
+        ),
+        image_pull_secrets=("registry-key",),
+    )
+    manifest = render(FULL_SPEC, "apply", defaults=defaults)
+    assert_valid(manifest)
+    driver, executor = (manifest["spec"][pod]["template"] for pod in ("driver", "executor"))
+    assert driver["metadata"] == {"annotations": {"cluster-autoscaler.kubernetes.io/safe-to-evict": "false"}}
+    assert driver["spec"] | {"containers": None} == {
+        "containers": None,
+        "priorityClassName": "batch-high",
+        "tolerations": [{"key": "spark", "operator": "Exists", "effect": "NoSchedule"}],
+        "imagePullSecrets": [{"name": "registry-key"}],
+    }
+    assert "metadata" not in executor
+    assert executor["spec"] | {"containers": None} == {
+        "containers": None,
+        "nodeSelector": {"pool": "spot"},
+        "affinity": {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": []}},
+        "imagePullSecrets": [{"name": "registry-key"}],
+    }
+
+
+def test_without_placement_the_templates_hold_the_containers_alone() -> None:
+    body = render(FULL_SPEC)["spec"]
+    assert body["driver"]["template"] == {"spec": {"containers": [container(body, "driver")]}}
+    assert body["executor"]["template"] == {"spec": {"containers": [container(body, "executor")]}}
 
 
 def test_a_value_set_in_the_spec_wins_even_when_it_equals_the_builtin_default() -> None:
@@ -354,15 +403,15 @@ def test_driver_and_executor_meet_pod_security_restricted() -> None:
     by a real API server in tests/e2e/test_jobs_in_pods.py)."""
     body = render(FULL_SPEC)["spec"]
     for pod in ("driver", "executor"):
-        assert body[pod]["securityContext"] == {
+        assert container(body, pod)["securityContext"] == {
             "runAsNonRoot": True,
             "allowPrivilegeEscalation": False,
             "capabilities": {"drop": ["ALL"]},
             "seccompProfile": {"type": "RuntimeDefault"},
         }
     assert (
-        body["driver"]["securityContext"]["capabilities"]
-        is not body["executor"]["securityContext"]["capabilities"]
+        container(body, "driver")["securityContext"]["capabilities"]
+        is not container(body, "executor")["securityContext"]["capabilities"]
     )
 
 
@@ -386,7 +435,7 @@ def test_retry_token_is_annotated() -> None:
 def test_secrets_are_referenced_never_inlined() -> None:
     manifest = render(FULL_SPEC, "apply")
     for pod in ("driver", "executor"):
-        for source in manifest["spec"][pod]["envFrom"]:
+        for source in container(manifest["spec"], pod)["envFrom"]:
             assert source.keys() == {"secretRef"}
             assert source["secretRef"].keys() == {"name"}
     everything = list(strings(manifest))

@@ -13,6 +13,7 @@ import yaml
 
 from hudi_bucket_operator.cli import main
 from hudi_bucket_operator.job_policy import JobDefaults
+from hudi_bucket_operator.placement import PodPlacement, Toleration
 from hudi_bucket_operator.settings import (
     HELM_VALUES,
     SPARK_VERSION,
@@ -74,6 +75,11 @@ def test_every_setting_is_read_from_its_variable() -> None:
             "HBO_ALLOWED_SPARK_CONF": "spark.speculation",
             "HBO_ALLOWED_HADOOP_CONF": "fs.s3a.endpoint",
             "HBO_SPARK_CONF": '{"spark.ui.enabled": "false"}',
+            "HBO_DRIVER_POD": json.dumps(
+                {"priorityClassName": "batch-high", "tolerations": [{"key": "spark", "operator": "Exists"}]}
+            ),
+            "HBO_EXECUTOR_POD": '{"nodeSelector": {"pool": "spot"}, "annotations": {"team": "lake"}}',
+            "HBO_IMAGE_PULL_SECRETS": "registry-a, registry-b",
             "HOME": "/root",  # not a setting: ignored
         }
     )
@@ -102,6 +108,11 @@ def test_every_setting_is_read_from_its_variable() -> None:
         allowed_spark_conf=("spark.speculation",),
         allowed_hadoop_conf=("fs.s3a.endpoint",),
         spark_conf={"spark.ui.enabled": "false"},
+        driver_pod=PodPlacement(
+            priority_class_name="batch-high", tolerations=(Toleration(key="spark", operator="Exists"),)
+        ),
+        executor_pod=PodPlacement(node_selector={"pool": "spot"}, annotations={"team": "lake"}),
+        image_pull_secrets=("registry-a", "registry-b"),
     )
 
 
@@ -133,6 +144,14 @@ def test_every_setting_is_read_from_its_variable() -> None:
         ("HBO_SPARK_CONF", '["a"]', "HBO_SPARK_CONF must be a JSON object of strings"),
         ("HBO_SPARK_CONF", '{"spark.cores.max": 4}', """not '{"spark.cores.max": 4}'"""),
         ("HBO_ALLOWED_IMAGES", "Not An Image!", "jobs.allowedImages ['Not An Image!']"),
+        ("HBO_DRIVER_POD", '{"hostNetwork": true}', "HBO_DRIVER_POD must be a JSON object of Kubernetes pod"),
+        (
+            "HBO_EXECUTOR_POD",
+            '{"tolerations": [{"operator": "Maybe"}]}',
+            "HBO_EXECUTOR_POD must be a JSON object of Kubernetes pod",
+        ),
+        ("HBO_DRIVER_POD", '{"priorityClassName": "Top!"}', "HBO_DRIVER_POD must be a JSON object"),
+        ("HBO_IMAGE_PULL_SECRETS", "Registry_Key", "jobs.imagePullSecrets ['Registry_Key']"),
     ],
 )
 def test_a_bad_value_is_refused_at_start_naming_its_variable(variable: str, value: str, said: str) -> None:

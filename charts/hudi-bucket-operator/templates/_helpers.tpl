@@ -37,11 +37,11 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end -}}
 
 {{- define "hbo.image" -}}
-{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) -}}
+{{- include "hbo.imageReference" .Values.image | default (printf "%s:%s" .Values.image.repository .Chart.AppVersion) -}}
 {{- end -}}
 
 {{- define "hbo.jobImage" -}}
-{{- printf "%s:%s" .Values.jobs.image.repository (default .Chart.AppVersion .Values.jobs.image.tag) -}}
+{{- include "hbo.imageReference" .Values.jobs.image | default (printf "%s:%s" .Values.jobs.image.repository .Chart.AppVersion) -}}
 {{- end -}}
 
 {{/* Where the jobs' service account goes (JSON list): as set, else the watched namespaces, else the
@@ -49,4 +49,14 @@ release namespace. */}}
 {{- define "hbo.jobNamespaces" -}}
 {{- $namespaces := .Values.jobs.serviceAccount.namespaces | default .Values.watch.namespaces | default (list .Release.Namespace) -}}
 {{- uniq $namespaces | toJson -}}
+{{- end -}}
+
+{{/* An image by digest (repository@sha256:...) when one is given, else by tag; empty when neither is
+(the callers then take the chart's appVersion as the tag). */}}
+{{- define "hbo.imageReference" -}}
+{{- if .digest -}}
+{{- printf "%s@%s" .repository .digest -}}
+{{- else if .tag -}}
+{{- printf "%s:%s" .repository .tag -}}
+{{- end -}}
 {{- end -}}
