@@ -11,6 +11,7 @@ from typing import Any
 
 from hudi_bucket.contract.requests import JobKind
 from hudi_bucket_operator import conditions, maintenance
+from hudi_bucket_operator.conditions import Reason
 from hudi_bucket_operator.decisions import (
     SEQUENCE,
     Decision,
@@ -93,13 +94,13 @@ def maintain(
             JobKind.APPLY, approved_plan=state["planId"], check_records=bool(state.get("checkRecords"))
         )
         submit = SubmitJob(request, state["generation"], state["retryToken"], SEQUENCE[JobKind.APPLY])
-    if step.phase == "Paused":
+    if step.phase == Reason.PAUSED:
         status = conditions.paused(status, now)
-    elif step.phase == maintenance.Step.AWAITING_WINDOW:
-        status = conditions.awaiting(status, now, step.message, reason=maintenance.Step.AWAITING_WINDOW.value)
+    elif step.phase == Reason.AWAITING_WINDOW:
+        status = conditions.awaiting(status, now, step.message, reason=Reason.AWAITING_WINDOW)
     else:
-        status = conditions.progressing(status, now, step.phase or "Applying", step.message)
-    moving = submit is not None or step.phase not in ("Paused", maintenance.Step.AWAITING_WINDOW)
+        status = conditions.progressing(status, now, step.phase or Reason.APPLYING, step.message)
+    moving = submit is not None or step.phase not in (Reason.PAUSED, Reason.AWAITING_WINDOW)
     poll = maintenance.POLL_SECONDS if moving else _until_window(step.state, now)
     return Decision(
         status,
@@ -142,7 +143,7 @@ def _next_step(
             "the writers resumed"
         )
         cancelled = recorded(Decision(with_last_job(status, running), recorded=running.name))
-        outcome = maintenance.Outcome(False, "ApplyDeadlineExceeded", message)
+        outcome = maintenance.Outcome(False, Reason.APPLY_DEADLINE_EXCEEDED, message)
         step = maintenance.resume(state, observed.writers, now, outcome)
         return cancelled.status, running.name, running.name, (), step
     if apply_job is not None and spec is not None:
@@ -150,9 +151,9 @@ def _next_step(
         held = conditions.condition(done.status, conditions.STALLED)
         ready = conditions.condition(done.status, conditions.READY)
         outcome = (
-            _outcome(True, ready, "Applied")
+            _outcome(True, ready, Reason.APPLIED)
             if conditions.is_ready(done.status)
-            else _outcome(False, held, "JobFailed")
+            else _outcome(False, held, Reason.JOB_FAILED)
         )
         step = maintenance.resume(state, observed.writers, now, outcome)
         return done.status, done.recorded, None, done.events, step

@@ -9,12 +9,56 @@ and every bucket in one file group. A condition keeps its lastTransitionTime whi
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Final
 
 from hudi_bucket_operator.table_status import Condition, TableStatus
 
-READY, RECONCILING, STALLED = "Ready", "Reconciling", "Stalled"
+READY, RECONCILING, STALLED = "Ready", "Reconciling", "Stalled"  # Ready and Stalled are phases too
 LAYOUT_HEALTHY = "LayoutHealthy"
 MAX_MESSAGE = 4096  # characters of a condition's message (the CRD allows 32768; an Event shows 1024)
+
+
+class Reason:
+    """Every reason the operator gives a condition or an event, declared once. A phase is the reason of
+    the work in flight or of the wait, else Ready or Stalled. A spec refused stalls with a reason of its
+    own: its error's name (``InvalidSpecError.reason``). docs/troubleshooting.md says what each means
+    and what to do; tests/install/test_troubleshooting.py fails when one is missing there."""
+
+    # Work in flight: Reconciling is True.
+    PLANNING: Final = "Planning"
+    VERIFYING: Final = "Verifying"
+    APPLYING: Final = "Applying"
+    PAUSING_WRITERS: Final = "PausingWriters"
+    RESUMING_WRITERS: Final = "ResumingWriters"
+    # Waiting for people or the clock: neither in progress nor stuck.
+    AWAITING_APPROVAL: Final = "AwaitingApproval"
+    AWAITING_WINDOW: Final = "AwaitingWindow"
+    PAUSED: Final = "Paused"
+    # Ready is True.
+    CONVERGED: Final = "Converged"
+    APPLIED: Final = "Applied"
+    # Stalled is True (besides a refused spec's reason).
+    JOB_FAILED: Final = "JobFailed"
+    INVALID_REPORT: Final = "InvalidReport"
+    REPAIR_INCOMPLETE: Final = "RepairIncomplete"
+    RECONCILE_ERROR: Final = "ReconcileError"
+    WRITERS_UNAVAILABLE: Final = "WritersUnavailable"
+    WRITER_NOT_FOUND: Final = "WriterNotFound"
+    WRITER_NOT_CONSENTED: Final = "WriterNotConsented"
+    QUIESCE_TIMEOUT: Final = "QuiesceTimeout"
+    APPLY_JOB_LOST: Final = "ApplyJobLost"
+    APPLY_DEADLINE_EXCEEDED: Final = "ApplyDeadlineExceeded"
+    # Reconciling and Stalled while they are False.
+    IDLE: Final = "Idle"
+    NONE: Final = "None"
+    # LayoutHealthy; a violation is a Warning event too.
+    LAYOUT_VERIFIED: Final = "LayoutVerified"
+    LAYOUT_VIOLATION: Final = "LayoutViolation"
+    # Events only.
+    APPROVED: Final = "Approved"
+    REPAIRED: Final = "Repaired"
+    WRITERS_PAUSED: Final = "WritersPaused"
+    WRITERS_RESUMED: Final = "WritersResumed"
 
 
 def bounded(message: str, limit: int = MAX_MESSAGE) -> str:
@@ -62,10 +106,10 @@ def _apply(
         now,
         RECONCILING,
         reconciling,
-        reason if reconciling else "Idle",
+        reason if reconciling else Reason.IDLE,
         message if reconciling else "",
     )
-    return _set(status, now, STALLED, stalled, reason if stalled else "None", message if stalled else "")
+    return _set(status, now, STALLED, stalled, reason if stalled else Reason.NONE, message if stalled else "")
 
 
 def progressing(status: TableStatus, now: datetime, reason: str, message: str) -> TableStatus:
@@ -83,12 +127,12 @@ def scheduled(status: TableStatus, phase: str) -> TableStatus:
 
 def ready(status: TableStatus, now: datetime, reason: str, message: str) -> TableStatus:
     return _apply(
-        status, now, "Ready", ready=True, reconciling=False, stalled=False, reason=reason, message=message
+        status, now, READY, ready=True, reconciling=False, stalled=False, reason=reason, message=message
     )
 
 
 def awaiting(
-    status: TableStatus, now: datetime, message: str, reason: str = "AwaitingApproval"
+    status: TableStatus, now: datetime, message: str, reason: str = Reason.AWAITING_APPROVAL
 ) -> TableStatus:
     """Waiting for people (an approval) or for the clock (a maintenance window): neither in progress
     nor stuck."""
@@ -99,14 +143,21 @@ def awaiting(
 
 def stalled(status: TableStatus, now: datetime, reason: str, message: str) -> TableStatus:
     return _apply(
-        status, now, "Stalled", ready=False, reconciling=False, stalled=True, reason=reason, message=message
+        status, now, STALLED, ready=False, reconciling=False, stalled=True, reason=reason, message=message
     )
 
 
 def paused(status: TableStatus, now: datetime) -> TableStatus:
     message = "paused by annotation: no new job starts until it is removed"
     return _apply(
-        status, now, "Paused", ready=False, reconciling=False, stalled=False, reason="Paused", message=message
+        status,
+        now,
+        Reason.PAUSED,
+        ready=False,
+        reconciling=False,
+        stalled=False,
+        reason=Reason.PAUSED,
+        message=message,
     )
 
 

@@ -20,6 +20,8 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
+from hudi_bucket_operator.conditions import Reason
+from hudi_bucket_operator.spec import InvalidSpecError
 from hudi_bucket_operator.writers import (
     WRITER_OF,
     ObservedWriter,
@@ -135,14 +137,14 @@ def advance(
         return _await(state, writers, window, seen, generation, paused, apply_now, now, table)
     # Pausing, or Applying with no apply job left to look at.
     if writers is None:
-        return resume(state, seen, now, Outcome(False, "InvalidSpec", "the spec became invalid"))
+        return resume(state, seen, now, Outcome(False, InvalidSpecError.reason(), "the spec became invalid"))
     if generation != state["generation"]:
         return resume(state, seen, now, None)
     if paused:
         return resume(state, seen, now, None, again=True)
     if step is Step.APPLYING:
         message = "the apply job is gone and its result was never read"
-        return resume(state, seen, now, Outcome(False, "ApplyJobLost", message))
+        return resume(state, seen, now, Outcome(False, Reason.APPLY_JOB_LOST, message))
     return _pause(state, writers, seen, now, table, apply_deadline)
 
 
@@ -160,24 +162,24 @@ def _await(
     if writers is None or generation != state["generation"]:
         return Advance(_cleared(state), carry_on=True)
     if paused:
-        return Advance(state, phase="Paused")
+        return Advance(state, phase=Reason.PAUSED)
     overridden = apply_now == state["planId"]
     if window is not None and window.start_of(now) is None and not overridden:
         state["nextWindow"] = _stamp(window.next_start(now))
         message = (
             f"plan {state['planId']} waits for its window ({window.text}, UTC): next at {state['nextWindow']}"
         )
-        return Advance(state, phase=Step.AWAITING_WINDOW.value, message=message)
+        return Advance(state, phase=Reason.AWAITING_WINDOW, message=message)
     state.pop("nextWindow", None)
     if not writers.workloads:
         return Advance(_cleared(state), submit_apply=True)
     if seen is None:
         message = "spec.writers needs the operator in a cluster: the local mode cannot pause workloads"
-        return Advance(_cleared(state), stall=Outcome(False, "WritersUnavailable", message))
+        return Advance(_cleared(state), stall=Outcome(False, Reason.WRITERS_UNAVAILABLE, message))
     missing = [w.key for w in writers.workloads if not seen[w.key].found]
     if missing:
         message = f"writer(s) not found in the table's namespace: {', '.join(missing)}; nothing was paused"
-        return Advance(_cleared(state), stall=Outcome(False, "WriterNotFound", message))
+        return Advance(_cleared(state), stall=Outcome(False, Reason.WRITER_NOT_FOUND, message))
     if refusing := [w.key for w in writers.workloads if not seen[w.key].consents]:
         return Advance(_cleared(state), stall=_not_consented(refusing, table, "nothing was paused"))
     # Recorded before anything is paused: this status is written first, the pauses come next pass.
@@ -188,7 +190,10 @@ def _await(
     why = "the window is open" if not overridden else "the apply-now annotation names this plan"
     message = f"pausing the table's writers ({names}) to apply plan {state['planId']}: {why}"
     return Advance(
-        state, phase="PausingWriters", message=message, events=(("Normal", "PausingWriters", message),)
+        state,
+        phase=Reason.PAUSING_WRITERS,
+        message=message,
+        events=(("Normal", Reason.PAUSING_WRITERS, message),),
     )
 
 
@@ -198,7 +203,7 @@ def _not_consented(keys: list[str], table: str, what: str) -> Outcome:
         f"labelling or annotating each {WRITER_OF}={table}; then change the hudi.bucketops.io/retry "
         "annotation to try again"
     )
-    return Outcome(False, "WriterNotConsented", message)
+    return Outcome(False, Reason.WRITER_NOT_CONSENTED, message)
 
 
 def _pause(
@@ -216,7 +221,7 @@ def _pause(
     missing = [item_key(i) for i in items if not seen[item_key(i)].found]
     if missing:
         message = f"writer(s) gone while pausing: {', '.join(missing)}"
-        return resume(state, seen, now, Outcome(False, "WriterNotFound", message))
+        return resume(state, seen, now, Outcome(False, Reason.WRITER_NOT_FOUND, message))
     if refusing := [item_key(i) for i in items if not seen[item_key(i)].consents]:
         return resume(state, seen, now, _not_consented(refusing, table, "their consent went while pausing"))
     actions, loud = [], []
@@ -233,14 +238,14 @@ def _pause(
         names = ", ".join(item_key(i) for i in items)
         message = f"writers paused ({names}): applying plan {state['planId']}"
         return Advance(
-            state, phase="Applying", message=message, submit_apply=True,
-            events=(("Normal", "WritersPaused", message),),
+            state, phase=Reason.APPLYING, message=message, submit_apply=True,
+            events=(("Normal", Reason.WRITERS_PAUSED, message),),
         )  # fmt: skip
     if now >= datetime.fromisoformat(state["deadline"]):
         message = f"writers not quiet by the quiesce timeout ({state['deadline']}): {', '.join(loud)}"
-        return resume(state, seen, now, Outcome(False, "QuiesceTimeout", message))
+        return resume(state, seen, now, Outcome(False, Reason.QUIESCE_TIMEOUT, message))
     message = f"waiting for the writers to stop: {', '.join(loud)}"
-    return Advance(state, tuple(actions), phase="PausingWriters", message=message)
+    return Advance(state, tuple(actions), phase=Reason.PAUSING_WRITERS, message=message)
 
 
 def overdue(state: Mapping[str, Any] | None, now: datetime) -> bool:
@@ -296,7 +301,7 @@ def _resume(state: dict[str, Any], seen: Mapping[str, ObservedWriter] | None, no
         waiting = [item_key(i) for i in state["items"]]
     if waiting:
         message = f"resuming the table's writers: {', '.join(waiting)}"
-        return Advance(state, tuple(actions), phase="ResumingWriters", message=message)
+        return Advance(state, tuple(actions), phase=Reason.RESUMING_WRITERS, message=message)
     paused_at = state.get("pausedAt")
     events: list[tuple[str, str, str]] = []
     last = state.get("last")
@@ -305,12 +310,12 @@ def _resume(state: dict[str, Any], seen: Mapping[str, ObservedWriter] | None, no
         names = [item_key(i) for i in state.get("items") or []]
         described = ", ".join(_described(i) for i in state.get("items") or [])
         last = {"pausedAt": paused_at, "resumedAt": _stamp(now), "downtimeSeconds": seconds, "writers": names}
-        events.append(("Normal", "WritersResumed", f"resumed {described} after {seconds:g} s paused"))
+        events.append(("Normal", Reason.WRITERS_RESUMED, f"resumed {described} after {seconds:g} s paused"))
     outcome = Outcome.from_status(state["outcome"]) if state.get("outcome") else None
     if state.get("again"):
         fresh = begin(state["planId"], state["generation"], state["retryToken"], state["checkRecords"], last)
         return Advance(
-            fresh, phase=Step.AWAITING_WINDOW.value, events=tuple(events), message="paused by annotation"
+            fresh, phase=Reason.AWAITING_WINDOW, events=tuple(events), message="paused by annotation"
         )
     cleared = {"last": last} if last else {}
     return Advance(cleared, outcome=outcome, carry_on=outcome is None, events=tuple(events))

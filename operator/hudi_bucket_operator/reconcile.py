@@ -35,6 +35,7 @@ from hudi_bucket.contract.reports import (
 from hudi_bucket.contract.requests import JobKind
 from hudi_bucket.core.planning import ReportedPlan
 from hudi_bucket_operator import apply_window, conditions, maintenance, redaction, rounds
+from hudi_bucket_operator.conditions import Reason
 from hudi_bucket_operator.decisions import (
     SEQUENCE,
     Decision,
@@ -75,12 +76,12 @@ def failed(observed: Observed, now: datetime, err: Exception) -> Decision:
     message = conditions.bounded(f"the operator failed on this table ({type(err).__name__}): {err}")
     status = observed.status.model_copy(update={"observed_generation": observed.generation})
     if not maintenance.holding(status.writers):
-        return _stalled(observed, status, now, "ReconcileError", message)
-    outcome = maintenance.Outcome(False, "ReconcileError", message)
+        return _stalled(observed, status, now, Reason.RECONCILE_ERROR, message)
+    outcome = maintenance.Outcome(False, Reason.RECONCILE_ERROR, message)
     step = maintenance.resume(status.writers or {}, observed.writers, now, outcome)
     status = status.model_copy(update={"writers": step.state or None})
     if step.outcome is None:  # not all back yet: the next pass goes on resuming them
-        resuming = conditions.progressing(status, now, "ResumingWriters", step.message)
+        resuming = conditions.progressing(status, now, Reason.RESUMING_WRITERS, step.message)
         return Decision(
             resuming,
             events=step.events,
@@ -88,7 +89,7 @@ def failed(observed: Observed, now: datetime, err: Exception) -> Decision:
             requeue=True,
             poll_seconds=maintenance.POLL_SECONDS,
         )
-    stalled = _stalled(observed, status, now, "ReconcileError", message)
+    stalled = _stalled(observed, status, now, Reason.RECONCILE_ERROR, message)
     return replace(stalled, events=step.events + stalled.events)
 
 
@@ -102,7 +103,7 @@ def _decide(observed: Observed, now: datetime) -> Decision:
         # The apply runs with the writers paused, whatever the spec says now; they are resumed once it
         # ends, or at the apply deadline.
         status = conditions.progressing(
-            with_last_job(status, in_flight[-1]), now, "Applying",
+            with_last_job(status, in_flight[-1]), now, Reason.APPLYING,
             f"job {in_flight[-1].name} is {in_flight[-1].phase.value.lower()} (the writers are paused)",
         )  # fmt: skip
         return Decision(status, requeue=True, poll_seconds=maintenance.until_deadline(state, now))
@@ -111,7 +112,7 @@ def _decide(observed: Observed, now: datetime) -> Decision:
         admit(spec, observed.namespace, observed.policy)  # nothing is asked of anyone before this
     except InvalidSpecError as err:
         # Invalid, or asking for what the admins do not allow: stalled, with any paused writer resumed.
-        reason = "InvalidSpec" if type(err) is InvalidSpecError else type(err).__name__.removesuffix("Error")
+        reason = err.reason()
         if maintenance.holding(state):
             refused = maintenance.Outcome(False, reason, str(err))
             return _maintain(observed, status, None, now, refused=refused)
@@ -123,7 +124,8 @@ def _decide(observed: Observed, now: datetime) -> Decision:
     last = status.last_job or LastJob()
     if in_flight:
         job = in_flight[-1]
-        reason = {JobKind.VERIFY: "Verifying", JobKind.PLAN: "Planning"}.get(job.kind, "Applying")
+        by_kind = {JobKind.VERIFY: Reason.VERIFYING, JobKind.PLAN: Reason.PLANNING}
+        reason = by_kind.get(job.kind, Reason.APPLYING)
         if job.phase is JobPhase.PENDING and last.name == job.name:
             # Still as submitted: the pass that submitted it said what it is for, and a write saying
             # "pending" instead would be a second status write per job for nothing new.
@@ -163,11 +165,12 @@ def _decide(observed: Observed, now: datetime) -> Decision:
         # A new table's first plan is routine and its status says so: no Event, which at a GitOps sync
         # of many tables would be a quarter of the operator's writes. A change or a retry gets one.
         first = last == LastJob()
+        event = ("Normal", Reason.PLANNING, f"generation {observed.generation}: planning")
         return Decision(
-            conditions.progressing(status, now, "Planning", "planning which partitions change"),
+            conditions.progressing(status, now, Reason.PLANNING, "planning which partitions change"),
             submit=submit,
             requeue=True,
-            events=() if first else (("Normal", "Planning", f"generation {observed.generation}: planning"),),
+            events=() if first else (event,),
             spec=spec,
         )
     return recorded(_after_job(with_last_job(status, latest), spec, latest, paused, now, observed))
@@ -193,8 +196,9 @@ def _after_job(
         return _after_plan(status, spec, job, report, paused, now, observed)
     if job.phase is JobPhase.FAILED or report is None or report.outcome is Outcome.FAILED:
         message = _failure_message(job, spec)
-        stalled = conditions.stalled(status, now, "JobFailed", message)
-        return Decision(stalled, recorded=job.name, events=(("Warning", "JobFailed", message),), spec=spec)
+        stalled = conditions.stalled(status, now, Reason.JOB_FAILED, message)
+        events = (("Warning", Reason.JOB_FAILED, message),)
+        return Decision(stalled, recorded=job.name, events=events, spec=spec)
     try:
         if job.kind is JobKind.PLAN:
             return _after_plan(status, spec, job, report, paused, now, observed)
@@ -207,8 +211,9 @@ def _unusable(
     status: TableStatus, spec: TableSpec, job: ObservedJob, err: ReportError, now: datetime
 ) -> Decision:
     message = f"{job.kind} job {job.name} finished, but its report cannot be used: {_words(str(err), spec)}"
-    stalled = conditions.stalled(status, now, "InvalidReport", message)
-    return Decision(stalled, recorded=job.name, events=(("Warning", "InvalidReport", message),), spec=spec)
+    stalled = conditions.stalled(status, now, Reason.INVALID_REPORT, message)
+    events = (("Warning", Reason.INVALID_REPORT, message),)
+    return Decision(stalled, recorded=job.name, events=events, spec=spec)
 
 
 def _after_verify(
@@ -227,7 +232,7 @@ def _after_verify(
     status = status.model_copy(update={"layout": found})
     if check.ok:
         message = f"no bucket layout violation found at {check.checked_at}"
-        status = conditions.layout_health(status, now, True, "LayoutVerified", message)
+        status = conditions.layout_health(status, now, True, Reason.LAYOUT_VERIFIED, message)
         events: tuple[tuple[str, str, str], ...] = ()
     else:
         named = ", ".join(check.partitions[:3]) + (" ..." if check.partition_count > 3 else "")
@@ -236,24 +241,24 @@ def _after_verify(
             f"{check.violations} bucket layout violation(s) ({kinds}) in {check.partition_count} "
             f"partition(s): {named}"
         )
-        status = conditions.layout_health(status, now, False, "LayoutViolation", message)
+        status = conditions.layout_health(status, now, False, Reason.LAYOUT_VIOLATION, message)
         if rechecked:
             stalled = f"the repair did not mend the layout: {message}"
             return Decision(
-                conditions.stalled(status, now, "RepairIncomplete", stalled),
+                conditions.stalled(status, now, Reason.REPAIR_INCOMPLETE, stalled),
                 recorded=job.name,
-                events=(("Warning", "LayoutViolation", stalled),),
+                events=(("Warning", Reason.LAYOUT_VIOLATION, stalled),),
                 spec=spec,
             )
-        events = (("Warning", "LayoutViolation", f"{message}; planning a repair"),)
+        events = (("Warning", Reason.LAYOUT_VIOLATION, f"{message}; planning a repair"),)
     submit = SubmitJob(
         rounds.plan_request(spec, status), job.generation, job.retry_token, SEQUENCE[JobKind.PLAN]
     )
     planning = "planning a repair" if not check.ok else "planning again after the layout check"
     return Decision(
-        conditions.scheduled(status, "Planning")
+        conditions.scheduled(status, Reason.PLANNING)
         if check.ok and conditions.is_ready(status)
-        else conditions.progressing(status, now, "Planning", planning),
+        else conditions.progressing(status, now, Reason.PLANNING, planning),
         submit=submit,
         recorded=job.name,
         requeue=True,
@@ -288,8 +293,8 @@ def _after_plan(
     status = _record_table(status, summary, TableBuckets.from_dict(report.result))
     if plan.noop:
         message = "the table already matches the rules"
-        ready = conditions.ready(status, now, "Converged", message)
-        return Decision(ready, recorded=job.name, events=(("Normal", "Converged", message),), spec=spec)
+        ready = conditions.ready(status, now, Reason.CONVERGED, message)
+        return Decision(ready, recorded=job.name, events=(("Normal", Reason.CONVERGED, message),), spec=spec)
     approved = spec.policy is ApplyPolicy.AUTOMATIC or spec.approved_plan == plan.id
     described = _described(summary, spec.keep_duplicates)
     if not approved:
@@ -299,7 +304,7 @@ def _after_plan(
         message = f"{described}: set spec.apply.approvedPlan to {plan.id} to apply it"
         awaiting = conditions.awaiting(status, now, message)
         return Decision(
-            awaiting, recorded=job.name, events=(("Normal", "AwaitingApproval", message),), spec=spec
+            awaiting, recorded=job.name, events=(("Normal", Reason.AWAITING_APPROVAL, message),), spec=spec
         )
     if paused:
         # Not recorded: once the annotation goes, this plan is looked at again and applied.
@@ -348,16 +353,16 @@ def _approved(
         status = status.model_copy(update={"writers": begun})
         decision = _maintain(replace(observed, status=status), status, spec, now)
         said = conditions.condition(decision.status, conditions.READY)
-        events = (("Normal", "AwaitingWindow", (said.message if said else None) or ""),)
-        if decision.status.phase != maintenance.Step.AWAITING_WINDOW:
-            events = (("Normal", "Approved", described),)
+        events = (("Normal", Reason.AWAITING_WINDOW, (said.message if said else None) or ""),)
+        if decision.status.phase != Reason.AWAITING_WINDOW:
+            events = (("Normal", Reason.APPROVED, described),)
         return replace(decision, events=events + decision.events)
     request = spec.job_request(JobKind.APPLY, approved_plan=plan_id, check_records=layout_broken(status))
     return Decision(
-        conditions.progressing(status, now, "Applying", described),
+        conditions.progressing(status, now, Reason.APPLYING, described),
         submit=SubmitJob(request, generation, token, SEQUENCE[JobKind.APPLY]),
         requeue=True,
-        events=(("Normal", "Applying", described),),
+        events=(("Normal", Reason.APPLYING, described),),
         spec=spec,
     )
 
@@ -368,7 +373,7 @@ def _after_apply(
     result = ApplyResult.from_dict(report.result)
     status = _record_table(status, _summary(status, result.plan), TableBuckets.from_dict(report.result))
     if report.outcome is Outcome.NO_CHANGE:
-        ready = conditions.ready(status, now, "Converged", report.message)
+        ready = conditions.ready(status, now, Reason.CONVERGED, report.message)
         return Decision(ready, recorded=job.name, spec=spec)
     entry = {
         "job": job.name,
@@ -380,7 +385,7 @@ def _after_apply(
         "outcome": report.outcome.value,
         "finished": report.finished,
     }
-    events = [("Normal", "Applied", report.message)]
+    events = [("Normal", Reason.APPLIED, report.message)]
     if result.partitions_repaired:
         entry["repairs"] = result.partitions_repaired
         entry["duplicatesResolved"] = result.duplicates_resolved
@@ -389,13 +394,13 @@ def _after_apply(
         events.append(
             (
                 "Normal",
-                "Repaired",
+                Reason.REPAIRED,
                 f"{result.partitions_repaired} partition(s) repaired in {result.instant}, "
                 f"{result.duplicates_resolved} key(s) held by two file groups resolved",
             )
         )
     status = status.model_copy(update={"history": [entry, *(status.history or [])][:HISTORY_LIMIT]})
-    ready = conditions.ready(status, now, "Applied", report.message)
+    ready = conditions.ready(status, now, Reason.APPLIED, report.message)
     return Decision(ready, recorded=job.name, events=tuple(events), spec=spec)
 
 

@@ -12,6 +12,7 @@ from hudi_bucket.contract.reports import JobReport
 from hudi_bucket.contract.requests import ApplyRequest, JobKind, PlanRequest, VerifyRequest
 from hudi_bucket.errors import PlanNotApprovedError
 from hudi_bucket_operator import conditions
+from hudi_bucket_operator.conditions import Reason
 from hudi_bucket_operator.decisions import (
     SEQUENCE,
     Decision,
@@ -68,7 +69,7 @@ def approved_as_planned(spec: TableSpec, status: TableStatus, token: str) -> boo
     then its apply starts at once. A retry (a new token) or any change to what was planned plans again."""
     plan, last = status.plan, status.last_job or LastJob()
     return (
-        status.phase == "AwaitingApproval"
+        status.phase == Reason.AWAITING_APPROVAL
         and plan is not None
         and bool(plan.id)
         and (spec.policy is ApplyPolicy.AUTOMATIC or spec.approved_plan == plan.id)
@@ -119,10 +120,10 @@ def _verify_round(
     token = observed.annotations.get(RETRY, "") + VERIFY_ROUND + str(int(now.timestamp()))
     submit = SubmitJob(spec.job_request(JobKind.VERIFY), observed.generation, token, SEQUENCE[JobKind.VERIFY])
     return Decision(
-        conditions.scheduled(status, "Verifying"),
+        conditions.scheduled(status, Reason.VERIFYING),
         submit=submit,
         requeue=True,
-        events=(("Normal", "Verifying", message),),
+        events=(("Normal", Reason.VERIFYING, message),),
         spec=spec,
     )
 
@@ -142,10 +143,10 @@ def _replan(
     token = observed.annotations.get(RETRY, "") + SIZING_ROUND + str(int(now.timestamp()))
     message = f"measuring again: the last sizing, at {measured_at}, is older than replanEvery"
     return Decision(
-        conditions.scheduled(status, "Planning"),
+        conditions.scheduled(status, Reason.PLANNING),
         submit=SubmitJob(plan_request(spec, status), observed.generation, token, 0),
         requeue=True,
-        events=(("Normal", "Planning", message),),
+        events=(("Normal", Reason.PLANNING, message),),
         spec=spec,
     )
 

@@ -70,6 +70,12 @@ class InvalidSpecError(HudiBucketError):
 
     hint = "fix the spec (kubectl edit, or in Git); nothing runs until then"
 
+    @classmethod
+    def reason(cls) -> str:
+        """The reason the table stalls with: the error's name without "Error" (InvalidSpec, and for each
+        refusal of the admins' policy its own, ImageNotAllowed, ...)."""
+        return cls.__name__.removesuffix("Error")
+
 
 @dataclass(frozen=True)
 class Resources:
