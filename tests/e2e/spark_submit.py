@@ -88,7 +88,7 @@ def command(app: dict[str, Any], control_plane: ControlPlane, folder: Path) -> l
     conf |= spec.get("sparkConf") or {}
     conf |= {f"spark.hadoop.{key}": value for key, value in (spec.get("hadoopConf") or {}).items()}
     return [
-        str(_spark_home() / "bin" / "spark-submit"),
+        str(spark_home() / "bin" / "spark-submit"),
         "--master", f"k8s://{control_plane.server}",
         "--deploy-mode", "cluster",
         "--name", meta["name"],
@@ -104,10 +104,10 @@ def environment(folder: Path) -> dict[str, str]:
     kept = {
         key: os.environ[key] for key in ("PATH", "HOME", "JAVA_HOME", "LANG", "TMPDIR") if key in os.environ
     }
-    return {**kept, "SPARK_HOME": str(_spark_home()), "KUBECONFIG": str(folder / "no-kubeconfig")}
+    return {**kept, "SPARK_HOME": str(spark_home()), "KUBECONFIG": str(folder / "no-kubeconfig")}
 
 
-def _spark_home() -> Path:
+def spark_home() -> Path:
     """PySpark's Spark (the tests' own), as the Spark Operator's image carries one."""
     spec = find_spec("pyspark")
     if spec is None or spec.origin is None:
