@@ -453,17 +453,19 @@ def test_the_status_the_operator_writes_is_kept_whole(stage: str) -> None:
     assert not nulls_in_declared_fields(SCHEMA["properties"]["status"], status)
 
 
-def test_printer_columns_show_readiness_config_and_rescaling() -> None:
+def test_printer_columns_show_readiness_phase_config_rescaling_and_the_plan() -> None:
     status = operator_statuses()["awaiting-approval"]
     metadata = {**SMALL["metadata"], "creationTimestamp": "2026-11-20T08:00:00Z"}
     resource = {**SMALL, "metadata": metadata, "status": status}
     columns = VERSION_DOC["additionalPrinterColumns"]
     assert {column["name"]: column["type"] for column in columns} == {
         "Ready": "string",
+        "Phase": "string",
         "Reason": "string",
         "Config": "string",
         "Rescaling": "integer",
         "Table": "string",
+        "Plan": "string",
         "Age": "date",
     }
     shown = {}
@@ -473,10 +475,12 @@ def test_printer_columns_show_readiness_config_and_rescaling() -> None:
         shown[column["name"]] = matches[0].value if matches else None
     assert shown == {
         "Ready": "False",
+        "Phase": "AwaitingApproval",
         "Reason": "AwaitingApproval",
         "Config": "20261121093000123",
         "Rescaling": 2,
         "Table": "s3a://lake/warehouse/customers",
+        "Plan": status["plan"]["id"],
         "Age": "2026-11-20T08:00:00Z",
     }
 
