@@ -69,6 +69,24 @@ VALUE_SETS: dict[str, dict[str, Any]] = {
         "resyncSeconds": 2.5,
         "metrics": {"port": 9090},
     },
+    # Two replicas as a platform team runs them: a budget, spread over zones, the admins' CA bundle.
+    "replicated": {
+        "replicaCount": 2,
+        "leaderElection": {"enabled": True, "leaseName": "lake-operator", "leaseSeconds": 30},
+        "podDisruptionBudget": {"enabled": True, "minAvailable": 1},
+        "topologySpreadConstraints": [
+            {
+                "maxSkew": 1,
+                "topologyKey": "topology.kubernetes.io/zone",
+                "whenUnsatisfiable": "ScheduleAnyway",
+                "labelSelector": {"matchLabels": {"app.kubernetes.io/name": "hudi-bucket-operator"}},
+            }
+        ],
+        "extraEnv": [{"name": "SSL_CERT_FILE", "value": "/etc/ssl/company/ca.crt"}],
+        "extraVolumes": [{"name": "company-ca", "configMap": {"name": "company-ca"}}],
+        "extraVolumeMounts": [{"name": "company-ca", "mountPath": "/etc/ssl/company", "readOnly": True}],
+    },
+    "single-no-election": {"leaderElection": {"enabled": False}},
     # Every value that fits the jobs' pods to a cluster's rules (and the images pinned by digest).
     "job-pods": {
         "image": {"digest": "sha256:" + "a" * 64},

@@ -22,7 +22,7 @@ from hudi_bucket_operator.decisions import (
     with_last_job,
 )
 from hudi_bucket_operator.rounds import approved_as_planned, report_needed, retry_token
-from hudi_bucket_operator.spec import APPLY_NOW, PAUSED, InvalidSpecError, TableSpec, parse_spec
+from hudi_bucket_operator.spec import APPLY_NOW, InvalidSpecError, TableSpec, parse_spec
 from hudi_bucket_operator.table_status import Condition, LastJob, TableStatus
 from hudi_bucket_operator.writers import Writer, WritersSpec
 
@@ -163,7 +163,7 @@ def _next_step(
         window=None if spec is None else spec.window,
         seen=observed.writers,
         generation=observed.generation,
-        paused=observed.annotations.get(PAUSED, "").lower() == "true",
+        paused=observed.paused,
         apply_now=observed.annotations.get(APPLY_NOW, ""),
         now=now,
         table=observed.name,

@@ -54,6 +54,7 @@ async def reconcile_once(
         policy=backend.policy,
         name=table.name,
         namespace=table.namespace,
+        deleting=bool(meta.get("deletionTimestamp")),
     )
     needed = report_needed(observed)
     if needed is not None and needed.report is None:

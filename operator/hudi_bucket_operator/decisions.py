@@ -12,7 +12,7 @@ from typing import Any
 from hudi_bucket.contract.reports import JobReport
 from hudi_bucket.contract.requests import ApplyRequest, JobKind, PlanRequest, VerifyRequest
 from hudi_bucket_operator.job_policy import Policy
-from hudi_bucket_operator.spec import TableSpec
+from hudi_bucket_operator.spec import PAUSED, TableSpec
 from hudi_bucket_operator.table_status import LastJob, TableStatus
 from hudi_bucket_operator.writers import ObservedWriter, WriterAction
 
@@ -57,6 +57,13 @@ class Observed:
     # The table's writers as the API shows them, by "Kind/name", when ``writers_needed`` named any
     # (None: not looked at, as in the local mode).
     writers: Mapping[str, ObservedWriter] | None = None
+    deleting: bool = False  # the table is being deleted (it waits for its writers to be resumed)
+
+    @property
+    def paused(self) -> bool:
+        """Start no new job: the paused annotation says so, or the table is being deleted (a job in
+        flight finishes and is recorded, and writers paused are resumed)."""
+        return self.deleting or self.annotations.get(PAUSED, "").lower() == "true"
 
 
 @dataclass(frozen=True)

@@ -7,9 +7,13 @@ An event of either only adds the table's uid to a de-duplicating work queue; a b
 reconciles: the pure ``decide`` on what the watches show, one report read when a finished job's result
 is recorded, the one action, and a status PATCH only when the status changed. A slow resync re-queues
 every table from memory, with no API call unless something is to be done.
-No handler needs a finalizer, so deleting a table (or its namespace) never waits for the operator. The
-finalizer earlier releases put on every table (for their poll timer) is removed by Kopf at the table's
-next event: ``settings.persistence.finalizer`` still names it.
+Every replica watches and keeps its memory warm; only the holder of the leader Lease reconciles (see
+leadership.py): the workers of the others wait for it, and a standby that takes the Lease finds every
+table queued already.
+No handler needs a finalizer: a table carries one only while the operator may hold its writers paused
+(WRITERS_FINALIZER), so deleting a table (or its namespace) waits for the operator only to resume them.
+The finalizer earlier releases put on every table (for their poll timer) is removed by Kopf at the
+table's next event: ``settings.persistence.finalizer`` still names it.
 Deleting a HudiBucketTable never touches table data; its children go by owner reference.
 """
 
@@ -17,16 +21,19 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import socket
+from pathlib import Path
 from typing import Any, cast
 
 import kopf
 
-from hudi_bucket_operator import kube, metrics, naming, workloads
+from hudi_bucket_operator import kube, leadership, maintenance, metrics, naming, workloads
 from hudi_bucket_operator.backends import LocalBackend, SparkOperatorBackend, observed_job
 from hudi_bucket_operator.controller import reconcile_once, table_ref
 from hudi_bucket_operator.decisions import JobPhase, ObservedJob
 from hudi_bucket_operator.settings import OperatorConfig
-from hudi_bucket_operator.spec import API_VERSION, GROUP, KIND, PLURAL, UNMANAGED, VERSION
+from hudi_bucket_operator.spec import API_VERSION, GROUP, KIND, PLURAL, UNMANAGED, VERSION, WRITERS_FINALIZER
 from hudi_bucket_operator.workqueue import WorkQueue
 
 LEGACY_FINALIZER = f"{GROUP}/timers"  # what earlier builds (a poll timer per table) put on every table
@@ -58,6 +65,11 @@ async def startup(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) ->
     # kopf.event needs that context, which tasks started here would not have.
     memo.queue = WorkQueue(lambda uid: _reconcile(uid, memo), workers=config.workers)
     memo.resync = asyncio.create_task(_resync(memo))
+    memo.election = _election(config, memo.kube) if config.leader_election else None
+    if memo.election is not None:
+        memo.campaign = asyncio.create_task(memo.election.run(won=_won, lost=_lost))
+    else:
+        _won()
     metrics.serve(config.metrics_port)
 
 
@@ -78,10 +90,34 @@ def _backend(config: OperatorConfig, client: kube.KubeClient) -> Any:
     return SparkOperatorBackend(client, config.policy)
 
 
+def _election(config: OperatorConfig, client: kube.KubeClient) -> leadership.Election:
+    namespace_file = Path(kube.SERVICE_ACCOUNT_TOKEN).with_name("namespace")
+    namespace = config.lease_namespace or (
+        namespace_file.read_text().strip() if kube.in_a_pod() and namespace_file.is_file() else "default"
+    )
+    me = leadership.identity(os.environ.get("HOSTNAME") or socket.gethostname())
+    timing = leadership.Timing(config.lease_seconds)
+    return leadership.Election(client, namespace, config.lease_name or naming.OPERATOR, me, timing)
+
+
+def _won() -> None:
+    metrics.LEADER.set(1)
+
+
+def _lost() -> None:
+    """Stop now, as controller-runtime's managers do: a pass still running could write after another
+    replica has taken over. The container restarts, and stands by."""
+    logging.getLogger(__name__).critical("lost the leader Lease: exiting")
+    os._exit(1)
+
+
 @kopf.on.cleanup()
 async def cleanup(memo: kopf.Memo, **_: Any) -> None:
     memo.resync.cancel()
     await memo.queue.stop()
+    if memo.election is not None:  # no pass runs any more: the next replica may take over now
+        memo.campaign.cancel()
+        await memo.election.release()
     await memo.kube.close()
 
 
@@ -143,6 +179,8 @@ async def _resync(memo: kopf.Memo) -> None:
 
 async def _reconcile(uid: str, memo: kopf.Memo) -> None:
     """One pass for one table (the work queue never runs two for the same table at once)."""
+    if memo.election is not None:
+        await memo.election.leading.wait()
     table = memo.tables.get(uid)
     if table is None:  # deleted since it was queued
         return
@@ -164,6 +202,7 @@ async def _reconcile(uid: str, memo: kopf.Memo) -> None:
         except kube.KubeNotFoundError:  # deleted meanwhile: nothing left to report on
             return
     memo.statuses[uid] = status
+    await _hold_while_writers_paused(memo, table, maintenance.holding(decision.status.writers))
     # Only now, with their prior state recorded in the status: a crash from here on resumes them.
     await workloads.perform(memo.kube, namespace, decision.writer_actions)
     if decision.poll_seconds is not None:  # no watch on the writers: look again soon
@@ -177,6 +216,23 @@ async def _reconcile(uid: str, memo: kopf.Memo) -> None:
         )
     for kind, reason, message in decision.events:
         kopf.event(_reference(table), type=kind, reason=reason, message=message)
+
+
+async def _hold_while_writers_paused(memo: kopf.Memo, table: dict[str, Any], holding: bool) -> None:
+    """The table carries WRITERS_FINALIZER exactly while the operator may hold its writers paused, put
+    on before the first is paused: deleting the table then waits until they are resumed (a table being
+    deleted starts nothing new and resumes them, see Observed.paused). At any other time a table is
+    deleted at once, never waiting for the operator."""
+    meta = table["metadata"]
+    before = list(meta.get("finalizers") or [])
+    if (WRITERS_FINALIZER in before) == holding:
+        return
+    after = [*before, WRITERS_FINALIZER] if holding else [f for f in before if f != WRITERS_FINALIZER]
+    try:
+        await memo.kube.set_finalizers(TABLES, meta["namespace"], meta["name"], before, after)
+    except kube.KubeNotFoundError:  # deleted meanwhile: it holds nothing any more
+        return
+    meta["finalizers"] = after  # as its watch event will show
 
 
 async def _jobs(memo: kopf.Memo, body: dict[str, Any]) -> list[ObservedJob]:
@@ -204,7 +260,8 @@ def _echo_of_our_write(memo: kopf.Memo, uid: str, table: dict[str, Any]) -> bool
         return False
     before, now = seen["metadata"], table["metadata"]
     return seen["spec"] == table["spec"] and all(
-        before.get(key) == now.get(key) for key in ("generation", "annotations", "labels")
+        before.get(key) == now.get(key)
+        for key in ("generation", "annotations", "labels", "deletionTimestamp")
     )
 
 
@@ -225,7 +282,9 @@ class _NoDiffBase(kopf.DiffBaseStorage):
 
 # What a pass reads of a table's metadata. The rest (managedFields above all) is most of a body's size,
 # and a thousand tables are kept in memory.
-_KEPT_METADATA = ("name", "namespace", "uid", "generation", "labels", "annotations")
+_KEPT_METADATA = (
+    "name", "namespace", "uid", "generation", "labels", "annotations", "finalizers", "deletionTimestamp",
+)  # fmt: skip
 _LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"  # a copy of the spec
 
 

@@ -9,6 +9,7 @@ what adoption looks for.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
@@ -65,6 +66,8 @@ CONFIG_MAPS = Resource("", "v1", "configmaps")
 DEPLOYMENTS = Resource("apps", "v1", "deployments")
 STATEFUL_SETS = Resource("apps", "v1", "statefulsets")
 PODS = Resource("", "v1", "pods")
+# Leader election (leadership.py): one Lease in the operator's own namespace.
+LEASES = Resource("coordination.k8s.io", "v1", "leases")
 
 
 def in_a_pod() -> bool:
@@ -118,6 +121,7 @@ class KubeClient:
         self._connections = connections  # as many as calls can be in flight: one per worker
         self._api: client.ApiClient | None = None
         self._retired: list[client.ApiClient] = []
+        self.logged_in = asyncio.Event()  # set at the first login: calls may be made from then on
 
     async def log_in(self, configuration: client.Configuration) -> None:
         """Use this identity from now on. The previous one's calls may still be in flight: it is closed at
@@ -131,6 +135,7 @@ class KubeClient:
         # would also read ~/.netrc on every request.
         configuration.client_session_kwargs = {"trust_env": False}
         self._api = client.ApiClient(configuration)
+        self.logged_in.set()
 
     async def close(self) -> None:
         for api in (*self._retired, *([self._api] if self._api else [])):
@@ -141,6 +146,12 @@ class KubeClient:
         namespace, name = body["metadata"]["namespace"], body["metadata"]["name"]
         with _errors(f"create {resource.plural} {namespace}/{name}"):
             await self._call("POST", resource.path(namespace), body)
+
+    async def replace(self, resource: Resource, body: dict[str, Any]) -> None:
+        """An object written whole (PUT): its metadata.resourceVersion makes a concurrent change a 409."""
+        namespace, name = body["metadata"]["namespace"], body["metadata"]["name"]
+        with _errors(f"update {resource.plural} {namespace}/{name}"):
+            await self._call("PUT", resource.path(namespace, name), body)
 
     async def config_map_data(self, namespace: str, name: str) -> dict[str, str]:
         with _errors(f"get configmaps {namespace}/{name}"):
@@ -177,6 +188,17 @@ class KubeClient:
         """A JSON merge patch of an object (or its subresource, such as ``scale``)."""
         with _errors(f"patch {resource.plural} {namespace}/{name}"):
             await self._call("PATCH", resource.path(namespace, name, subresource), patch, _MERGE_PATCH)
+
+    async def set_finalizers(
+        self, resource: Resource, namespace: str, name: str, before: list[str], after: list[str]
+    ) -> None:
+        """An object's finalizers changed from ``before`` (as last seen: a 422 if they changed since,
+        and the pass is retried) to ``after``."""
+        path = "/metadata/finalizers"
+        patch = [{"op": "test", "path": path, "value": before}] if before else []
+        patch.append({"op": "add", "path": path, "value": after})
+        with _errors(f"patch {resource.plural} {namespace}/{name}"):
+            await self._call("PATCH", resource.path(namespace, name), patch, _JSON_PATCH)
 
     async def count_pods(self, namespace: str, selector: str) -> int:
         """The pods a label selector finds, terminating ones included."""

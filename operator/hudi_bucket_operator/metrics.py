@@ -3,7 +3,7 @@ violations found and partitions repaired."""
 
 from __future__ import annotations
 
-from prometheus_client import Counter, Histogram, start_http_server
+from prometheus_client import Counter, Gauge, Histogram, start_http_server
 
 from hudi_bucket_operator.table_status import LastJob, TableStatus
 
@@ -21,6 +21,7 @@ ROWS_REWRITTEN = Counter("hbo_rows_rewritten_total", "Rows rewritten by apply jo
 LAYOUT_VIOLATIONS = Counter(
     "hbo_layout_violations_found_total", "Bucket layout violations found by verify jobs (spec.verify)"
 )
+LEADER = Gauge("hbo_leader", "1 while this replica holds the leader Lease and reconciles, else 0")
 PARTITIONS_REPAIRED = Counter(
     "hbo_partitions_repaired_total", "Partitions apply jobs rewrote to repair their bucket layout"
 )

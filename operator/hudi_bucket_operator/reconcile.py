@@ -48,7 +48,7 @@ from hudi_bucket_operator.decisions import (
     with_last_job,
 )
 from hudi_bucket_operator.job_policy import admit
-from hudi_bucket_operator.spec import PAUSED, ApplyPolicy, InvalidSpecError, TableSpec, parse_spec
+from hudi_bucket_operator.spec import ApplyPolicy, InvalidSpecError, TableSpec, parse_spec
 from hudi_bucket_operator.table_status import (
     BucketConfig,
     LastJob,
@@ -96,7 +96,7 @@ def failed(observed: Observed, now: datetime, err: Exception) -> Decision:
 def _decide(observed: Observed, now: datetime) -> Decision:
     status = observed.status.model_copy(update={"observed_generation": observed.generation})
     token = rounds.retry_token(observed)
-    paused = observed.annotations.get(PAUSED, "").lower() == "true"
+    paused = observed.paused
     state = status.writers
     in_flight = [j for j in observed.jobs if not j.phase.terminal and not _cancelled(status, j)]
     if in_flight and maintenance.holding(state) and not maintenance.winding_down(state, now):

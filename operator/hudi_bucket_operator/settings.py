@@ -167,6 +167,40 @@ class OperatorConfig(BaseModel):
         Expect("a port number in 1..65535, or 0 for none"),
         Helm("metrics.port"),
     ] = 8080
+    leader_election: Annotated[
+        bool,
+        Field(
+            alias="HBO_LEADER_ELECTION",
+            description="only the holder of a Lease reconciles: replicas stand by, upgrades roll",
+        ),
+        Expect("true or false"),
+        Helm("leaderElection.enabled"),
+    ] = True
+    lease_name: Annotated[
+        str,
+        Field(
+            alias="HBO_LEADER_ELECTION_LEASE",
+            description="the Lease's name; empty: hudi-bucket-operator (the chart: the release's full name)",
+        ),
+        Helm("leaderElection.leaseName"),
+    ] = ""
+    lease_namespace: Annotated[
+        str,
+        Field(
+            alias="HBO_LEADER_ELECTION_NAMESPACE",
+            description="the Lease's namespace; empty: the operator pod's own (out of a pod: default)",
+        ),
+    ] = ""
+    lease_seconds: Annotated[
+        int,
+        Field(
+            alias="HBO_LEADER_ELECTION_LEASE_SECONDS",
+            ge=3,
+            description="how long a Lease not renewed stays its holder's: the longest a failover takes",
+        ),
+        Expect("an integer of seconds, 3 or more"),
+        Helm("leaderElection.leaseSeconds"),
+    ] = 15
     kube_server: Annotated[
         str,
         Field(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -171,21 +172,37 @@ class OperatorProcess:
         )
 
 
-def operator_in_pod(cluster: Cluster, namespace: str, deployment: str, work_dir: Path) -> OperatorProcess:
-    """The operator as the chart's Deployment runs it: its args and env, its ServiceAccount's token."""
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def operator_in_pod(
+    cluster: Cluster, namespace: str, deployment: str, work_dir: Path, replica: str = "operator"
+) -> OperatorProcess:
+    """The operator as the chart's Deployment runs it: its args and env, its ServiceAccount's token. A
+    second ``replica`` is another pod: its own ports (a pod has its own network), its own log."""
     service_account, container = cluster.deployment_container(namespace, deployment)
     files = pods.service_account_files(
         cluster.control_plane, namespace, service_account, work_dir / "operator-sa"
     )
     env = {e["name"]: e.get("value") or "" for e in container.get("env") or []}  # "" comes back as None
+    args = list(container.get("args") or [])
+    if replica != "operator":
+        env["HBO_METRICS_PORT"] = str(free_port())
+        args = [
+            f"--liveness=http://0.0.0.0:{free_port()}/healthz" if a.startswith("--liveness=") else a
+            for a in args
+        ]
     # As a pod's container would be, started once its Roles are in force: a real kubelet takes longer.
     user = f"system:serviceaccount:{namespace}:{service_account}"
     for watched in [w for w in env.get("HBO_NAMESPACES", "").split(",") if w] or ["default"]:
         cluster.control_plane.wait_until_allowed(user, "watch", f"{PLURAL}.{API_GROUP}", watched)
-    command = pods.pod_command([str(OPERATOR_BIN), "run", *(container.get("args") or [])])
+    command = pods.pod_command([str(OPERATOR_BIN), "run", *args])
     base = {k: os.environ[k] for k in ("PATH", "HOME", "LANG") if k in os.environ}
     return OperatorProcess(command, {**base, **env, **pods.pod_env(cluster.control_plane, files)},
-                           work_dir / "operator.log")  # fmt: skip
+                           work_dir / f"{replica}.log")  # fmt: skip
 
 
 def operator_with_kubeconfig(kubeconfig: Path, work_dir: Path, *args: str) -> OperatorProcess:

@@ -9,8 +9,8 @@ scenario leaves the cluster as the next one expects it.
 
 from __future__ import annotations
 
+import json
 import shutil
-import socket
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -26,6 +26,7 @@ from control_plane import AuditEvent, ControlPlane
 from harness import (
     Cluster,
     OperatorProcess,
+    free_port,
     manifest,
     operator_in_pod,
     operator_with_kubeconfig,
@@ -53,12 +54,6 @@ LEGACY_FINALIZER = "hudi.bucketops.io/timers"
 TABLES = "hudibuckettables.hudi.bucketops.io"
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 def chart_values(**overrides: Any) -> dict[str, Any]:
     return {
         "watch": {"namespaces": [LAKE]},
@@ -66,6 +61,8 @@ def chart_values(**overrides: Any) -> dict[str, Any]:
         "metrics": {"port": free_port()},
         "health": {"port": free_port()},
         "jobs": {"image": {"tag": "e2e"}},
+        # A killed leader's Lease is taken 5 s after its last renewal, not 15 s: the scenarios kill it.
+        "leaderElection": {"enabled": True, "leaseName": "", "leaseSeconds": 5},
         **overrides,
     }
 
@@ -346,6 +343,47 @@ def test_a_killed_operator_adopts_the_job_in_flight(world: World) -> None:
     assert len([r for r in world.spark_operator.runs_in(LAKE) if r.name.startswith("restart-")]) == 1
 
 
+def test_two_replicas_the_leader_killed_mid_apply_and_the_standby_finishes_the_work(world: World) -> None:
+    """Two replicas, as replicaCount 2 runs them: one reconciles, the other watches and waits. The leader
+    is killed (SIGKILL, as when its node dies) while the apply job runs: the standby takes the Lease once
+    it expires, adopts the job in flight and finishes the table, with no job started twice."""
+    cluster, uri = world.cluster, world.table_copy("failover")
+    before_rows = rows(uri)
+    standby = operator_in_pod(cluster, RELEASE_NS, RELEASE, world.work, replica="standby")
+    try:
+        cluster.create_table(LAKE, "failover", spec(uri))
+        plan_id = cluster.phase_is(LAKE, "failover", "AwaitingApproval")["plan"]["id"]
+        before = lease(cluster)
+        assert "leading as" in world.operator.text()
+        assert "leading as" not in standby.text()  # it watches, and waits
+
+        world.spark_operator.hold()  # the apply job is submitted, and runs until released
+        cluster.patch_table(
+            LAKE, "failover", {"spec": {"apply": {"policy": "Manual", "approvedPlan": plan_id}}}
+        )
+        until(lambda: "apply" in cluster.job_kinds(LAKE, "failover"), 60, "the apply job")
+        world.operator.kill()
+        until(lambda: "leading as" in standby.text(), 60, "the standby to take the Lease")
+        after = lease(cluster)
+        assert after["holderIdentity"] != before["holderIdentity"]
+        assert after["leaseTransitions"] == before.get("leaseTransitions", 0) + 1
+        cluster.phase_is(LAKE, "failover", "Applying")
+        world.spark_operator.release()
+        status = cluster.phase_is(LAKE, "failover", "Ready")
+        assert status["history"][0]["planId"] == plan_id
+        assert cluster.job_kinds(LAKE, "failover") == ["plan", "apply"]  # adopted, not started twice
+        assert len([r for r in world.spark_operator.runs_in(LAKE) if r.name.startswith("failover-")]) == 2
+        assert rows(uri) == before_rows
+    finally:
+        world.spark_operator.release()
+        world.operator = standby  # the replica that leads now
+
+
+def lease(cluster: Cluster) -> dict[str, Any]:
+    found = cluster.kubectl("get", "lease", RELEASE, "-n", RELEASE_NS, "-o", "json")
+    return dict(json.loads(found.stdout)["spec"])
+
+
 def test_a_report_the_operator_did_not_record_goes_with_its_table(world: World) -> None:
     """The job creates its report's ConfigMap, owned by the table: with the operator stopped before it
     recorded the report, deleting the table still deletes the report."""
@@ -451,6 +489,8 @@ def test_each_service_account_used_exactly_what_the_chart_grants_it(world: World
     rbac = client.RbacAuthorizationV1Api(cluster.custom.api_client)
     role = rbac.read_cluster_role(RELEASE)  # the cluster-wide install's; the namespaced one is gone
     grants = granted(cluster.custom.api_client.sanitize_for_serialization(role)["rules"])
+    election = rbac.read_namespaced_role(f"{RELEASE}-leader-election", RELEASE_NS)  # its one Lease
+    grants |= granted(cluster.custom.api_client.sanitize_for_serialization(election)["rules"], named=True)
     # Not a call: creating a child whose ownerReference blocks its owner's deletion needs this.
     assert grants - used == {("hudi.bucketops.io", "hudibuckettables/finalizers", "update")}
     assert used - grants == set()

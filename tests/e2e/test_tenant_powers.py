@@ -18,7 +18,6 @@ run in order: each leaves the tables as the next one expects them.
 from __future__ import annotations
 
 import json
-import socket
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -36,6 +35,7 @@ from harness import (
     SPARK_APPLICATIONS,
     Cluster,
     OperatorProcess,
+    free_port,
     open_window,
     operator_in_pod,
     until,
@@ -60,12 +60,6 @@ VICTIM_DEPLOYMENT, VICTIM_FLINK = "payments-api", "payments-cdc"
 VICTIM_JAR = "local:///opt/flink/usrlib/payments.jar"
 WRITER_OF = "hudi.bucketops.io/writer-of"
 FLINK = ("flink.apache.org", "v1beta1", "flinkdeployments")
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def chart_values(**jobs: Any) -> dict[str, Any]:

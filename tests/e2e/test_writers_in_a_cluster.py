@@ -23,7 +23,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -36,8 +35,17 @@ import pytest
 from kubernetes import client
 
 from control_plane import ControlPlane
-from harness import Cluster, OperatorProcess, daily_window_opening, open_window, operator_in_pod, until
+from harness import (
+    Cluster,
+    OperatorProcess,
+    daily_window_opening,
+    free_port,
+    open_window,
+    operator_in_pod,
+    until,
+)
 from hudi_bucket import cli
+from hudi_bucket_operator.spec import WRITERS_FINALIZER
 from hudi_spark import bucket_options, hudi_read, hudi_write
 from spark_operator import SparkOperatorStandIn
 
@@ -53,12 +61,6 @@ DAYS = ("2025-11-10", "2025-11-11")
 HOT = [{"pattern": "11-11", "buckets": 6}, {"pattern": "11-10", "buckets": 4}]  # both days rewritten
 REPLICAS = 2
 SLOW = 420  # seconds: a plan or an apply job, each its own JVM, on a loaded 2-core machine
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def values() -> dict[str, Any]:
@@ -264,9 +266,8 @@ class Ingestion:
         until(lambda: self.writer.batch >= 2, 300, lambda: f"{self.name}'s first batches ({self.writer})")
 
     def replicas(self) -> int:
-        return int(
-            self.world.cluster.apps.read_namespaced_deployment_scale(self.deployment, NS).spec.replicas
-        )
+        scale = self.world.cluster.apps.read_namespaced_deployment_scale(self.deployment, NS)
+        return int(scale.spec.replicas or 0)  # 0 is left out of the answer
 
     def writes_again(self, batches: int = 2) -> None:
         """The writer resumed with its prior replicas, writing again."""
@@ -296,6 +297,11 @@ class Ingestion:
             until(lambda: not self.writer.running, 120, "the writer to stop")
         finally:
             self.writer.stop()
+
+
+def table_exists(cluster: Cluster, table: str) -> bool:
+    found = cluster.kubectl("get", "hudibuckettable", table, "-n", NS, "--ignore-not-found", "-o", "name")
+    return bool(found.stdout.strip())
 
 
 def writers_step(cluster: Cluster, table: str) -> str:
@@ -422,4 +428,41 @@ def test_a_plan_approved_outside_its_window_waits_for_it_and_survives_an_operato
     except BaseException:
         ingestion.stop_quietly()
         raise
+    ingestion.stop_and_check()
+
+
+def test_a_table_deleted_while_its_writer_is_paused_resumes_it_before_it_goes(
+    world: World, spark: Any
+) -> None:
+    """A table carries a finalizer only while the operator may hold its writers paused: deleted then, it
+    starts nothing new, lets the apply in flight finish, resumes the writer as it was, and only then goes."""
+    cluster = world.cluster
+    ingestion = Ingestion(world, spark, "deleted")
+    try:
+        spec = table_spec(ingestion.uri, ingestion.deployment, "Manual", open_window())
+        cluster.create_table(NS, "deleted", spec)
+        assert cluster.table(NS, "deleted")["metadata"].get("finalizers") is None
+        planned = cluster.phase_is(NS, "deleted", "AwaitingApproval", timeout=SLOW)["plan"]
+        world.spark_operator.hold()  # the apply job is submitted, and runs once released
+        cluster.patch_table(NS, "deleted", {"spec": {"apply": {"approvedPlan": planned["id"]}}})
+        until(
+            lambda: writers_step(cluster, "deleted") == "Applying",
+            SLOW,
+            "the writer paused, the apply in flight",
+        )
+        assert cluster.table(NS, "deleted")["metadata"]["finalizers"] == [WRITERS_FINALIZER]
+        assert ingestion.replicas() == 0
+
+        cluster.kubectl("delete", "hudibuckettable", "deleted", "-n", NS, "--wait=false")
+        time.sleep(3)  # the table waits, its writer still paused: the apply is still in flight
+        assert cluster.table(NS, "deleted")["metadata"]["deletionTimestamp"]
+        assert ingestion.replicas() == 0
+        world.spark_operator.release()
+        until(lambda: not table_exists(cluster, "deleted"), SLOW, "the table to go")
+        ingestion.writes_again()
+    except BaseException:
+        ingestion.stop_quietly()
+        raise
+    finally:
+        world.spark_operator.release()
     ingestion.stop_and_check()

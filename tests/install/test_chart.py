@@ -115,8 +115,12 @@ def _objects_in(node: Any, where: str = "") -> list[tuple[str, Mapping[str, Any]
 
 
 def test_values_schema_refuses_unknown_keys_everywhere() -> None:
-    # Kubernetes' own affinity structure is passed through as it is; the API server checks it.
-    passed_through = {".affinity.nodeAffinity", ".affinity.podAffinity", ".affinity.podAntiAffinity"}
+    # Kubernetes' own structures are passed through as they are; the API server checks them (and
+    # tests/helm_chart.py checks the rendered objects against Kubernetes' schemas).
+    passed_through = {
+        ".affinity.nodeAffinity", ".affinity.podAffinity", ".affinity.podAntiAffinity",
+        ".extraEnv[]", ".extraVolumes[]", ".extraVolumeMounts[]", ".topologySpreadConstraints[]",
+    }  # fmt: skip
     open_objects = [
         where
         for where, node in _objects_in(SCHEMA)
@@ -158,10 +162,38 @@ def test_chart_refuses_unknown_or_wrong_values(values: dict[str, Any], complaint
 
 
 @value_sets
-def test_operator_runs_as_one_replica_replaced_not_rolled(values: dict[str, Any]) -> None:
+def test_replicas_roll_with_leader_election_and_a_lone_one_is_replaced_without(
+    values: dict[str, Any],
+) -> None:
     spec = deployment(values)["spec"]
-    assert spec["replicas"] == 1
-    assert spec["strategy"] == {"type": "Recreate"}
+    assert spec["replicas"] == values.get("replicaCount", 1)
+    if values.get("leaderElection", {}).get("enabled", True):  # a new pod stands by until the old one goes
+        assert spec["strategy"] == {
+            "type": "RollingUpdate",
+            "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0},
+        }
+    else:
+        assert spec["strategy"] == {"type": "Recreate"}
+
+
+def test_more_than_one_replica_needs_leader_election() -> None:
+    with pytest.raises(helm_chart.HelmError, match=r"replicaCount above 1 needs leaderElection\.enabled"):
+        render({"replicaCount": 2, "leaderElection": {"enabled": False}})
+
+
+def test_replicas_get_a_disruption_budget_spread_and_the_admins_env_and_volumes() -> None:
+    values = VALUE_SETS["replicated"]
+    objs = render(values)
+    budget = one(objs, "PodDisruptionBudget")
+    assert budget["spec"]["minAvailable"] == 1
+    assert budget["spec"]["selector"] == deployment(values)["spec"]["selector"]
+    pod = deployment(values)["spec"]["template"]["spec"]
+    assert pod["topologySpreadConstraints"] == values["topologySpreadConstraints"]
+    assert values["extraVolumes"][0] in pod["volumes"]
+    (operator,) = pod["containers"]
+    assert values["extraVolumeMounts"][0] in operator["volumeMounts"]
+    assert values["extraEnv"][0] in operator["env"]
+    assert find(render({}), "PodDisruptionBudget") == []
 
 
 @value_sets

@@ -61,6 +61,10 @@ WRITER_CALLS: frozenset[Permission] = frozenset(
 FLINK_CALLS: frozenset[Permission] = frozenset(
     {("flink.apache.org", "flinkdeployments", "get"), ("flink.apache.org", "flinkdeployments", "patch")}
 )
+# Leader election (leadership.py), in the operator's own namespace: the Lease is created, read, renewed.
+LEASE_CALLS: frozenset[Permission] = frozenset(
+    ("coordination.k8s.io", "leases", verb) for verb in ("create", "get", "update")
+)
 # Not a call: creating a child whose ownerReference has blockOwnerDeletion is allowed only to who may
 # update the owner's finalizers, where the OwnerReferencesPermissionEnforcement admission plugin runs.
 OWNER_REFERENCE_PERMISSION: Permission = (GROUP, FINALIZERS, "update")
@@ -96,17 +100,18 @@ def test_children_name_their_table_as_owner_blocking_its_deletion() -> None:
     assert reference["blockOwnerDeletion"] is True  # hence OWNER_REFERENCE_PERMISSION
 
 
-def test_the_operators_client_knows_only_spark_applications_and_config_maps() -> None:
+def test_the_operators_client_knows_only_the_kinds_the_chart_grants() -> None:
     # A new kind in kube.py is a new call: add it to OPERATOR_CALLS (and to the chart's rules).
     resources = {value for value in vars(kube).values() if isinstance(value, kube.Resource)}
     assert resources == {
         kube.SPARK_APPLICATIONS, kube.CONFIG_MAPS, kube.DEPLOYMENTS, kube.STATEFUL_SETS, kube.PODS,
+        kube.LEASES,  # leader election: test_leader_election_grants_one_lease_in_the_release_namespace
     }  # fmt: skip
     assert {(r.group, r.plural) for r in resources} == {
         (group, resource.removesuffix("/scale"))
-        for group, resource, _ in OPERATOR_CALLS | WRITER_CALLS
+        for group, resource, _ in OPERATOR_CALLS | WRITER_CALLS | LEASE_CALLS
         if resource.removesuffix("/scale")
-        in ("sparkapplications", "configmaps", "deployments", "statefulsets", "pods")
+        in ("sparkapplications", "configmaps", "deployments", "statefulsets", "pods", "leases")
     }
 
 
@@ -176,6 +181,45 @@ def test_rbac_can_be_left_to_the_user() -> None:
     objs = render({"rbac": {"create": False}})
     assert operator_roles(objs) == []
     assert find(objs, "ClusterRoleBinding") == []
+    assert find(objs, "Role", LEADER_ELECTION) == find(objs, "RoleBinding", LEADER_ELECTION) == []
+
+
+LEADER_ELECTION = f"{helm_chart.RELEASE}-leader-election"
+
+
+@pytest.mark.parametrize(
+    ("values", "lease"),
+    [({}, helm_chart.RELEASE), ({"leaderElection": {"leaseName": "lake-operator"}}, "lake-operator")],
+    ids=["release-name", "named"],
+)
+def test_leader_election_grants_one_lease_in_the_release_namespace(
+    values: dict[str, Any], lease: str
+) -> None:
+    objs = render(values)
+    (role,) = find(objs, "Role", LEADER_ELECTION)
+    assert role["metadata"]["namespace"] == NAMESPACE
+    # create cannot name its object; reading and renewing can, and name only the operator's own Lease.
+    assert role["rules"] == [
+        {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["create"]},
+        {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "resourceNames": [lease],
+         "verbs": ["get", "update"]},
+    ]  # fmt: skip
+    (binding,) = find(objs, "RoleBinding", LEADER_ELECTION)
+    assert binding["roleRef"] == {
+        "apiGroup": "rbac.authorization.k8s.io",
+        "kind": "Role",
+        "name": LEADER_ELECTION,
+    }
+    assert binding["subjects"] == [
+        {"kind": "ServiceAccount", "name": helm_chart.RELEASE, "namespace": NAMESPACE}
+    ]
+    (container,) = one(objs, "Deployment")["spec"]["template"]["spec"]["containers"]
+    assert {"name": "HBO_LEADER_ELECTION_LEASE", "value": lease} in container["env"]
+
+
+def test_without_leader_election_no_lease_is_granted() -> None:
+    objs = render({"leaderElection": {"enabled": False}})
+    assert find(objs, "Role", LEADER_ELECTION) == find(objs, "RoleBinding", LEADER_ELECTION) == []
 
 
 # --- the Spark jobs' service account -----------------------------------------------------------------

@@ -14,7 +14,7 @@ import pytest_asyncio
 
 from hbt_resources import SPEC
 from hudi_bucket.contract.requests import JobKind
-from hudi_bucket_operator import handlers, naming
+from hudi_bucket_operator import handlers, leadership, naming
 from hudi_bucket_operator.backends import TableRef, job_name_for
 from hudi_bucket_operator.decisions import JobPhase, ObservedJob, SubmitJob
 from hudi_bucket_operator.job_policy import Policy
@@ -84,6 +84,7 @@ async def memo(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[kopf.Memo]:
     memo.indexes = {"jobs": {}}  # what Kopf's index is to the handlers: uid -> the jobs
     memo.backend = MemoryBackend()
     memo.kube = RecordingKube()
+    memo.election = None  # a lone operator (test_a_standby_reconciles_nothing_until_it_leads has one)
     memo.queue = WorkQueue(lambda uid: handlers._reconcile(uid, memo), workers=2, base_delay=0.01)
     memo.queue.start()
     yield memo
@@ -122,6 +123,17 @@ async def test_a_burst_of_events_submits_one_job_and_writes_one_status(memo: kop
         await table_event(memo)
     await settled(memo)
     assert memo.backend.submits == 1  # the job just created counts, though the index does not show it yet
+    assert [w["lastJob"]["phase"] for w in memo.kube.writes] == ["Pending"]
+
+
+async def test_a_standby_reconciles_nothing_until_it_leads(memo: kopf.Memo) -> None:
+    memo.election = leadership.Election(memo.kube, "ops", "hudi-bucket-operator", "b_2")  # not campaigning
+    await table_event(memo)
+    await asyncio.sleep(0.2)
+    assert (memo.backend.submits, memo.kube.writes) == (0, [])  # it watches, and waits
+    memo.election.leading.set()  # it took the Lease: the table queued meanwhile is reconciled
+    await settled(memo)
+    assert memo.backend.submits == 1
     assert [w["lastJob"]["phase"] for w in memo.kube.writes] == ["Pending"]
 
 

@@ -141,7 +141,9 @@ def report(kind: JobKind, outcome: Outcome, result: dict[str, Any]) -> JobReport
 
 def planned(plan: Plan = PLAN) -> JobReport:
     return report(
-        JobKind.PLAN, Outcome.SUCCEEDED, {**PlanResult(plan.reported(), {}).to_dict(), **TableBuckets().to_dict()}
+        JobKind.PLAN,
+        Outcome.SUCCEEDED,
+        {**PlanResult(plan.reported(), {}).to_dict(), **TableBuckets().to_dict()},
     )
 
 
@@ -466,6 +468,34 @@ def test_writers_paused_before_the_apply_are_resumed_when_the_table_is_paused_or
         world.act(decision)
     assert (world.as_before, world.applies) == (True, 0)
     assert status.phase == ("Paused" if annotations else "Stalled")
+
+
+@pytest.mark.parametrize("deleted_at", range(8))
+def test_a_table_deleted_at_any_pass_starts_nothing_new_and_holds_its_writers_no_longer(
+    deleted_at: int,
+) -> None:
+    """Deleting a table whose writers the operator may hold paused waits (a finalizer) until this: every
+    writer as it was, no step left that holds them; an apply in flight finishes first, none starts."""
+    world, status, applies_before = World(), TableStatus(), 0
+    for pass_no in range(40):
+        deleting = pass_no >= deleted_at
+        if pass_no == deleted_at:
+            applies_before = world.applies
+        observed = Observed(
+            WRITERS_SPEC, 1, {}, status, tuple(world.jobs), writers=world.seen(), deleting=deleting
+        )
+        decision = decide(observed, NIGHT + timedelta(seconds=2 * pass_no))
+        world.submit(decision)
+        status = decision.status
+        world.act(decision)
+        world.tick(pass_no)
+        if deleting and not maintenance.holding(status.writers):
+            break
+    else:
+        raise AssertionError(f"still holding the writers: {status.writers}")
+    assert world.as_before
+    assert world.applies == applies_before  # none started once the table was being deleted
+    assert world.running == set()  # one in flight ran to its end
 
 
 # --- consent, the admins' policy, the apply deadline, a pass that raises ---------------------------------

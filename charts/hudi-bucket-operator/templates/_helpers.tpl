@@ -60,3 +60,8 @@ release namespace. */}}
 {{- printf "%s:%s" .repository .tag -}}
 {{- end -}}
 {{- end -}}
+
+{{/* The leader election's Lease: leaderElection.leaseName, else the release's full name. */}}
+{{- define "hbo.leaseName" -}}
+{{- .Values.leaderElection.leaseName | default (include "hbo.fullname" .) -}}
+{{- end }}
