@@ -23,7 +23,6 @@ import asyncio
 import logging
 import os
 import socket
-from pathlib import Path
 from typing import Any, cast
 
 import kopf
@@ -91,10 +90,7 @@ def _backend(config: OperatorConfig, client: kube.KubeClient) -> Any:
 
 
 def _election(config: OperatorConfig, client: kube.KubeClient) -> leadership.Election:
-    namespace_file = Path(kube.SERVICE_ACCOUNT_TOKEN).with_name("namespace")
-    namespace = config.lease_namespace or (
-        namespace_file.read_text().strip() if kube.in_a_pod() and namespace_file.is_file() else "default"
-    )
+    namespace = config.lease_namespace or kube.own_namespace()
     me = leadership.identity(os.environ.get("HOSTNAME") or socket.gethostname())
     timing = leadership.Timing(config.lease_seconds)
     return leadership.Election(client, namespace, config.lease_name or naming.OPERATOR, me, timing)

@@ -15,6 +15,7 @@ import json
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import kopf
@@ -72,6 +73,19 @@ LEASES = Resource("coordination.k8s.io", "v1", "leases")
 
 def in_a_pod() -> bool:
     return bool(os.environ.get("KUBERNETES_SERVICE_HOST")) and os.path.isfile(SERVICE_ACCOUNT_TOKEN)
+
+
+def own_namespace() -> str:
+    """The namespace this process belongs to: its pod's, else the kubeconfig's current context's, else
+    default (where leader election keeps its Lease unless told otherwise)."""
+    in_pod = Path(SERVICE_ACCOUNT_TOKEN).with_name("namespace")
+    if in_a_pod() and in_pod.is_file():
+        return in_pod.read_text().strip()
+    try:
+        _, current = config.list_kube_config_contexts()
+    except (config.ConfigException, OSError):
+        return "default"
+    return str((current or {}).get("context", {}).get("namespace") or "default")
 
 
 async def load_configuration(server: str = "") -> client.Configuration:

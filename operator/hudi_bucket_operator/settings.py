@@ -188,7 +188,7 @@ class OperatorConfig(BaseModel):
         str,
         Field(
             alias="HBO_LEADER_ELECTION_NAMESPACE",
-            description="the Lease's namespace; empty: the operator pod's own (out of a pod: default)",
+            description="the Lease's namespace; empty: the operator pod's own (out of a pod: the kubeconfig context's, else default)",
         ),
     ] = ""
     lease_seconds: Annotated[

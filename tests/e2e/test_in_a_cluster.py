@@ -468,6 +468,10 @@ def test_a_cluster_wide_install_runs_from_a_kubeconfig(world: World) -> None:
     plane.wait_until_allowed("system:serviceaccount:sales:hudi-bucket-jobs", "create", "configmaps", "sales")
     token = cluster.control_plane.token_for(RELEASE_NS, RELEASE)
     kubeconfig = cluster.control_plane.kubeconfig_for_token(token, world.work / "operator.kubeconfig")
+    # As kubens leaves it: the operator's namespace, where its leader election keeps its Lease.
+    cluster.kubectl(
+        "config", "set-context", "--current", f"--namespace={RELEASE_NS}", f"--kubeconfig={kubeconfig}"
+    )
     liveness = f"--liveness=http://127.0.0.1:{free_port()}/healthz"
     world.operator = operator_with_kubeconfig(kubeconfig, world.work, liveness)
 
