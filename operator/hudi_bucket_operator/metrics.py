@@ -27,6 +27,23 @@ PARTITIONS_REPAIRED = Counter(
 )
 
 
+METRICS = (
+    RECONCILES, JOBS_SUBMITTED, JOBS_FINISHED, RESCALE_SECONDS, ROWS_REWRITTEN, LAYOUT_VIOLATIONS,
+    PARTITIONS_REPAIRED, LEADER,
+)  # fmt: skip
+
+
+def reference() -> str:
+    """The metrics as a Markdown table (docs/metrics.md ends with it; a test keeps the two equal)."""
+    rows = ["| metric | type | labels | what it counts |", "|---|---|---|---|"]
+    for metric in METRICS:
+        (family,) = metric.describe()
+        shown = f"{family.name}_total" if family.type == "counter" else family.name
+        labels = ", ".join(f"`{label}`" for label in metric._labelnames)  # no public accessor
+        rows.append(f"| `{shown}` | {family.type} | {labels} | {family.documentation} |")
+    return "\n".join(rows) + "\n"
+
+
 def record_job(status: TableStatus) -> None:
     """Count the job the status just recorded (its last job), with what it did."""
     job = status.last_job or LastJob()

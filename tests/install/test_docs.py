@@ -92,10 +92,14 @@ def test_the_guides_rbac_table_is_what_the_chart_grants() -> None:
     for row in re.findall(r"^\| `?([^|`]*)`? \| `([^`]+)` \| ([^|]+) \|", section, re.MULTILINE):
         group = "" if row[0] == "(core)" else row[0]
         documented |= {(group, row[1], verb.strip()) for verb in row[2].split(",")}
-    (role,) = [o for o in helm_chart.render({}) if o["kind"] == "ClusterRole"]
+    objs = helm_chart.render({})
+    (role,) = [o for o in objs if o["kind"] == "ClusterRole"]
+    (election,) = [
+        o for o in objs if o["kind"] == "Role" and o["metadata"]["name"].endswith("-leader-election")
+    ]
     granted = {
         (g, r, v)
-        for rule in role["rules"]
+        for rule in role["rules"] + election["rules"]
         for g in rule["apiGroups"]
         for r in rule["resources"]
         for v in rule["verbs"]

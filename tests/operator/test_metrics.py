@@ -4,9 +4,11 @@ violations found and partitions repaired."""
 from __future__ import annotations
 
 from prometheus_client import REGISTRY
+from prometheus_client.metrics import MetricWrapperBase
 
 from hudi_bucket_operator import metrics
 from hudi_bucket_operator.table_status import LastJob, LayoutFound, TableStatus
+from paths import REPO
 
 
 def sample(name: str, **labels: str) -> float:
@@ -55,3 +57,9 @@ def test_a_layout_check_counts_the_violations_it_found_and_a_repair_the_partitio
     )
     metrics.record_job(status)
     assert sample("hbo_partitions_repaired_total") == repaired + 2
+
+
+def test_every_metric_is_documented_as_the_module_declares_it() -> None:
+    declared = {v for v in vars(metrics).values() if isinstance(v, MetricWrapperBase)}
+    assert declared == set(metrics.METRICS)
+    assert (REPO / "docs" / "metrics.md").read_text().endswith("\n" + metrics.reference())
