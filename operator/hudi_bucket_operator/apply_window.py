@@ -21,7 +21,7 @@ from hudi_bucket_operator.decisions import (
     recorded,
     with_last_job,
 )
-from hudi_bucket_operator.rounds import approved_as_planned, report_needed, retry_token
+from hudi_bucket_operator.rounds import approved_as_planned, planned_anew, report_needed, retry_token
 from hudi_bucket_operator.spec import APPLY_NOW, InvalidSpecError, TableSpec, parse_spec
 from hudi_bucket_operator.table_status import Condition, LastJob, TableStatus
 from hudi_bucket_operator.writers import Writer, WritersSpec
@@ -146,6 +146,11 @@ def _next_step(
         outcome = maintenance.Outcome(False, Reason.APPLY_DEADLINE_EXCEEDED, message)
         step = maintenance.resume(state, observed.writers, now, outcome)
         return cancelled.status, running.name, running.name, (), step
+    if apply_job is not None and apply_job.report is not None and planned_anew(apply_job.report):
+        # The table changed since the plan was approved: nothing was applied. The writers are resumed
+        # first; then the job is recorded as any apply outside a window is, and the plan it found goes
+        # on as a new plan does (approval, then its window).
+        return status, None, None, (), maintenance.resume(state, observed.writers, now, None)
     if apply_job is not None and spec is not None:
         done = recorded(record_apply(with_last_job(status, apply_job), spec, apply_job, now))
         held = conditions.condition(done.status, conditions.STALLED)

@@ -24,6 +24,7 @@ from hudi_bucket.contract.requests import JobKind
 from hudi_bucket.core.hashing_config import HashingConfig
 from hudi_bucket.core.planning import ChangeReason, PartitionChange, Plan
 from hudi_bucket.core.rules import BucketRules
+from hudi_bucket.errors import PlanNotApprovedError
 from hudi_bucket_operator import decisions, maintenance
 from hudi_bucket_operator.apply_window import writers_needed
 from hudi_bucket_operator.conditions import condition
@@ -309,10 +310,12 @@ class World:
     flink: str = "running"
     flink_stopped: bool = False
     apply_fails: bool = False
+    apply_report: JobReport | None = None  # what the first apply reports, if not applied(not apply_fails)
     jobs: list[ObservedJob] = field(default_factory=lambda: [PLAN_DONE])
     applies: int = 0
     paused_at: list[int] = field(default_factory=list)  # the passes at which a writer was paused
     running: set[str] = field(default_factory=set)
+    plans: list[str | None] = field(default_factory=list)  # the plans an apply was submitted for
 
     def seen(self) -> dict[str, ObservedWriter]:
         return {
@@ -328,10 +331,20 @@ class World:
                 self.flink = action.value or ""
 
     def submit(self, decision: Decision) -> None:
-        apply = decision.submit is not None and decision.submit.kind is JobKind.APPLY
-        if apply and not any(j.kind is JobKind.APPLY for j in self.jobs):  # adopted, as the backend does
+        if decision.submit is None or decision.submit.kind is not JobKind.APPLY:
+            return
+        plan = decision.submit.approved_plan
+        if plan not in self.plans:  # else adopted, as the backend does: an apply's name holds its plan
+            self.plans.append(plan)
             self.applies += 1
-            self.jobs.append(job(JobKind.APPLY, JobPhase.RUNNING))
+            first = job(JobKind.APPLY, JobPhase.RUNNING)
+            self.jobs.append(
+                replace(
+                    first,
+                    name=f"orders-apply-{self.applies}",
+                    created=f"2026-11-23T11:{self.applies:02d}:00Z",
+                )
+            )
 
     def tick(self, pass_no: int) -> None:
         self.pods = self.replicas  # pods follow the replicas a pass later
@@ -340,12 +353,17 @@ class World:
             self.paused_at.append(pass_no)
         # A job runs through one pass (seen in flight), and ends before the next.
         self.jobs = [
-            replace(j, phase=JobPhase.COMPLETED, report=applied(not self.apply_fails))
+            replace(j, phase=JobPhase.COMPLETED, report=self.report_of(j))
             if j.kind is JobKind.APPLY and j.phase is JobPhase.RUNNING and j.name in self.running
             else j
             for j in self.jobs
         ]
         self.running = {j.name for j in self.jobs if j.phase is JobPhase.RUNNING}
+
+    def report_of(self, apply: ObservedJob) -> JobReport:
+        if self.apply_report is not None and apply.name == "orders-apply-1":
+            return self.apply_report
+        return applied(not self.apply_fails)
 
     @property
     def as_before(self) -> bool:
@@ -496,6 +514,40 @@ def test_a_table_deleted_at_any_pass_starts_nothing_new_and_holds_its_writers_no
     assert world.as_before
     assert world.applies == applies_before  # none started once the table was being deleted
     assert world.running == set()  # one in flight ran to its end
+
+
+CHANGED = Plan(BucketRules.parse("11-11,8", 4), None, (replace(CHANGE, new_buckets=8),), "20261124010000000")
+
+
+def refused_as_changed() -> JobReport:
+    """An apply that found the table changed since its plan was approved, and the plan it found."""
+    found = {**PlanResult(CHANGED.reported(), {}).to_dict(), **TableBuckets().to_dict()}
+    error = JobError(PlanNotApprovedError.__name__, "the plan is another", PlanNotApprovedError.hint)
+    return JobReport(JobKind.APPLY, "s3a://x", Outcome.FAILED, "refused", "t1", "t2", found, error)
+
+
+@pytest.mark.parametrize("policy", ["Manual", "Automatic"])
+def test_an_apply_in_the_window_that_finds_the_table_changed_resumes_the_writers_and_offers_the_new_plan(
+    policy: str,
+) -> None:
+    approval = {"approvedPlan": PLAN.plan_id} if policy == "Manual" else {}
+    spec = {**WRITERS_SPEC, "apply": {"policy": policy, "window": WINDOW, **approval}}
+    world, status = World(apply_report=refused_as_changed()), TableStatus()
+    for pass_no in range(16):
+        decision = decide(Observed(spec, 1, {}, status, tuple(world.jobs), writers=world.seen()),
+                          NIGHT + timedelta(seconds=2 * pass_no))  # fmt: skip
+        world.submit(decision)
+        status = recorded(decision).status
+        world.act(decision)
+        world.tick(pass_no)
+    assert world.as_before
+    if policy == "Manual":  # the plan it found awaits approval, saying how to give it
+        assert (status.phase, world.applies) == ("AwaitingApproval", 1)
+        assert status.plan is not None
+        assert status.plan.id == CHANGED.plan_id
+        assert f"approvedPlan to {CHANGED.plan_id}" in (status.conditions[0].message or "")
+    else:  # the plan it found is applied as any plan is: the writers paused again, in the window
+        assert (status.phase, world.applies, world.plans) == ("Ready", 2, [PLAN.plan_id, CHANGED.plan_id])
 
 
 # --- consent, the admins' policy, the apply deadline, a pass that raises ---------------------------------
