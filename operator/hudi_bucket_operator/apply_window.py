@@ -161,7 +161,9 @@ def _next_step(
             else _outcome(False, held, Reason.JOB_FAILED)
         )
         step = maintenance.resume(state, observed.writers, now, outcome)
-        return done.status, done.recorded, None, done.events, step
+        # A failure is told once, when its outcome lands with the writers back (``maintain``).
+        events = tuple(e for e in done.events if not (e[0] == "Warning" and e[1] == outcome.reason))
+        return done.status, done.recorded, None, events, step
     step = maintenance.advance(
         state,
         writers=None if spec is None else writers_of(observed, spec),

@@ -189,6 +189,8 @@ def _after_job(
         check = None if report is None else LayoutCheck.of(report)
     except ReportError as err:
         return _unusable(status, spec, job, err, now)
+    if check is not None and paused:  # recorded once resumed: the plan that follows a check is a job
+        return Decision(conditions.paused(status, now), spec=spec)
     if check is not None:  # a verify job that checked: passed, or failed on violations
         return _after_verify(status, spec, job, check, now)
     if job.kind is JobKind.APPLY and report is not None and rounds.planned_anew(report):

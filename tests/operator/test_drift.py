@@ -74,7 +74,9 @@ def planned(plan: Plan) -> JobReport:
 
 
 def repaired(duplicates: int = 1) -> JobReport:
-    result = ApplyResult(REPAIR_PLAN.reported(), "20261123110000000", 1, 100, 10, 1.5, False, (), {}, duplicates)
+    result = ApplyResult(
+        REPAIR_PLAN.reported(), "20261123110000000", 1, 100, 10, 1.5, False, (), {}, duplicates
+    )
     body = {**result.to_dict(), **TableBuckets().to_dict()}
     return JobReport(JobKind.APPLY, "s3a://x", Outcome.SUCCEEDED, "committed", "t0", "t1", body)
 
@@ -189,6 +191,17 @@ def test_a_violation_is_a_warning_and_a_plan_that_reads_every_record() -> None:
     not_ready = condition(decision.status, READY)
     assert not_ready is not None
     assert not_ready.status == "False"  # what the check found changes the table's state
+
+
+def test_a_check_that_ends_while_the_table_is_paused_plans_only_once_it_is_resumed() -> None:
+    check = job(JobKind.VERIFY, verified(violations=2))
+    paused = after(EVERY_6H, ready(), check, annotations={PAUSED: "true"})
+    assert (paused.submit, paused.recorded, paused.status.phase) == (None, None, "Paused")
+
+    resumed = after(EVERY_6H, paused.status, check)
+    assert resumed.recorded == check.name
+    assert resumed.status.to_api()["layout"]["violations"] == 2
+    assert requested(resumed).rescale.check_records  # the repair's plan, now
 
 
 def test_a_verify_job_that_failed_before_checking_stalls() -> None:

@@ -432,6 +432,20 @@ def test_a_failed_apply_resumes_the_writers_then_stalls_with_the_jobs_words() ->
     assert "another writer committed (retry)" in status["conditions"][0]["message"]
 
 
+def test_a_failed_apply_is_told_once_when_the_writers_are_back() -> None:
+    world, status, told = World(apply_fails=True), TableStatus(), []
+    for pass_no in range(12):
+        decision = decide(Observed(WRITERS_SPEC, 1, {}, status, tuple(world.jobs), writers=world.seen()),
+                          NIGHT + timedelta(seconds=2 * pass_no))  # fmt: skip
+        world.submit(decision)
+        status = recorded(decision).status
+        told += [(reason, world.as_before) for kind, reason, _ in decision.events if kind == "Warning"]
+        world.act(decision)
+        world.tick(pass_no)
+    assert status.phase == "Stalled"
+    assert told == [("JobFailed", True)]
+
+
 def test_writers_that_do_not_stop_in_time_are_resumed_and_the_table_stalls() -> None:
     spec = {**WRITERS_SPEC, "writers": {"workloads": WORKLOADS, "quiesceTimeout": "1m"}}
     world = World()
