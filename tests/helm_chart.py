@@ -87,6 +87,15 @@ VALUE_SETS: dict[str, dict[str, Any]] = {
         "extraVolumeMounts": [{"name": "company-ca", "mountPath": "/etc/ssl/company", "readOnly": True}],
     },
     "single-no-election": {"leaderElection": {"enabled": False}},
+    # The operator's pod as a stricter platform has it: explicit ids, slower probes.
+    "operator-pod": {
+        "podSecurityContext": {"runAsUser": 10001, "runAsGroup": 10001, "fsGroup": 10001},
+        "containerSecurityContext": {"runAsUser": 10001},
+        "livenessProbe": {"initialDelaySeconds": 30, "failureThreshold": 5},
+        "readinessProbe": {"periodSeconds": 10, "timeoutSeconds": 2},
+        "podAnnotations": {"policy.example.com/owner": "data-platform"},
+        "podLabels": {"team": "data-platform"},
+    },
     # Every value that fits the jobs' pods to a cluster's rules (and the images pinned by digest).
     "job-pods": {
         "image": {"digest": "sha256:" + "a" * 64},

@@ -11,9 +11,9 @@ What the real controller and the kubelet make of the rest of the spec, it does t
 ``sparkConf`` and ``hadoopConf`` (as ``spark.hadoop.*``) its Spark settings, and the jars the job image
 carries (S3A's, and our commit protocol's) are on its classpath.
 
-Given a node, it runs them as the real controller does instead: spark-submit in cluster mode against the
-API server (spark_submit.py), the driver and executor pods on the node running the application's image,
-their states followed from the driver pod's phase.
+On a node, the real controller runs them (real_spark_operator: tests/e2e/test_jobs_in_pods.py), and
+test_real_spark_operator.py checks that the driver pod it has Spark create is the one spark-submit creates
+from what the stand-in is given.
 
 ``hold()`` keeps new applications SUBMITTED (not started) until ``release()``: a job in flight, for as
 long as a test needs one.
@@ -36,7 +36,6 @@ import pods
 import spark_submit
 from control_plane import ControlPlane
 from hudi_bucket.contract.requests import HUDI_BUNDLE_ENV, JVM_JAR_ENV
-from node import Node
 from paths import hudi_bundle, jvm_jar, s3a_jars
 
 GROUP, VERSION, PLURAL = "sparkoperator.k8s.io", "v1beta2", "sparkapplications"
@@ -53,15 +52,11 @@ class Run:
     states: list[str] = field(default_factory=list)
     pid: int | None = None  # its process, leader of its own process group (the JVM is in it too)
     seconds: float | None = None  # from start to exit
-    executors: dict[str, str] = field(default_factory=dict)  # in pods: each executor pod's image, by name
 
 
 class SparkOperatorStandIn:
-    def __init__(
-        self, control_plane: ControlPlane, work_dir: Path, poll_seconds: float = 0.3, node: Node | None = None
-    ) -> None:
+    def __init__(self, control_plane: ControlPlane, work_dir: Path, poll_seconds: float = 0.3) -> None:
         self.control_plane = control_plane
-        self.node = node
         self.work_dir = work_dir
         self.poll_seconds = poll_seconds
         self.runs: dict[str, Run] = {}  # by application uid: each application runs once
@@ -123,10 +118,7 @@ class SparkOperatorStandIn:
         self._gate.wait()
         if self._stop.is_set() or not self._exists(run):  # deleted while held: never runs
             return
-        if self.node is None:
-            self._run_locally(run, app)
-        else:
-            self._run_in_pods(run, app, self.node)
+        self._run_locally(run, app)
 
     def _run_locally(self, run: Run, app: dict[str, Any]) -> None:
         service_account = app["spec"]["driver"].get("serviceAccount") or "default"
@@ -165,55 +157,6 @@ class SparkOperatorStandIn:
         else:
             message = f"driver container failed with ExitCode: {process.returncode}, Reason: Error"
             self._set_state(run, "FAILED", message)
-
-    def _run_in_pods(self, run: Run, app: dict[str, Any], node: Node) -> None:
-        folder = self.work_dir / f"submit-{run.namespace}-{run.name}"
-        folder.mkdir(parents=True, exist_ok=True)
-        argv = spark_submit.command(app, self.control_plane, folder)
-        env = spark_submit.environment(folder)
-        started = time.monotonic()
-        with run.log.open("wb") as log:
-            submitted = subprocess.run(argv, env=env, stdout=log, stderr=subprocess.STDOUT, check=False)
-        if submitted.returncode != 0:  # the driver pod refused (admission, a missing account) or the API down
-            message = f"failed to submit spark application: spark-submit exited {submitted.returncode}"
-            self._set_state(run, "SUBMISSION_FAILED", message)
-            self._set_state(run, "FAILED", message)
-            return
-        driver = spark_submit.driver_pod_name(app)
-        exit_code = self._follow_driver(run, driver)
-        run.seconds = time.monotonic() - started
-        run.exit_code = exit_code
-        with run.log.open("a") as log:  # the driver's output, as `kubectl logs` shows it
-            log.write(node.container_log(run.namespace, driver, spark_submit.DRIVER_CONTAINER))
-        if exit_code is None:  # deleted meanwhile: nothing to report to
-            return
-        if exit_code == 0:
-            self._set_state(run, "COMPLETED")
-        else:
-            message = f"driver container failed with ExitCode: {exit_code}, Reason: Error"
-            self._set_state(run, "FAILED", message)
-
-    def _follow_driver(self, run: Run, driver: str) -> int | None:
-        """Polls the driver pod until it ends, noting the executor pods it starts meanwhile; returns its
-        container's exit code (None when the pod went away first)."""
-        while not self._stop.is_set():
-            try:
-                pod = self._core.read_namespaced_pod(driver, run.namespace)
-            except client.ApiException as err:
-                if err.status == 404:
-                    return None
-                raise
-            executors = self._core.list_namespaced_pod(
-                run.namespace, label_selector=f"spark-role=executor,{spark_submit.APP_NAME_LABEL}={run.name}"
-            )
-            run.executors |= {p.metadata.name: p.spec.containers[0].image for p in executors.items}
-            if pod.status.phase == "Running" and run.states[-1] != "RUNNING":
-                self._set_state(run, "RUNNING")
-            if pod.status.phase in ("Succeeded", "Failed"):
-                terminated = pod.status.container_statuses[0].state.terminated
-                return int(terminated.exit_code) if terminated else 1
-            self._stop.wait(self.poll_seconds)
-        return None
 
     def _secret_env(self, namespace: str, app: dict[str, Any]) -> dict[str, str]:
         """The driver's ``envFrom`` Secrets, as the kubelet resolves them into a container's environment."""

@@ -6,6 +6,7 @@ process-based scenarios, which run the stand-in, run what the real controller wo
 from __future__ import annotations
 
 import subprocess
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -18,14 +19,15 @@ from control_plane import ControlPlane
 from harness import until
 from hudi_bucket.contract.requests import JobKind
 from hudi_bucket_operator import naming
-from hudi_bucket_operator.decisions import SubmitJob
+from hudi_bucket_operator.backends import observed_job
+from hudi_bucket_operator.decisions import JobPhase, SubmitJob
 from hudi_bucket_operator.job_policy import JobDefaults
 from hudi_bucket_operator.placement import PodPlacement, Toleration
 from hudi_bucket_operator.render import render_spark_application
 from hudi_bucket_operator.spec import API_VERSION, KIND, parse_spec
 from spark_operator import GROUP, PLURAL, VERSION
 
-REAL, STAND_IN = "real-spark-operator", "stand-in-spark-operator"
+REAL, STAND_IN, REFUSED = "real-spark-operator", "stand-in-spark-operator", "refused-spark-operator"
 ACCOUNT = "hudi-bucket-jobs"
 UID = "7d0c2f4e-1b8a-4c55-9e61-3f2a5b9c0d17"
 SPEC = {
@@ -123,5 +125,66 @@ def test_the_real_controller_has_spark_create_the_driver_pod_the_stand_in_create
             {"config_map_ref": None, "prefix": None, "secret_ref": {"name": "lake-s3", "optional": None}}
         ]
         assert what_matters(by_controller)["tolerations"]
+    finally:
+        controller.stop()
+
+
+def test_a_submission_the_cluster_refuses_fails_with_its_reason_and_goes_after_its_time_to_live(
+    control_plane: ControlPlane, tmp_path: Path
+) -> None:
+    """No jobs' ServiceAccount in the namespace: the API server refuses the driver pod, so spark-submit
+    fails. Under our restartPolicy Never the controller submits once, sets SUBMISSION_FAILED with
+    spark-submit's words, then FAILED (the words kept), and deletes the application its
+    timeToLiveSeconds after that. Our operator reads either state as a failed job, saying why."""
+    problem = real_spark_operator.build_problem()
+    if problem:
+        pytest.skip(problem)
+    core = client.CoreV1Api(control_plane.api_client())
+    core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=REFUSED)))
+    controller = real_spark_operator.SparkOperator(control_plane, tmp_path, [REFUSED]).start()
+    try:
+        app = application(REFUSED)
+        app["spec"]["timeToLiveSeconds"] = 3
+        name = app["metadata"]["name"]
+        apps = client.CustomObjectsApi(control_plane.api_client())
+        apps.create_namespaced_custom_object(GROUP, VERSION, REFUSED, PLURAL, app)
+        states: list[str] = []
+
+        def current() -> dict[str, Any] | None:
+            assert controller.running(), f"the controller exited; its log: {controller.log()[-3000:]}"
+            try:
+                found: dict[str, Any] = apps.get_namespaced_custom_object(
+                    GROUP, VERSION, REFUSED, PLURAL, name
+                )
+            except client.ApiException as err:
+                if err.status == 404:
+                    return None
+                raise
+            state = found.get("status", {}).get("applicationState", {}).get("state", "")
+            if not states or states[-1] != state:
+                states.append(state)
+            return found
+
+        def ended() -> dict[str, Any] | None:
+            found = current()
+            return found if found and states[-1] in ("SUBMISSION_FAILED", "FAILED") else None
+
+        first = until(
+            ended, 120, lambda: f"a failed submission, states {states}; log: {controller.log()[-3000:]}"
+        )
+        failed = until(lambda: (found := current()) and states[-1] == "FAILED" and found, 60, "FAILED")
+        assert failed["status"]["submissionAttempts"] == 1  # never submitted again
+        error = failed["status"]["applicationState"]["errorMessage"]
+        assert f'serviceaccount "{ACCOUNT}" not found' in error, error
+        for seen in (first, failed):
+            seen["metadata"]["ownerReferences"] = [{"kind": KIND, "uid": UID}]  # as ours carry them
+            observed = observed_job(seen)
+            assert observed is not None
+            assert observed[1].phase is JobPhase.FAILED
+            assert observed[1].error == error
+        # Gone its timeToLiveSeconds after it ended (the report ConfigMap, owned by the table, stays).
+        ended_at = datetime.fromisoformat(failed["status"]["terminationTime"].replace("Z", "+00:00"))
+        until(lambda: current() is None, 60, "the controller to delete it after its time to live")
+        assert datetime.now(UTC) - ended_at >= timedelta(seconds=3)
     finally:
         controller.stop()

@@ -120,6 +120,7 @@ def test_values_schema_refuses_unknown_keys_everywhere() -> None:
     passed_through = {
         ".affinity.nodeAffinity", ".affinity.podAffinity", ".affinity.podAntiAffinity",
         ".extraEnv[]", ".extraVolumes[]", ".extraVolumeMounts[]", ".topologySpreadConstraints[]",
+        ".podSecurityContext", ".containerSecurityContext",
     }  # fmt: skip
     open_objects = [
         where
@@ -151,6 +152,9 @@ def test_default_values_meet_the_schema() -> None:
         ({"metrics": {"port": 0}}, "port"),
         ({"metrics": {"serviceMonitor": {"enabled": "yes"}}}, "enabled"),
         ({"image": {"pullPolicy": "Sometimes"}}, "pullPolicy"),
+        ({"livenessProbe": {"periodSecond": 10}}, "periodSecond"),
+        ({"livenessProbe": {"successThreshold": 2}}, "successThreshold"),
+        ({"readinessProbe": {"timeoutSeconds": 0}}, "timeoutSeconds"),
     ],
 )
 def test_chart_refuses_unknown_or_wrong_values(values: dict[str, Any], complaint: str) -> None:
@@ -194,6 +198,30 @@ def test_replicas_get_a_disruption_budget_spread_and_the_admins_env_and_volumes(
     assert values["extraVolumeMounts"][0] in operator["volumeMounts"]
     assert values["extraEnv"][0] in operator["env"]
     assert find(render({}), "PodDisruptionBudget") == []
+
+
+def test_the_operator_pods_security_contexts_and_probes_are_the_admins_merged_with_the_defaults() -> None:
+    values = VALUE_SETS["operator-pod"]
+    template = deployment(values)["spec"]["template"]
+    pod, (box,) = template["spec"], template["spec"]["containers"]
+    assert pod["securityContext"] == {
+        "runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"},
+        "runAsUser": 10001, "runAsGroup": 10001, "fsGroup": 10001,
+    }  # fmt: skip
+    assert box["securityContext"]["runAsUser"] == 10001
+    assert box["securityContext"]["readOnlyRootFilesystem"] is True
+    assert box["livenessProbe"] == {
+        "httpGet": {"path": "/healthz", "port": "health"},
+        "initialDelaySeconds": 30, "periodSeconds": 30, "timeoutSeconds": 5, "failureThreshold": 5,
+    }  # fmt: skip
+    assert box["readinessProbe"] == {
+        "httpGet": {"path": "/healthz", "port": "health"},
+        "periodSeconds": 10, "timeoutSeconds": 2, "failureThreshold": 3,
+    }  # fmt: skip
+    assert template["metadata"]["annotations"]["policy.example.com/owner"] == "data-platform"
+    assert template["metadata"]["labels"]["team"] == "data-platform"
+    without = container({"livenessProbe": {"enabled": False}, "readinessProbe": {"enabled": False}})
+    assert not {"livenessProbe", "readinessProbe"} & without.keys()
 
 
 @value_sets

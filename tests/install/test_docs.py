@@ -1,5 +1,6 @@
 """docs/install.md works as a new user would run it: its files exist, its values and helm commands are
-ones the chart accepts, and its RBAC table is what the chart grants."""
+ones the chart accepts, its values table names every value the chart has and no other, and its RBAC
+table is what the chart grants."""
 
 from __future__ import annotations
 
@@ -55,6 +56,25 @@ def test_every_file_the_guide_names_exists() -> None:
 
 def test_the_guides_values_file_meets_the_chart_schema() -> None:
     assert helm_chart.values_errors(my_values()) == []
+
+
+def test_the_values_table_names_every_value_of_the_chart_and_no_other() -> None:
+    table = TEXT.split("### The main values", 1)[1].split("\n\n", 2)[1]
+    named = {
+        name for row in table.splitlines()[2:] for name in re.findall(r"`([\w.]+)`", row.split(" | ")[0])
+    }
+    defaults = yaml.safe_load((helm_chart.CHART / "values.yaml").read_text())
+
+    def exists(path: str) -> bool:
+        node = defaults
+        for key in path.split("."):
+            if not isinstance(node, dict) or key not in node:
+                return False
+            node = node[key]
+        return True
+
+    assert sorted(name for name in named if not exists(name)) == []
+    assert sorted(set(defaults) - {name.split(".")[0] for name in named}) == []
 
 
 @pytest.mark.usefixtures("helm_available")

@@ -3,7 +3,8 @@
 # source in ../shared/vendor/ (the Spark Operator is not on the Go module proxy; its dependencies are),
 # into a cache folder outside the repo, once per release:
 #   ${HBO_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/hudi-bucket-operator}/spark-operator-<version>/
-# holding bin/spark-operator, crds/ (the release's own CRDs) and chart/ (its Helm chart). The last line
+# holding bin/spark-operator, crds/ (the release's own CRDs), chart/ (its Helm chart) and entrypoint.sh
+# (its image's entrypoint, which the tests' image of the controller runs as its Dockerfile says). The last line
 # on stdout is always that folder; progress goes to stderr. With --check it prints what the machine lacks
 # (one line, exit 1), or nothing. 3 to 4 minutes on 2 cores the first time; its Go caches are its own and
 # deleted with it, as in control_plane/build.sh.
@@ -14,7 +15,7 @@ SHARED=${HUDI_BUCKET_SHARED:-$(cd "$(dirname "$0")/../../../.." && pwd)/shared}
 ARCHIVE="$SHARED/vendor/kubeflow-spark-operator-$VERSION.tar.gz"
 CACHE=${HBO_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/hudi-bucket-operator}
 TARGET="$CACHE/spark-operator-$VERSION"
-STAMP="spark-operator=$VERSION with crds and chart"
+STAMP="spark-operator=$VERSION with crds, chart and entrypoint"
 
 built() { [ "$(cat "$TARGET/version" 2>/dev/null)" = "$STAMP" ]; }
 
@@ -58,7 +59,8 @@ ldflags+=" -X k8s.io/component-base/version.gitTreeState=clean"
   exit 1
 }
 cp "$source_dir"/charts/spark-operator-chart/crds/*.yaml "$work/out/crds/"
-cp -r "$source_dir/charts/spark-operator-chart" "$work/out/chart"  # its RBAC, which the tests render
+cp -r "$source_dir/charts/spark-operator-chart" "$work/out/chart"  # the tests install it, or render its RBAC
+cp "$source_dir/entrypoint.sh" "$work/out/entrypoint.sh"
 echo "$STAMP" > "$work/out/version"
 if [ -e "$TARGET" ]; then mv -T "$TARGET" "$work/previous"; fi
 mv -T "$work/out" "$TARGET"
