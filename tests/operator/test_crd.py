@@ -169,6 +169,25 @@ def test_every_list_map_and_free_string_is_bounded() -> None:
     assert unbounded(SPEC_SCHEMA, ".spec") == []
 
 
+def test_every_field_is_described_for_kubectl_explain() -> None:
+    def undescribed(node: dict[str, Any], path: str) -> list[str]:
+        found = []
+        for name, field in (node.get("properties") or {}).items():
+            if not field.get("description") and f"{path}.{name}" not in KUBERNETES_OWN:
+                found.append(f"{path}.{name}")
+            found += undescribed(field, f"{path}.{name}")
+        if isinstance(node.get("items"), dict):
+            found += undescribed(node["items"], f"{path}[]")
+        if isinstance(node.get("additionalProperties"), dict):
+            found += undescribed(node["additionalProperties"], f"{path}{{}}")
+        return found
+
+    assert undescribed(SCHEMA, "") == []
+
+
+KUBERNETES_OWN = {".apiVersion", ".kind", ".metadata"}  # kubectl explain describes these itself
+
+
 def test_bucket_bounds_are_the_codes() -> None:
     buckets = SPEC_SCHEMA["properties"]["buckets"]["properties"]
     rules = buckets["rules"]
@@ -431,7 +450,9 @@ def _finished_job(kind: JobKind, sequence: int, result: dict[str, Any]) -> Obser
 def operator_statuses() -> dict[str, dict[str, Any]]:
     """The statuses reconcile.decide writes along plan -> (approval) -> apply, as the API server gets them."""
     plan_job = _finished_job(JobKind.PLAN, 0, {**PlanResult(PLAN.reported(), {}).to_dict(), **TABLE_FACTS})
-    applied = ApplyResult(PLAN.reported(), "20261121094500321", 2, 9_101_200, 2_147_563_648, 312.5, False, (), {})
+    applied = ApplyResult(
+        PLAN.reported(), "20261121094500321", 2, 9_101_200, 2_147_563_648, 312.5, False, (), {}
+    )
     apply_job = _finished_job(JobKind.APPLY, 1, {**applied.to_dict(), **TABLE_FACTS})
     automatic = with_spec(SMALL, "apply.policy", "Automatic")["spec"]
     awaiting = decide(Observed(SMALL["spec"], 1, {}, TableStatus(), (plan_job,)), NOW).status
