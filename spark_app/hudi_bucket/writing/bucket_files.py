@@ -23,7 +23,7 @@ from enum import Enum
 from typing import Any
 
 from hudi_bucket.bucketing.bucket_ids import bucket_id_column, num_buckets_column
-from hudi_bucket.core.buckets import BUCKET_ID_DIGITS, bucket_id_from_file_id
+from hudi_bucket.core.buckets import bucket_id_from_file_id, new_bucket_file_id
 from hudi_bucket.core.commits import WriteStat
 from hudi_bucket.core.file_format import FileFormat
 from hudi_bucket.core.filegroups import BaseFile, partition_file_path
@@ -88,17 +88,18 @@ class BucketFiles:
     def plan(
         cls, instant: str, buckets: Mapping[str, int], existing: Mapping[tuple[str, int], ExistingGroup]
     ) -> BucketFiles:
-        """A new file group per (partition, bucket), ``<8-digit bucket><tail>-0`` with one random UUID
-        tail per partition (unique in it); where ``existing`` holds the (partition, bucket), its group."""
+        """A new file group per (partition, bucket), its id made from one random UUID per partition (so
+        unique in it: the ids differ in their bucket); where ``existing`` holds the (partition, bucket),
+        its group."""
         partitions = tuple(sorted(buckets))
         offsets: list[int] = []
         files: list[tuple[str, str]] = []
         for partition in partitions:
-            tail = str(uuid.uuid4())[BUCKET_ID_DIGITS:]
+            base = uuid.uuid4()
             offsets.append(len(files))
             for bucket in range(buckets[partition]):
                 group = existing.get((partition, bucket))
-                file_id = group.file_id if group else f"{bucket:0{BUCKET_ID_DIGITS}d}{tail}-0"
+                file_id = group.file_id if group else new_bucket_file_id(bucket, base)
                 files.append((partition, f"{file_id}_{WRITE_TOKEN}_{instant}.parquet"))
         return cls(partitions, tuple(offsets), tuple(files))
 
