@@ -19,7 +19,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 
 from hudi_bucket.errors import HudiBucketError
 from hudi_bucket_operator.job_policy import ANY_NAMESPACE, LOCAL_AND_S3A, JobDefaults, Policy
-from hudi_bucket_operator.manifest import Expect, Memory
+from hudi_bucket_operator.manifest import MAX_CORES, MAX_EXECUTORS, MAX_TTL_SECONDS, DnsName, Expect, Memory
 from hudi_bucket_operator.placement import PodPlacement
 from hudi_bucket_operator.schedule import parse_duration
 from hudi_bucket_operator.spec import Resources
@@ -51,9 +51,11 @@ def _json(value: object) -> object:
 
 @dataclass(frozen=True)
 class Helm:
-    """The chart's value that sets a setting (its path in values.yaml)."""
+    """The chart's value that sets a setting (its path in values.yaml), and what the chart's schema
+    asks of it beyond the setting, if anything."""
 
     path: str
+    narrower: str = ""
 
 
 def _duration(value: object) -> object:
@@ -126,7 +128,10 @@ Seconds = Annotated[
     int, BeforeValidator(_duration), Field(gt=0), Expect("a duration such as 15m, 6h or 1d"), Shown(_text)
 ]
 Name = Annotated[str, Field(min_length=1), Expect("a non-empty string")]
-Cores = Annotated[int, Field(ge=1), Expect("an integer above 0")]
+ObjectName = Annotated[DnsName, Expect("a Kubernetes object name (lowercase letters, digits, '-' and '.')")]
+# As a table's spec bounds them (the CRD): a default or a limit beyond could never be a table's own.
+Cores = Annotated[int, Field(ge=1, le=MAX_CORES), Expect(f"an integer from 1 to {MAX_CORES}")]
+Executors = Annotated[int, Field(ge=1, le=MAX_EXECUTORS), Expect(f"an integer from 1 to {MAX_EXECUTORS}")]
 
 
 class OperatorConfig(BaseModel):
@@ -165,7 +170,7 @@ class OperatorConfig(BaseModel):
         int,
         Field(alias="HBO_METRICS_PORT", ge=0, le=65535, description="the port of /metrics; 0: none"),
         Expect("a port number in 1..65535, or 0 for none"),
-        Helm("metrics.port"),
+        Helm("metrics.port", narrower="1..65535: the chart's Service needs a port"),
     ] = 8080
     leader_election: Annotated[
         bool,
@@ -180,8 +185,10 @@ class OperatorConfig(BaseModel):
         str,
         Field(
             alias="HBO_LEADER_ELECTION_LEASE",
+            pattern=r"^([a-z0-9]([-a-z0-9.]*[a-z0-9])?)?$",
             description="the Lease's name; empty: hudi-bucket-operator (the chart: the release's full name)",
         ),
+        Expect("a Kubernetes object name (lowercase letters, digits, '-' and '.'), or empty"),
         Helm("leaderElection.leaseName"),
     ] = ""
     lease_namespace: Annotated[
@@ -226,7 +233,7 @@ class OperatorConfig(BaseModel):
         Helm("jobs.sparkVersion"),
     ] = SPARK_VERSION
     job_service_account: Annotated[
-        Name,
+        ObjectName,
         Field(alias="HBO_JOB_SERVICE_ACCOUNT", description="the jobs' ServiceAccount"),
         Helm("jobs.serviceAccount.name"),
     ] = "hudi-bucket-jobs"
@@ -238,9 +245,12 @@ class OperatorConfig(BaseModel):
     job_ttl_seconds: Annotated[
         int,
         Field(
-            alias="HBO_JOB_TTL_SECONDS", ge=0, description="how long a finished job's SparkApplication stays"
+            alias="HBO_JOB_TTL_SECONDS",
+            ge=0,
+            le=MAX_TTL_SECONDS,
+            description="how long a finished job's SparkApplication stays",
         ),
-        Expect("an integer of seconds, 0 or more"),
+        Expect(f"an integer of seconds, 0 to {MAX_TTL_SECONDS} (a year)"),
         Helm("jobs.ttlSeconds"),
     ] = 86400
     driver_cores: Annotated[
@@ -252,7 +262,7 @@ class OperatorConfig(BaseModel):
         Helm("jobs.driver.memory"),
     ] = "2g"
     executor_instances: Annotated[
-        Cores,
+        Executors,
         Field(alias="HBO_EXECUTOR_INSTANCES", description="a job's executors"),
         Helm("jobs.executor.instances"),
     ] = 1
@@ -331,7 +341,7 @@ class OperatorConfig(BaseModel):
         Helm("jobs.limits.driver.memory"),
     ] = _LIMITS.max_driver.memory or ""
     max_executor_instances: Annotated[
-        Cores,
+        Executors,
         Field(alias="HBO_MAX_EXECUTOR_INSTANCES", description="the most executors a table's job may ask for"),
         Helm("jobs.limits.executor.instances"),
     ] = _LIMITS.max_executor.instances or 1
@@ -485,12 +495,13 @@ class OperatorConfig(BaseModel):
 # Each setting's environment variable, and the field it sets.
 VARIABLES = {info.alias: name for name, info in OperatorConfig.model_fields.items() if info.alias}
 # The variables the chart sets, and the value (its path in values.yaml) each is set from.
-HELM_VALUES = {
-    info.alias: item.path
+HELM = {
+    info.alias: item
     for info in OperatorConfig.model_fields.values()
     for item in info.metadata
     if isinstance(item, Helm) and info.alias
 }
+HELM_VALUES = {variable: item.path for variable, item in HELM.items()}
 
 
 def _problems(err: ValidationError, read: Mapping[str, str]) -> str:
@@ -513,7 +524,11 @@ def reference() -> str:
     rows = ["| variable | Helm value | default | what it is | what it must be |", "|---|---|---|---|---|"]
     for variable, name in VARIABLES.items():
         info = OperatorConfig.model_fields[name]
-        helm = f"`{HELM_VALUES[variable]}`" if variable in HELM_VALUES else "(not in the chart)"
+        helm = "(not in the chart)"
+        if variable in HELM:
+            helm = f"`{HELM[variable].path}`" + (
+                f" ({HELM[variable].narrower})" if HELM[variable].narrower else ""
+            )
         default = info.get_default(call_default_factory=True)
         shown = next((item.show(default) for item in info.metadata if isinstance(item, Shown)), None)
         if shown is None:

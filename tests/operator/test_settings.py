@@ -10,11 +10,14 @@ from typing import Any
 
 import pytest
 import yaml
+from pydantic import BeforeValidator
 
 from hudi_bucket_operator.cli import main
 from hudi_bucket_operator.job_policy import JobDefaults
 from hudi_bucket_operator.placement import PodPlacement, Toleration
+from hudi_bucket_operator.schedule import parse_duration
 from hudi_bucket_operator.settings import (
+    HELM,
     HELM_VALUES,
     SPARK_VERSION,
     VARIABLES,
@@ -29,6 +32,7 @@ CHART = REPO / "charts" / "hudi-bucket-operator"
 DEPLOYMENT = (CHART / "templates" / "deployment.yaml").read_text()
 HELPERS = (CHART / "templates" / "_helpers.tpl").read_text()
 VALUES = yaml.safe_load((CHART / "values.yaml").read_text())
+SCHEMA = json.loads((CHART / "values.schema.json").read_text())
 
 
 def test_an_empty_environment_gives_the_built_in_settings() -> None:
@@ -128,10 +132,14 @@ def test_every_setting_is_read_from_its_variable() -> None:
         (
             "HBO_JOB_TTL_SECONDS",
             "-1",
-            "HBO_JOB_TTL_SECONDS must be an integer of seconds, 0 or more, not '-1'",
+            "HBO_JOB_TTL_SECONDS must be an integer of seconds, 0 to 31536000 (a year), not '-1'",
         ),
-        ("HBO_DRIVER_CORES", "0", "HBO_DRIVER_CORES must be an integer above 0, not '0'"),
-        ("HBO_EXECUTOR_INSTANCES", "1.5", "HBO_EXECUTOR_INSTANCES must be an integer above 0, not '1.5'"),
+        ("HBO_DRIVER_CORES", "0", "HBO_DRIVER_CORES must be an integer from 1 to 256, not '0'"),
+        (
+            "HBO_EXECUTOR_INSTANCES",
+            "1.5",
+            "HBO_EXECUTOR_INSTANCES must be an integer from 1 to 1000, not '1.5'",
+        ),
         ("HBO_EXECUTOR_MEMORY", "4Gi", "HBO_EXECUTOR_MEMORY must be in Spark's format"),
         ("HBO_JOB_BACKEND", "spark", "HBO_JOB_BACKEND must be sparkoperator or local, not 'spark'"),
         (
@@ -217,6 +225,41 @@ def test_the_charts_defaults_are_the_operators_defaults() -> None:
         field = VARIABLES[variable]
         from_chart = getattr(OperatorConfig.from_env({variable: text}), field)
         assert from_chart == getattr(built_in, field), f"values.yaml's default for {variable} differs"
+
+
+def schema_of(path: str) -> dict[str, Any]:
+    node: dict[str, Any] = SCHEMA
+    for key in path.split("."):
+        node = node["properties"][key]
+    return node
+
+
+def test_the_charts_schema_bounds_each_value_as_the_setting_does_or_says_why_not() -> None:
+    """Numbers' bounds and strings' patterns: a value the chart takes is one the operator takes."""
+    for variable, helm in HELM.items():
+        node = schema_of(helm.path)
+        if node.get("type") not in ("integer", "number", "string"):
+            continue
+        bounds = {}
+        for item in OperatorConfig.model_fields[VARIABLES[variable]].metadata:
+            bounds |= {
+                key: getattr(item, key)
+                for key in ("ge", "gt", "le", "pattern")
+                if getattr(item, key, None) is not None
+            }
+        chart = {"ge": node.get("minimum"), "gt": node.get("exclusiveMinimum"), "le": node.get("maximum"),
+                 "pattern": node.get("pattern")}  # fmt: skip
+        chart = {key: value for key, value in chart.items() if value is not None}
+        if VARIABLES[variable] in DURATIONS:  # text read as seconds: the chart's pattern takes what it reads
+            taken = [text for text in DURATION_SAMPLES if re.fullmatch(chart["pattern"], text)]
+            assert taken == [text for text in DURATION_SAMPLES if parse_duration(text)], variable
+            continue
+        assert (chart == bounds) != bool(helm.narrower), (variable, chart, bounds, helm.narrower)
+
+
+DURATIONS = {name for name, info in OperatorConfig.model_fields.items() if info.annotation is int and any(
+    isinstance(item, BeforeValidator) for item in info.metadata)}  # fmt: skip
+DURATION_SAMPLES = ["90m", "6h", "7d", "1m", "999999m", "1000000m", "0m", "15", "1h30m", "2w", "90s", " 6h"]
 
 
 def test_the_settings_page_is_the_reference_the_operator_prints(capsys: pytest.CaptureFixture[str]) -> None:
