@@ -1,0 +1,53 @@
+"""The core, the contract and the errors (which the operator and the jobs both run) import nothing but
+the standard library, themselves and the project's base dependencies (or what those bring, as
+pydantic brings pydantic-core): installed without an extra, they work."""
+
+from __future__ import annotations
+
+import ast
+import sys
+import tomllib
+from importlib.metadata import packages_distributions, requires
+
+from packaging.requirements import Requirement
+
+from paths import REPO
+
+PACKAGE = REPO / "spark_app" / "hudi_bucket"
+BASE = [PACKAGE / "core", PACKAGE / "contract", PACKAGE / "errors.py"]
+
+
+def imported_modules() -> dict[str, str]:
+    """Every top-level module the base imports, with a file that imports it."""
+    found: dict[str, str] = {}
+    files = [f for root in BASE for f in ([root] if root.is_file() else sorted(root.rglob("*.py")))]
+    for path in files:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            else:
+                continue
+            for name in names:
+                found.setdefault(name.split(".")[0], str(path.relative_to(REPO)))
+    return found
+
+
+def test_the_base_imports_only_the_base_dependencies() -> None:
+    declared = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
+    base = {Requirement(line).name.lower() for line in declared}
+    base |= {
+        Requirement(line).name.lower().replace("-", "_")
+        for name in base
+        for line in requires(name) or []
+        if Requirement(line).marker is None  # not an extra's
+    }
+    distributions = packages_distributions()
+    outside = {
+        module: where
+        for module, where in imported_modules().items()
+        if module not in sys.stdlib_module_names and module != "hudi_bucket"
+        and not {d.lower() for d in distributions.get(module, [module])} & base
+    }  # fmt: skip
+    assert outside == {}
