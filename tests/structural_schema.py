@@ -196,34 +196,45 @@ def _validation_problems(node: Mapping[str, Any], path: str, correlated: bool) -
     return problems
 
 
+def subschemas(node: Mapping[str, Any], path: str = "") -> Iterator[tuple[str, Mapping[str, Any]]]:
+    """``node`` and every schema under it, depth first, each with its path: ``.name`` for a property,
+    ``.*`` for a map's values, ``[]`` for a list's items."""
+    yield path, node
+    for name, sub in (node.get("properties") or {}).items():
+        yield from subschemas(sub, f"{path}.{name}")
+    for key, suffix in (("additionalProperties", ".*"), ("items", "[]")):
+        if isinstance(node.get(key), Mapping):
+            yield from subschemas(node[key], f"{path}{suffix}")
+
+
 def unbounded(node: Mapping[str, Any], path: str = "") -> list[str]:
     """Lists without maxItems, maps without maxProperties, free strings without maxLength: CEL's cost
     estimate assumes the worst for each, and the API server refuses rules over budget."""
     found = []
-    kind = node.get("type")
-    if kind == "array" and "maxItems" not in node:
-        found.append(f"{path}: array without maxItems")
-    if isinstance(node.get("additionalProperties"), Mapping) and "maxProperties" not in node:
-        found.append(f"{path}: map without maxProperties")
-    if kind == "string" and "enum" not in node and "maxLength" not in node:
-        found.append(f"{path}: string without maxLength")
-    for name, sub in (node.get("properties") or {}).items():
-        found += unbounded(sub, f"{path}.{name}")
-    if isinstance(node.get("additionalProperties"), Mapping):
-        found += unbounded(node["additionalProperties"], f"{path}.*")
-    if isinstance(node.get("items"), Mapping):
-        found += unbounded(node["items"], f"{path}[]")
+    for where, sub in subschemas(node, path):
+        kind = sub.get("type")
+        if kind == "array" and "maxItems" not in sub:
+            found.append(f"{where}: array without maxItems")
+        if isinstance(sub.get("additionalProperties"), Mapping) and "maxProperties" not in sub:
+            found.append(f"{where}: map without maxProperties")
+        if kind == "string" and "enum" not in sub and "maxLength" not in sub:
+            found.append(f"{where}: string without maxLength")
     return found
 
 
+def undescribed(node: Mapping[str, Any], path: str = "") -> list[str]:
+    """The properties without a description, which `kubectl explain` would show bare."""
+    return [
+        where
+        for where, sub in subschemas(node, path)
+        if where != path and not where.endswith((".*", "[]")) and not sub.get("description")
+    ]
+
+
 def all_validations(node: Mapping[str, Any], path: str = "") -> Iterator[tuple[str, dict[str, str]]]:
-    for validation in node.get("x-kubernetes-validations", ()):
-        yield path, validation
-    for name, sub in (node.get("properties") or {}).items():
-        yield from all_validations(sub, f"{path}.{name}")
-    for key, suffix in (("additionalProperties", ".*"), ("items", "[]")):
-        if isinstance(node.get(key), Mapping):
-            yield from all_validations(node[key], f"{path}{suffix}")
+    for where, sub in subschemas(node, path):
+        for validation in sub.get("x-kubernetes-validations", ()):
+            yield where, validation
 
 
 def nulls_in_declared_fields(node: Mapping[str, Any], value: Any) -> list[str]:
