@@ -64,14 +64,17 @@ class TimelineStore:
         try:
             if data.startswith(_AVRO_MAGIC):
                 records = list(fastavro.reader(io.BytesIO(data)))
-                return records[0] if records else None
-            decoded = json.loads(data)
+                if not records:
+                    return None
+                decoded = records[0]
+            else:
+                decoded = json.loads(data)
         except (ValueError, EOFError) as err:
             raise CorruptTableError(
                 f"{self.storage.uri}/{path}: not a readable Hudi instant ({err})"
             ) from None
         if not isinstance(decoded, dict):
-            raise CorruptTableError(f"{self.storage.uri}/{path}: expected a JSON object")
+            raise CorruptTableError(f"{self.storage.uri}/{path}: expected a record (an object)")
         return decoded
 
     def is_ours(self, instant: Instant) -> bool:

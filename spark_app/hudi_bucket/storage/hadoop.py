@@ -40,6 +40,7 @@ _CHECKSUMMED = "org.apache.hadoop.fs.ChecksumFileSystem"
 _S3A = "org.apache.hadoop.fs.s3a.S3AFileSystem"
 
 _log = logging.getLogger(__name__)
+Children = list[Child]  # named out here: in HadoopStorage's body, ``list`` is its method
 
 # A Java exception reaches Python as a Py4JJavaError, or already converted by PySpark for a few classes
 # (IllegalArgumentException: a malformed path, Hadoop's "Wrong FS").
@@ -59,6 +60,8 @@ class HadoopStorage:
 
     def __init__(self, uri: str, spark: SparkSession) -> None:
         context = spark.sparkContext
+        if context._jvm is None or context._jsc is None:  # its JVM is gone
+            raise StorageError(f"{uri}: the Spark session is stopped")
         self._gateway: Any = context._gateway
         self._jvm: Any = context._jvm
         conf = context._jsc.hadoopConfiguration()
@@ -140,7 +143,7 @@ class HadoopStorage:
         ]
         return sorted(infos, key=lambda i: i.path)
 
-    def _list_through_hadoop(self, path: str) -> list[Child]:
+    def _list_through_hadoop(self, path: str) -> Children:
         folder = self._path(path)
         try:
             statuses = self._fs.listStatus(folder)
@@ -151,7 +154,7 @@ class HadoopStorage:
         # Hadoop lists a file as itself; like LocalStorage, a file has no children
         return self._read_statuses(statuses, folder) or []
 
-    def _list_natively(self, path: str) -> list[Child] | None:
+    def _list_natively(self, path: str) -> Children | None:
         """The children as the native S3 client lists them; None when S3A is to list."""
         lister = self._native_lister()
         if lister is None:
@@ -175,7 +178,7 @@ class HadoopStorage:
                     _log.warning("%s: S3A lists (%s), which is slower on large partitions", self.uri, why)
             return self._native
 
-    def _read_statuses(self, statuses: Any, folder: Any) -> list[Child] | None:
+    def _read_statuses(self, statuses: Any, folder: Any) -> Children | None:
         """(name, is_dir, size, modified_ms) of each status; None when the folder is a file.
 
         Each call across py4j is a round trip (tens of microseconds), and reading a status field by
