@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from functools import reduce
 from sys import byteorder
+from typing import Any, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
@@ -34,14 +35,20 @@ from hudi_bucket.core.recordkeys import (
 )
 from hudi_bucket.errors import CorruptTableError, InvalidBucketCountError
 
-BucketCounts = int | npt.ArrayLike | pa.Array | pa.ChunkedArray
+BucketCounts: TypeAlias = int | npt.ArrayLike | pa.Array | pa.ChunkedArray
 """One bucket count for every row, or one per row (partitions may differ)."""
+Hashes: TypeAlias = npt.NDArray[np.uint32]  # Java int hashes, as their 32 bits
+Units: TypeAlias = npt.NDArray[np.unsignedinteger[Any]]  # UTF-16 code units (bytes, when all ASCII)
+Offsets: TypeAlias = npt.NDArray[np.int64]  # where each row's segment starts, then where the last ends
+Rows: TypeAlias = npt.NDArray[np.intp]  # row numbers
+Mask: TypeAlias = npt.NDArray[np.bool_]
+BucketIds: TypeAlias = npt.NDArray[np.int32]
 
 _JAVA_INT_MAX = np.uint32(0x7FFFFFFF)
 _UTF16 = "utf-16-le" if byteorder == "little" else "utf-16-be"
 
 
-def bucket_ids_for_values(values: pa.Array | pa.ChunkedArray, num_buckets: BucketCounts) -> np.ndarray:
+def bucket_ids_for_values(values: pa.Array | pa.ChunkedArray, num_buckets: BucketCounts) -> BucketIds:
     """Bucket of each row whose index key is the single value in ``values`` (a null is a Java null)."""
     strings = _string_array(values)
     return _to_buckets(_single_value_list_hashes(strings), _bucket_counts(num_buckets, len(strings)))
@@ -52,7 +59,7 @@ def bucket_ids_for_record_keys(
     hash_fields: Collection[str],
     num_buckets: BucketCounts,
     style: KeyStyle = KeyStyle.HUDI_1X,
-) -> np.ndarray:
+) -> BucketIds:
     """Bucket of each ``_hoodie_record_key`` in ``record_keys`` (see ``recordkeys.index_key_values``)."""
     keys = _string_array(record_keys)
     if keys.null_count:
@@ -70,7 +77,7 @@ def bucket_ids_for_record_keys(
     return _to_buckets(list_hashes, counts)
 
 
-def _rows(strings: pa.Array, rows: np.ndarray) -> pa.Array:
+def _rows(strings: pa.Array, rows: Rows) -> pa.Array:
     """``strings.take(rows)``, without the copy when ``rows`` is every row."""
     return strings if len(rows) == len(strings) else strings.take(rows)
 
@@ -84,15 +91,16 @@ def _string_array(strings: pa.Array | pa.ChunkedArray) -> pa.Array:
     return strings
 
 
-def _single_value_mask(keys: pa.Array, style: KeyStyle) -> np.ndarray:
+def _single_value_mask(keys: pa.Array, style: KeyStyle) -> Mask:
     """Rows that ``style`` takes whole, mirroring ``recordkeys.is_single_value_key``."""
     if not len(keys):
         return np.zeros(0, dtype=bool)
     holds_every_marker = reduce(pc.and_, (pc.match_substring(keys, m) for m in style.pair_markers))
-    return ~holds_every_marker.to_numpy(zero_copy_only=False)
+    holds: Mask = holds_every_marker.to_numpy(zero_copy_only=False)
+    return ~holds
 
 
-def _split_key_list_hashes(keys: pa.Array, hash_fields: Collection[str], style: KeyStyle) -> np.ndarray:
+def _split_key_list_hashes(keys: pa.Array, hash_fields: Collection[str], style: KeyStyle) -> Hashes:
     """List hashes of keys that ``style`` splits into pairs.
 
     Plain keys are split with Arrow; the others (a value holding ``,`` or ``:``, an empty piece) in Python.
@@ -131,7 +139,7 @@ def _split_key_list_hashes(keys: pa.Array, hash_fields: Collection[str], style: 
     return list_hashes
 
 
-def _python_split_list_hashes(keys: pa.Array, hash_fields: Collection[str], style: KeyStyle) -> np.ndarray:
+def _python_split_list_hashes(keys: pa.Array, hash_fields: Collection[str], style: KeyStyle) -> Hashes:
     """List hashes of keys that only ``recordkeys`` can split: split one by one, hash the values at once."""
     value_lists = [index_key_values(key, hash_fields, style) for key in keys.to_pylist()]
     offsets = np.zeros(len(value_lists) + 1, dtype=np.int64)
@@ -140,12 +148,12 @@ def _python_split_list_hashes(keys: pa.Array, hash_fields: Collection[str], styl
     return _list_hashes(_string_hashes(flat_values), offsets)
 
 
-def _single_value_list_hashes(strings: pa.Array) -> np.ndarray:
+def _single_value_list_hashes(strings: pa.Array) -> Hashes:
     """``List.hashCode()`` of the one-element list of each row: ``31 + hash(value)``, as uint32 bits."""
     return np.uint32(31) + _string_hashes(strings)
 
 
-def _string_hashes(strings: pa.Array) -> np.ndarray:
+def _string_hashes(strings: pa.Array) -> Hashes:
     """``String.hashCode()`` of every row as uint32 bits, 0 for a null (as ``List.hashCode`` counts it)."""
     units, offsets = _utf16_units(strings)
     hashes = _polynomial_hashes(units, offsets)
@@ -154,34 +162,36 @@ def _string_hashes(strings: pa.Array) -> np.ndarray:
     return hashes
 
 
-def _list_hashes(value_hashes: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+def _list_hashes(value_hashes: Hashes, offsets: Offsets) -> Hashes:
     """``List.hashCode()`` of each list ``value_hashes[offsets[i]:offsets[i + 1]]``, as uint32 bits."""
     lengths = np.diff(offsets)
     initial_one = _powers_of_31(int(lengths.max(initial=0)) + 1)[lengths]
-    return initial_one + _polynomial_hashes(value_hashes, offsets)
+    hashes: Hashes = initial_one + _polynomial_hashes(value_hashes, offsets)
+    return hashes
 
 
-def _polynomial_hashes(terms: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+def _polynomial_hashes(terms: Units | Hashes, offsets: Offsets) -> Hashes:
     """Per segment ``terms[s:e]``, the sum of ``terms[j] * 31**(e - 1 - j)`` modulo 2**32 (0 if empty).
 
     This is Java's ``h = 31*h + x`` fold unrolled, so every term can be weighted at once.
     """
     lengths = np.diff(offsets)
-    distance_to_end = np.repeat(offsets[1:] - 1, lengths) - np.arange(len(terms), dtype=np.int64)
+    distance_to_end: Offsets = np.repeat(offsets[1:] - 1, lengths) - np.arange(len(terms), dtype=np.int64)
     weighted = terms * _powers_of_31(int(lengths.max(initial=0)))[distance_to_end]
     running = np.zeros(len(terms) + 1, dtype=np.uint32)
     np.cumsum(weighted, dtype=np.uint32, out=running[1:])
-    return running[offsets[1:]] - running[offsets[:-1]]
+    sums: Hashes = running[offsets[1:]] - running[offsets[:-1]]
+    return sums
 
 
-def _powers_of_31(count: int) -> np.ndarray:
+def _powers_of_31(count: int) -> Hashes:
     """``31**0 .. 31**(count - 1)`` modulo 2**32."""
     factors = np.full(max(count, 1), 31, dtype=np.uint32)
     factors[0] = 1
     return np.cumprod(factors, dtype=np.uint32)
 
 
-def _utf16_units(strings: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+def _utf16_units(strings: pa.Array) -> tuple[Units, Offsets]:
     """The UTF-16 code units of all rows back to back, and each row's start and end in them.
 
     Arrow strings are valid UTF-8, so the codec transcodes the whole buffer in one call; the row bounds
@@ -206,7 +216,7 @@ def _utf16_units(strings: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     return units, units_before_byte[byte_offsets]
 
 
-def _bucket_counts(num_buckets: BucketCounts, rows: int) -> np.ndarray | int:
+def _bucket_counts(num_buckets: BucketCounts, rows: int) -> npt.NDArray[np.int64] | int:
     """``num_buckets`` checked like ``buckets.check_num_buckets``: an int, or an int64 array of ``rows``."""
     if isinstance(num_buckets, int | np.integer):
         check_num_buckets(int(num_buckets))
@@ -226,6 +236,6 @@ def _bucket_counts(num_buckets: BucketCounts, rows: int) -> np.ndarray | int:
     return counts.astype(np.int64)
 
 
-def _to_buckets(list_hashes: np.ndarray, counts: np.ndarray | int) -> np.ndarray:
+def _to_buckets(list_hashes: Hashes, counts: npt.NDArray[np.int64] | int) -> BucketIds:
     """``(hash & Integer.MAX_VALUE) % numBuckets`` for every row, as int32."""
     return ((list_hashes & _JAVA_INT_MAX).astype(np.int64) % counts).astype(np.int32)

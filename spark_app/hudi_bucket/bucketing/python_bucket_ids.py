@@ -13,7 +13,7 @@ from collections.abc import Collection
 import pandas as pd
 import pyarrow as pa
 from pyspark.sql import Column
-from pyspark.sql import functions as F  # noqa: N812 (PySpark's own convention)
+from pyspark.sql.pandas.functions import pandas_udf
 from pyspark.sql.types import IntegerType
 
 from hudi_bucket.bucketing.bucket_batch import bucket_ids_for_record_keys
@@ -26,10 +26,12 @@ def python_bucket_id(
     """Each row's bucket id (int), as ``buckets.record_key_bucket_id`` gives it."""
     fields = tuple(hash_fields)
 
-    @F.pandas_udf(IntegerType())  # type: ignore[call-overload]
+    # PySpark types pandas_udf by pandas' own types, which pandas (untyped here) does not give
+    @pandas_udf(IntegerType())  # type: ignore[call-overload, untyped-decorator]
     def hudi_bucket_id(record_keys: pd.Series, num_buckets: pd.Series) -> pd.Series:
         keys = pa.Array.from_pandas(record_keys, type=pa.string())
         ids = bucket_ids_for_record_keys(keys, fields, num_buckets.to_numpy(), key_style)
         return pd.Series(ids, dtype="int32")
 
-    return hudi_bucket_id(record_key, num_buckets)
+    bucket_id: Column = hudi_bucket_id(record_key, num_buckets)
+    return bucket_id
