@@ -84,7 +84,7 @@ def _write(api: client.CoreV1Api, target: ConfigMapReport, text: str) -> None:
         metadata["ownerReferences"] = [target.owner.reference()]
     try:
         try:
-            body = {
+            body: Any = {  # the manifest as it is: the client sends a dict as given
                 "apiVersion": "v1",
                 "kind": "ConfigMap",
                 "metadata": metadata,

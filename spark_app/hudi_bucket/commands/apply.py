@@ -20,7 +20,7 @@ from hudi_bucket.checks.layout_check import ViolationKind, verify_table
 from hudi_bucket.checks.preconditions import check_table, roll_back_our_leftovers
 from hudi_bucket.contract.reports import TABLE_ITEMS, ApplyResult, PlanResult, TableBuckets
 from hudi_bucket.contract.requests import ApplyOptions, RescaleOptions
-from hudi_bucket.core.commits import INSERT_OVERWRITE, CommitMetadata
+from hudi_bucket.core.commits import INSERT_OVERWRITE, CommitMetadata, WriteStat
 from hudi_bucket.core.completeness import check_recorded_schema
 from hudi_bucket.core.engine import Engine, native_repair_hint
 from hudi_bucket.core.filegroups import FileGroup, all_plain
@@ -258,7 +258,7 @@ def apply(ctx: TableContext, options: ApplyOptions) -> ApplyResult:
 
 def _rescale(
     ctx: TableContext, the_plan: Plan, desired: BucketRules, shuffle_free: bool, *, keep_duplicates: bool
-) -> tuple[str, tuple, bool, int]:
+) -> tuple[str, tuple[WriteStat, ...], bool, int]:
     """Returns the instant, its write stats, whether the rewrite went without a shuffle, and how many keys
     found more than once kept one copy (held by two file groups; in a conversion, held twice at all,
     unless ``keep_duplicates``)."""
@@ -295,7 +295,7 @@ def _rescale(
         # Saved while T is pending, as Hudi does, but last: a table's first version makes the configs
         # folder, and a crash must not leave that folder without a committed version for long.
         config_store.write_config(storage, HashingConfig.from_rules(desired, instant))
-        by_partition: dict[str, tuple] = dict.fromkeys(partitions, ())
+        by_partition: dict[str, tuple[WriteStat, ...]] = dict.fromkeys(partitions, ())
         for stat in stats:
             by_partition[stat.partition_path] += (stat,)
         completed = CommitMetadata(

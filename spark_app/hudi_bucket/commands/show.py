@@ -59,8 +59,8 @@ def proposal(
         return size_table(sizes, BucketRules((), default), sizing, matcher).to_dict()
     except SizingError as error:  # too many rules: still show each partition's count
         choices = choose_all(sizes, BucketRules((), default), sizing, matcher)
-        rules = Sizing(sizing, choices, (), BucketRules((), default)).to_dict()
-        return {**rules, "rules": None, "problem": f"{error} ({error.hint})"}
+        shown = Sizing(sizing, choices, (), BucketRules((), default)).to_dict()
+        return {**shown, "rules": None, "problem": f"{error} ({error.hint})"}
 
 
 def table_facts(table: HudiTable, ctx: TableContext) -> dict[str, Any]:

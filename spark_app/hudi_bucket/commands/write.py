@@ -24,7 +24,7 @@ from hudi_bucket.bucketing.bucket_ids import bucket_id_column, key_taken_whole, 
 from hudi_bucket.checks.preconditions import check_table, roll_back_our_leftovers
 from hudi_bucket.contract.requests import WriteOptions
 from hudi_bucket.core.buckets import BUCKET_ID_DIGITS, bucket_id_from_file_id, is_bucket_file_id
-from hudi_bucket.core.commits import INSERT, UPSERT, CommitMetadata
+from hudi_bucket.core.commits import INSERT, UPSERT, CommitMetadata, WriteStat
 from hudi_bucket.core.filegroups import FileGroup
 from hudi_bucket.core.metafields import FILE_NAME, META_COLUMNS, PARTITION_PATH, RECORD_KEY
 from hudi_bucket.core.properties import Properties, TableConfig
@@ -271,11 +271,15 @@ def _commit(
             instant=instant,
             buckets=buckets,
             data_columns=columns,
-            existing={k: ExistingGroup(g.file_id, g.latest_base_file.instant) for k, g in rewritten.items()},
+            existing={
+                k: ExistingGroup(g.file_id, base.instant)
+                for k, g in rewritten.items()
+                if (base := g.latest_base_file) is not None  # every live group of a copy-on-write table
+            },
             every_key_whole=incoming_whole and stored_whole,
             like=next((g.latest_base_file.path for g in layout.groups.values() if g.latest_base_file), None),
         )
-        by_partition: dict[str, tuple] = dict.fromkeys(incoming_partitions, ())
+        by_partition: dict[str, tuple[WriteStat, ...]] = dict.fromkeys(incoming_partitions, ())
         for stat in stats:
             by_partition[stat.partition_path] += (stat,)
         schema = to_avro_json(merged.select(*columns).schema, table.name, for_commit=True)
@@ -329,8 +333,8 @@ def _merge(
     ordering = config.ordering_fields if merge_mode(config) == EVENT_TIME_ORDERING else ()
     if ordering:
         value = F.col(ordering[0]) if len(ordering) == 1 else F.struct(*ordering)
-        stored, new = F.col("__hbo_stored"), F.col("__hbo_incoming")
-        wins = stored.isNotNull() & (new.isNull() | (stored > new))
+        kept, new = F.col("__hbo_stored"), F.col("__hbo_incoming")
+        wins = kept.isNotNull() & (new.isNull() | (kept > new))
     else:
         value, wins = F.lit(None), F.lit(False)
     pairs = old.select(*KEY_COLUMNS, value.alias("__hbo_stored")).join(
@@ -365,4 +369,4 @@ def _refuse_misplaced(ctx: TableContext, old: Any, buckets: dict[str, int]) -> b
             "not to that file's",
             hint=f"pass the table's bucket count (--default of a table without rules); else {_REPAIR_HINT}",
         )
-    return split_keys == 0
+    return int(split_keys) == 0

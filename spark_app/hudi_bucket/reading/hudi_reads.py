@@ -101,4 +101,5 @@ def _read_partition(ctx: TableContext, partition: str, columns: StructType) -> D
         (F.col(c.name).cast(c.dataType) if c.name in present else F.lit(None).cast(c.dataType)).alias(c.name)
         for c in columns.fields
     ]
-    return scan.select(*(v.alias(m) for m, v in meta.items()), *data)
+    selected: DataFrame = scan.select(*(v.alias(m) for m, v in meta.items()), *data)
+    return selected

@@ -89,9 +89,10 @@ class TableFiles:
             for c in self.columns.fields
         ]
         names = self.columns.fieldNames()
-        return scan.select(
+        selected: DataFrame = scan.select(
             *(v.alias(m) for m, v in meta.items()), *(d.alias(n) for d, n in zip(data, names, strict=True))
         )
+        return selected
 
     def _conversions(self, physical: StructType) -> set[str]:
         """Columns of ``columns`` that ``physical`` lacks or holds in another type."""
@@ -135,8 +136,9 @@ def _table_columns(
     fields = []
     for field in wanted.fields:
         own = held.get(field.name)
-        keep = own is not None and _avro_type(own, table_name) == _avro_type(field.dataType, table_name)
-        fields.append(StructField(field.name, own if keep else field.dataType, True))
+        if own is None or _avro_type(own, table_name) != _avro_type(field.dataType, table_name):
+            own = field.dataType
+        fields.append(StructField(field.name, own, True))
     return StructType(fields)
 
 

@@ -71,7 +71,13 @@ def refuse_what_hudi_cannot_plan(plan: Plan, in_force: Any, repair_hint: str = "
             or "use the Native engine, or give a plain bucket-index table's count (currentBuckets, "
             "--current-buckets)",
         )
-    others = sorted({c.old_buckets for c in plan.changes if c.old_buckets != plan.desired.default})
+    others = sorted(
+        {
+            c.old_buckets
+            for c in plan.changes
+            if c.old_buckets is not None and c.old_buckets != plan.desired.default
+        }
+    )
     if in_force is None and others:
         raise PlanError(
             f"the table's partitions have {others[0]} buckets and the rules' default is "
@@ -82,7 +88,9 @@ def refuse_what_hudi_cannot_plan(plan: Plan, in_force: Any, repair_hint: str = "
         )
 
 
-def rescale_with_hudi(spark: Any, ctx: TableContext, plan: Plan, rules: BucketRules) -> tuple[str, tuple]:
+def rescale_with_hudi(
+    spark: Any, ctx: TableContext, plan: Plan, rules: BucketRules
+) -> tuple[str, tuple[WriteStat, ...]]:
     """Run Hudi's overwrite rescale for ``rules``; returns Hudi's instant and its write stats."""
     _require_hudi(spark)
     before = ctx.table.timeline
@@ -107,10 +115,13 @@ def rescale_with_hudi(spark: Any, ctx: TableContext, plan: Plan, rules: BucketRu
             + ", ".join(f"{i.timestamp} ({i.action.value})" for i in others[:5])
             + f"; Hudi's rescale {ours} rolled back"
         )
+    committed = after.table.timeline.get(ours)
+    if committed is None:
+        raise ConcurrentWriterError(
+            f"Hudi's rescale {ours} is gone from the timeline: another writer rolled it back"
+        )
     stats: tuple[WriteStat, ...] = tuple(
-        stat
-        for stats in store.read_commit_metadata(after.table.timeline.get(ours)).write_stats.values()
-        for stat in stats
+        stat for stats in store.read_commit_metadata(committed).write_stats.values() for stat in stats
     )
     return ours, stats
 

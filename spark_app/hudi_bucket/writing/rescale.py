@@ -177,6 +177,7 @@ def rewrite_partitions(
         every_key_whole = keys_split == 0
     refuse_custom_merge(ctx.table.config, resolved)
     shuffle_free = shuffle_free and table.one_scan and not resolving and all(map(_spreads, rewrites))
+    rows: DataFrame | None
     if shuffle_free:
         # A partition Hudi reads is one read, so one task: its new buckets are whole in it.
         plain = [r for r in rewrites if not r.read_by_hudi]
