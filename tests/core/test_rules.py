@@ -180,14 +180,6 @@ def test_evaluating_an_uncompilable_rule_names_it() -> None:
         rules.buckets_for("y", PY)
 
 
-def test_add_rule_puts_the_new_rule_first() -> None:
-    added = BucketRules.parse("a,2;b,3", 8).add_rule(Rule("c", 4))
-    assert added.render() == "c,4;a,2;b,3"
-    assert added.default == 8
-    assert added.buckets_for("ab", PY) == 2
-    assert added.add_rule(Rule("a", 9)).buckets_for("ab", PY) == 9
-
-
 @pytest.mark.parametrize(
     "pattern",
     [

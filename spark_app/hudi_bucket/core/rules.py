@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 import warnings
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Protocol
 
 from hudi_bucket.errors import InvalidBucketCountError, InvalidRuleError
@@ -76,10 +76,6 @@ class BucketRules:
     def render(self) -> str:
         """The expression string Hudi stores; ``parse(render())`` gives these rules back once valid."""
         return ";".join(rule.render() for rule in self.rules)
-
-    def add_rule(self, rule: Rule) -> BucketRules:
-        """What Hudi's ``add`` does: the new rule goes first, so it wins over every existing one."""
-        return replace(self, rules=(rule, *self.rules))
 
     def validate(self, matcher: Matcher) -> None:
         """Refuse rules Hudi would reject, misread or fail on at write time, naming every bad rule."""
