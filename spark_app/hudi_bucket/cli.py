@@ -14,12 +14,10 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from hudi_bucket.contract.reports import (
-    TABLE_ITEMS,
     ConfigMapReport,
     JobError,
     JobReport,
     Outcome,
-    PlanResult,
     TableBuckets,
     now_iso,
 )
@@ -152,34 +150,10 @@ def _show(spark: Any, request: ShowRequest) -> CommandResult:
 
 
 def _plan(spark: Any, request: PlanRequest) -> CommandResult:
-    from hudi_bucket.commands.apply import sized_plan
+    from hudi_bucket.commands.plan import plan
 
     ctx = _context(spark, request)
-    full_plan, checks, sizing = sized_plan(ctx, request.rescale, count_duplicates=True)
-    the_plan = full_plan.reported()
-    kept = (
-        "every copy kept, as --keep-duplicates asks" if request.rescale.keep_duplicates else "one copy kept"
-    )
-    message = (
-        "already converged: nothing to do"
-        if the_plan.noop
-        else f"plan {the_plan.id}: rewrite {the_plan.partitions} partition(s), {the_plan.rows} row(s)"
-        + (f", {the_plan.repairs} of them to repair their layout" if the_plan.repairs else "")
-        + (", new config version" if the_plan.config_changes else "")
-        + (
-            f"; {the_plan.duplicate_keys} key(s) found more than once ({kept})"
-            if the_plan.duplicate_keys
-            else ""
-        )
-    )
-    if sizing is not None:
-        shuffle_free = sum(1 for c in sizing.resized if c.shuffle_free)
-        message += (
-            f" (sizing: {len(sizing.resized)} of {len(sizing.choices)} sized partition(s) resized, "
-            f"{shuffle_free} without a shuffle, {len(sizing.rules)} rule(s))"
-        )
-    sized = None if sizing is None else sizing.to_dict(max_choices=TABLE_ITEMS)
-    result = PlanResult(the_plan, checks.to_dict(), sized)
+    message, result = plan(ctx, request.rescale)
     return Outcome.SUCCEEDED, message, {**result.to_dict(), **_table_buckets(ctx)}
 
 

@@ -10,12 +10,13 @@ from typing import Any
 import pytest
 
 from bucket_tables import verified
-from hudi_bucket.commands.apply import apply, plan
+from hudi_bucket.commands.apply import apply
 from hudi_bucket.commands.verify import verify
 from hudi_bucket.contract.requests import ApplyOptions, RescaleOptions
 from hudi_bucket.core.engine import Engine
 from hudi_bucket.core.rules import BucketRules
 from hudi_bucket.errors import PlanError, PreflightError
+from hudi_bucket.planning import plan
 from hudi_bucket.spark.context import TableContext
 from hudi_bucket.spark.session import scoped_conf
 from hudi_spark import (

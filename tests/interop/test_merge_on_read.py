@@ -18,12 +18,13 @@ from cli_runs import run
 from hudi_rs import latest_file_slices
 
 from bucket_tables import live_groups
-from hudi_bucket.commands.apply import apply, plan
+from hudi_bucket.commands.apply import apply
 from hudi_bucket.commands.verify import verify, verify_table
 from hudi_bucket.contract.requests import HUDI_BUNDLE_ENV, ApplyOptions, RescaleOptions
 from hudi_bucket.core.buckets import record_key_bucket_id
 from hudi_bucket.core.planning import ChangeReason
 from hudi_bucket.core.rules import BucketRules
+from hudi_bucket.planning import plan
 from hudi_bucket.spark.context import TableContext
 from hudi_spark import bucket_options, data_rows, hudi_read, hudi_write
 from hudi_tables import MERGE_ON_READ, day_of, one_record_per_key, records, write_hudi_bucket_table

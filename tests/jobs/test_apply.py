@@ -9,13 +9,14 @@ from hudi_rs import REWRITTEN, records
 from bucket_tables import verified
 from crashes import CRASH_POINTS, Crash, crash
 from hudi_bucket.commands import apply as apply_module
-from hudi_bucket.commands.apply import apply, plan
+from hudi_bucket.commands.apply import apply
 from hudi_bucket.contract.requests import ApplyOptions
 from hudi_bucket.core.rules import BucketRules
 from hudi_bucket.core.timeline import Action
 from hudi_bucket.errors import ConcurrentWriterError, NotBucketIndexedError, PlanError, PreflightError
 from hudi_bucket.hudi import config_store
 from hudi_bucket.hudi.rollback import rollback
+from hudi_bucket.planning import plan
 from hudi_bucket.spark import metadata_writer
 from hudi_bucket.spark.context import TableContext
 from hudi_spark import (

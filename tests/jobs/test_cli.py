@@ -331,7 +331,10 @@ def test_bad_input_exits_1_with_one_line_saying_what_to_do_and_changes_nothing(
 
 @pytest.mark.parametrize("command", ["plan", "apply"])
 def test_a_live_metadata_table_without_hudis_metadata_writer_exits_1_saying_what_to_do(
-    capsys: pytest.CaptureFixture[str], written_table: MakeTable, monkeypatch: pytest.MonkeyPatch, command: str
+    capsys: pytest.CaptureFixture[str],
+    written_table: MakeTable,
+    monkeypatch: pytest.MonkeyPatch,
+    command: str,
 ) -> None:
     """Where Hudi's bundle is loaded the Native engine keeps the metadata table (test_metadata_table_kept)."""
     root = written_table("cow_v9_meta")

@@ -45,7 +45,9 @@ def report(command: JobKind, outcome: Outcome = Outcome.SUCCEEDED, result: dict 
 
 
 def planned(plan: Plan = PLAN) -> JobReport:
-    return report(JobKind.PLAN, result={**PlanResult(plan.reported(), {}).to_dict(), **TableBuckets().to_dict()})
+    return report(
+        JobKind.PLAN, result={**PlanResult(plan.reported(), {}).to_dict(), **TableBuckets().to_dict()}
+    )
 
 
 def applied(instant: str | None = "20261123110000000", rows: int = 1000) -> JobReport:
