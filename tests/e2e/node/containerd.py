@@ -9,13 +9,16 @@ would otherwise come back."""
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
+import tarfile
 from pathlib import Path
 
 from .host import CNI_BRIDGE, CNI_NETWORK
 
 CNI_PLUGINS = Path("/usr/lib/cni")  # Debian's containernetworking-plugins
+REF_NAME = "org.opencontainers.image.ref.name"  # an OCI index's tag of a manifest
 POD_SUBNET = "10.213.1.0/24"
 NAMESPACE = "k8s.io"
 CRI_ROOT = "io.containerd.grpc.v1.cri"  # containerd's namespace for what the CRI plugin (so kubelet) sees
@@ -179,13 +182,8 @@ disabled_plugins = [{disabled}]
         for earlier in names:  # of an earlier build: not needed again, and a gigabyte each
             if earlier.startswith(f"{repository}:"):
                 self.ctr("images", "delete", "--sync", earlier)  # its layers too, now
-        # An OCI archive keeps the layers compressed as they are (a Docker archive would inflate them).
         archive = self.dir / "import.tar"
-        subprocess.run(
-            ["skopeo", "copy", "--quiet", f"oci:{layout_and_tag}", f"oci-archive:{archive}:{tag}"],
-            capture_output=True,
-            check=True,
-        )
+        self._archive(layout_and_tag, archive)
         try:
             self.ctr("images", "import", f"--base-name={repository}", str(archive))
         finally:
@@ -193,3 +191,31 @@ disabled_plugins = [{disabled}]
         if name not in self.image_names():
             raise RuntimeError(f"ctr imported {layout_and_tag} but not as {name}")
         return name
+
+    def _archive(self, layout_and_tag: str, archive: Path) -> None:
+        """An OCI archive of the image at ``LAYOUT:TAG`` (its layers compressed as they are), holding only
+        the layers containerd does not have: those of an image loaded before (the job image's, under the
+        Spark Operator's; the Debian base under both of ours) are not copied again. ctr imports the
+        manifest and its config, and unpacks the layers from its content store."""
+        layout, tag = layout_and_tag.rsplit(":", 1)
+        root = Path(layout)
+
+        def blob(digest: str) -> Path:
+            algorithm, hexdigest = digest.split(":", 1)
+            return root / "blobs" / algorithm / hexdigest
+
+        index = json.loads((root / "index.json").read_text())
+        [entry] = [m for m in index["manifests"] if (m.get("annotations") or {}).get(REF_NAME) == tag]
+        manifest = json.loads(blob(entry["digest"]).read_bytes())
+        present = set(self.ctr("content", "list", "--quiet").split())
+        layers = [layer["digest"] for layer in manifest["layers"] if layer["digest"] not in present]
+        with tarfile.open(archive, "w") as tar:
+            for name, data in (
+                ("oci-layout", json.dumps({"imageLayoutVersion": "1.0.0"}).encode()),
+                ("index.json", json.dumps({"schemaVersion": 2, "manifests": [entry]}).encode()),
+            ):
+                info = tarfile.TarInfo(name)
+                info.size = len(data)
+                tar.addfile(info, io.BytesIO(data))
+            for digest in (entry["digest"], manifest["config"]["digest"], *layers):
+                tar.add(blob(digest), arcname=f"blobs/{digest.replace(':', '/', 1)}")

@@ -12,7 +12,6 @@ NEEDED = {
     "containerd": "containerd",
     "ctr": "containerd",
     "runc": "runc",
-    "skopeo": "skopeo",
     "umoci": "umoci",
     "ip": "iproute2",
     "nft": "nftables",  # kube-proxy writes its rules with it
