@@ -11,6 +11,7 @@ the executors share the driver's JVM).
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -83,23 +84,69 @@ def metadata_table_listing(spark: Any, path: Path) -> dict[str, set[str]]:
     }
 
 
-def record_index(spark: Any, path: Path) -> dict[str, str]:
+def record_index(spark: Any, path: Path, partitioned: bool = False) -> dict[str, str]:
     """Where the table's record index says each record lives (its file group), for every key a snapshot
-    read finds, through Hudi's own reader of the metadata table; keys it does not know are left out."""
+    read finds, through Hudi's own reader of the metadata table; keys it does not know are left out. A
+    ``partitioned`` record index is asked partition by partition, as its readers must."""
     jvm = spark.sparkContext._jvm
     hudi = jvm.org.apache.hudi
+    metadata = _metadata_reader(spark, path)
+    keys: dict[str | None, Any] = {}
+    for key, partition in (
+        hudi_read(spark, path).select("_hoodie_record_key", "_hoodie_partition_path").collect()
+    ):
+        keys.setdefault(partition if partitioned else None, jvm.java.util.ArrayList()).add(key)
+    found = {}
+    try:
+        for partition, some in keys.items():
+            where = hudi.common.util.Option.ofNullable(partition)
+            pairs = metadata.readRecordIndexLocationsWithKeys(
+                hudi.common.data.HoodieListData.eager(some), where
+            )
+            found.update({pair.getKey(): pair.getValue().getFileId() for pair in pairs.collectAsList()})
+        return found
+    finally:
+        metadata.close()
+
+
+def keys_the_bloom_filters_miss(spark: Any, path: Path) -> list[str]:
+    """The keys whose file has no bloom filter in the metadata table's bloom_filters partition, or one
+    that does not find them, through Hudi's own reader (every file a snapshot read reads)."""
+    metadata = _metadata_reader(spark, path)
+    rows = hudi_read(spark, path).select("_hoodie_record_key", "_hoodie_partition_path", "_hoodie_file_name")
+    missed = []
+    try:
+        filters: dict[tuple[str, str], Any] = {}
+        for key, partition, name in rows.collect():
+            if (partition, name) not in filters:
+                found = metadata.getBloomFilter(partition, name)
+                filters[partition, name] = found.get() if found.isPresent() else None
+            bloom = filters[partition, name]
+            if bloom is None or not bloom.mightContain(key):
+                missed.append(key)
+        return missed
+    finally:
+        metadata.close()
+
+
+def column_stats_entries(spark: Any, path: Path, column: str) -> dict[str, int]:
+    """How many live column-stats entries of ``column`` the metadata table holds for each file of a snapshot
+    read: one per index that covers the column (the column_stats partition, each expression index on it)."""
+    column_stats = 3  # the record type of column stats, expression indexes' too (MetadataPartitionType)
+    entries = hudi_read(spark, path / ".hoodie" / "metadata").where(f"type = {column_stats}")
+    stats = entries.select("ColumnStatsMetadata.*").where(f"columnName = '{column}' AND NOT isDeleted")
+    counts = Counter(row.fileName for row in stats.collect())
+    files = {row[0] for row in hudi_read(spark, path).select("_hoodie_file_name").collect()}
+    return {name: counts[name] for name in files}
+
+
+def _metadata_reader(spark: Any, path: Path) -> Any:
+    """Hudi's reader of the table's metadata table (close it)."""
+    hudi = spark.sparkContext._jvm.org.apache.hudi
     engine = hudi.client.common.HoodieSparkEngineContext(spark.sparkContext._jsc)
     storage = hudi.storage.HoodieStorageUtils.getStorage(str(path), engine.getStorageConf())
     config = hudi.common.config.HoodieMetadataConfig.newBuilder().enable(True).build()
-    metadata = hudi.metadata.HoodieBackedTableMetadata(engine, storage, config, str(path))
-    keys = jvm.java.util.ArrayList()
-    for row in hudi_read(spark, path).select("_hoodie_record_key").collect():
-        keys.add(row[0])
-    try:
-        found = metadata.readRecordIndexLocationsWithKeys(hudi.common.data.HoodieListData.eager(keys))
-        return {pair.getKey(): pair.getValue().getFileId() for pair in found.collectAsList()}
-    finally:
-        metadata.close()
+    return hudi.metadata.HoodieBackedTableMetadata(engine, storage, config, str(path))
 
 
 def record_file_groups(spark: Any, path: Path) -> dict[str, str]:

@@ -53,6 +53,7 @@ from pyspark.sql import functions as F  # noqa: N812
 
 from fresh_process import Command, Timings, interleaved, run_once
 from hudi_bucket.contract.requests import HUDI_BUNDLE_ENV, JVM_JAR_ENV
+from hudi_bucket.core.metadata_indexes import MetadataIndexes
 from hudi_bucket.spark.session import build_session
 from hudi_bucket.writing.hudi_engine import index_options
 from paths import hudi_bundle, jvm_jar
@@ -199,7 +200,7 @@ def contenders(
     rules = ("--expressions", expressions, "--default", str(BUCKETS))
     files = str(new_buckets * len(REWRITTEN))
     bundle = str(hudi_bundle())
-    keep = ", ".join(f"{k}={v}" for k, v in index_options(indexes).items())
+    keep = ", ".join(f"{k}={v}" for k, v in index_options(MetadataIndexes(indexes)).items())  # global
 
     def ours(table: Path, out: Path) -> list[str]:
         return job("apply", "--table", str(table), *rules, "--engine", "Native")

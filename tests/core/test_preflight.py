@@ -335,6 +335,27 @@ def test_native_refuses_a_metadata_table_without_hudis_metadata_writer_saying_wh
     assert "Hudi's Spark bundle" in text
 
 
+def test_a_partitioned_record_index_goes_to_hudis_procedure_which_keeps_it() -> None:
+    partitioned = replace(WITH_MDT, record_index_partitioned=True)
+
+    def run(engine: Engine, disable: bool = False) -> PreflightResult:
+        return preflight(
+            partitioned,
+            our_pending=frozenset(),
+            disable_metadata_table=disable,
+            engine=engine,
+            metadata_writer=True,
+        )
+
+    assert (run(Engine.AUTO).ok, run(Engine.AUTO).engine) == (True, Engine.HUDI)
+    kind, text = only_refusal(run(Engine.NATIVE))
+    assert kind is Check.METADATA_TABLE
+    assert "record index is partitioned" in text
+    assert "engine: Hudi" in run(Engine.NATIVE).refusals[0].fix
+    let_go = run(Engine.AUTO, disable=True)  # the user's consent to disable it lets Native run
+    assert (let_go.ok, let_go.engine, let_go.disable_metadata_table) == (True, Engine.NATIVE, True)
+
+
 def test_native_keeps_a_version_6_metadata_table_which_the_hudi_engine_cannot_rescale() -> None:
     old = replace(WITH_MDT, table_version=6)
     auto = preflight(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import uuid
 from pathlib import Path
@@ -30,7 +31,12 @@ from hudi_bucket.hudi.table_creation import (
     recorded_num_buckets,
     write_partition_metadata,
 )
-from hudi_bucket.hudi.table_properties import BACKUP_FILE, PROPERTIES_FILE, read_table_properties
+from hudi_bucket.hudi.table_properties import (
+    BACKUP_FILE,
+    PROPERTIES_FILE,
+    read_table_properties,
+    write_table_properties,
+)
 from hudi_bucket.spark.avro_schema import to_avro_json
 from hudi_bucket.storage import LocalStorage, walk
 
@@ -347,3 +353,27 @@ def test_partition_depth_must_match_the_path(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="3 folder"):
         write_partition_metadata(LocalStorage(tmp_path), "2025/11/21", "20251121093000123", 1)
     assert not (tmp_path / "2025").exists()
+
+
+@pytest.mark.parametrize("where", [".hoodie/.index_defs/index.json", "{root}/.hoodie/.index_defs/index.json"])
+@pytest.mark.parametrize("partitioned", [True, False])
+def test_the_record_indexs_kind_is_read_from_the_index_definitions_hudi_wrote(
+    tmp_path: Path, where: str, partitioned: bool
+) -> None:
+    """Hudi 1.1+ records the path relative to the table; 1.0 wrote it whole."""
+    storage = LocalStorage(tmp_path)
+    create_table(storage, properties(9, ("region",)))
+    definition = {"indexName": "record_index", "indexOptions": {"isPartitioned": str(partitioned).lower()}}
+    storage.write(
+        ".hoodie/.index_defs/index.json",
+        json.dumps({"indexDefinitions": {"record_index": definition}}).encode(),
+    )
+    indexed = read_table_properties(storage).set("hoodie.table.metadata.partitions", "files,record_index")
+    write_table_properties(
+        storage, indexed.set("hoodie.table.index.defs.path", where.format(root=tmp_path.as_uri()))
+    )
+
+    loaded = load_table(storage)
+
+    assert loaded.record_index_partitioned is partitioned
+    assert loaded.metadata_indexes.settings()["hoodie.metadata.record.level.index.enable"] is partitioned

@@ -1,8 +1,8 @@
 """The Native engine keeps a live metadata table in the same instant (Hudi's own metadata writer, from the
 job's session): Apache Hudi writes tables (versions 6, 8 and 9, copy-on-write and MERGE_ON_READ, bucket
 tables and tables to convert) with its metadata table and indexes on (files, column stats, partition
-stats, the record index; a secondary index), Auto picks Native, and after the rescale or conversion the
-metadata table lists what storage holds, data skipping and the record index find every key in its new
+stats, the record index; a secondary index), Auto picks Native (Hudi's procedure for a partitioned
+record index), and after the rescale or conversion the metadata table lists what storage holds, data skipping and the record index find every key in its new
 file group, Hudi's reads, hudi-rs and Hudi's upserts agree. A failure after the metadata table's delta
 commit rolls both back."""
 
@@ -16,15 +16,19 @@ import pytest
 from bucket_tables import verified
 from hudi_bucket.commands.apply import apply
 from hudi_bucket.contract.requests import ApplyOptions
+from hudi_bucket.core.engine import Engine
 from hudi_bucket.core.rules import BucketRules
+from hudi_bucket.errors import PreflightError
 from hudi_bucket.hudi.timeline_io import TimelineStore
 from hudi_bucket.spark.context import TableContext
 from hudi_bucket.spark.session import scoped_conf
 from hudi_spark import (
     bucket_options,
+    column_stats_entries,
     hudi_read,
     hudi_sql,
     hudi_write,
+    keys_the_bloom_filters_miss,
     metadata_table_listing,
     record_file_groups,
     record_index,
@@ -46,6 +50,10 @@ METADATA = {
     "hoodie.metadata.enable": "true",
     "hoodie.metadata.global.record.level.index.enable": "true",
     "hoodie.metadata.index.column.stats.enable": "true",
+}
+PARTITIONED_RECORD_INDEX = {
+    **{k: v for k, v in METADATA.items() if "global" not in k},
+    "hoodie.metadata.record.level.index.enable": "true",
 }
 SINGLE_WRITER_LOCK = {
     "hoodie.write.lock.provider": "org.apache.hudi.client.transaction.lock.InProcessLockProvider"
@@ -159,6 +167,62 @@ def test_a_conversion_keeps_the_metadata_table_and_indexes_every_key_in_its_buck
     hudi_write(spark, root, records(spark, range(90, 130), 3), writer)
     assert len(one_record_per_key(spark, root)) == 130
     assert metadata_table_listing(spark, root) == storage_listing(root)
+
+
+def test_a_partitioned_record_index_is_kept_by_hudis_procedure_and_never_filed_as_global(
+    spark: Any, hudi_tables: HudiBucketTables, tmp_path: Path
+) -> None:
+    """Told the global kind, Hudi's metadata writer filed half the moved keys where readers of the
+    partitioned kind never look; Native cannot keep this kind (Hudi 1.2.0's writer fails on it outside
+    its write client), so Native refuses it and Auto gives it to Hudi's procedure, told its kind."""
+    root = tmp_path / "orders"
+    hudi_tables.copy(root, 9, PARTITIONED_RECORD_INDEX)
+    before, files = one_record_per_key(spark, root), storage_listing(root)
+    ctx = TableContext.open(spark, str(root))
+    assert ctx.table.record_index_partitioned
+    assert record_index(spark, root, partitioned=True) == record_file_groups(spark, root)
+
+    with pytest.raises(PreflightError, match="record index is partitioned"):
+        apply(ctx, ApplyOptions(RULES, engine=Engine.NATIVE))
+    assert storage_listing(root) == files
+
+    ctx, result = rescaled(spark, root)  # Auto
+
+    assert any("partition_bucket_index_manager" in note for note in result.notes), result.notes
+    assert ctx.reload().table.record_index_partitioned
+    read_alike_everywhere(spark, root, before)
+    assert record_index(spark, root, partitioned=True) == record_file_groups(spark, root)
+    assert storage_listing(root) != files
+
+
+def test_bloom_filters_and_an_expression_index_are_kept(
+    spark: Any, hudi_tables: HudiBucketTables, tmp_path: Path
+) -> None:
+    root = tmp_path / "orders"
+    options = written(hudi_tables, root, 9, {"hoodie.metadata.index.bloom.filter.enable": "true"})
+    before = one_record_per_key(spark, root)
+    with scoped_conf(spark, SINGLE_WRITER_LOCK):
+        hudi_sql(
+            spark, root, "CREATE INDEX idx_upper ON {table} USING column_stats(name) OPTIONS(expr='upper')"
+        )
+    indexes = TableContext.open(spark, str(root)).table.config.metadata_partitions
+    assert {"bloom_filters", "expr_index_idx_upper"} <= set(indexes), indexes
+    assert keys_the_bloom_filters_miss(spark, root) == []
+    assert set(column_stats_entries(spark, root, "name").values()) == {2}
+
+    ctx, result = rescaled(spark, root)
+
+    assert any("kept in the same instant" in note for note in result.notes), result.notes  # Native
+    assert set(indexes) <= set(ctx.reload().table.config.metadata_partitions)
+    read_alike_everywhere(spark, root, before)
+    assert hudi_sql(spark, root, "call validate_metadata_table_files(table => '{table}')") == []
+    assert keys_the_bloom_filters_miss(spark, root) == []  # every new file's filter, from its footer
+    # Each new file has its column stats of name twice: the column_stats index's, the expression index's.
+    assert set(column_stats_entries(spark, root, "name").values()) == {2}
+    # The expression index prunes to the new file groups: a query on upper(name) finds what a full read finds.
+    skipping = {**options, "hoodie.enable.data.skipping": "true"}
+    found = hudi_read(spark, root, **skipping).where("upper(name) = 'N97-2'").collect()
+    assert sorted(r.id for r in found) == sorted(r[1] for r in before if r[2] == "n97-2")
 
 
 def _matches(where: str, row: tuple) -> bool:

@@ -3,7 +3,7 @@
 ``Native`` is this tool's rewrite: shuffle-free where it can be, table versions 6, 8 and 9, copy-on-write
 and MERGE_ON_READ (file slices that are not plain base files are read by Hudi's own file group reader,
 see reading.hudi_reads); a live metadata table it keeps through Hudi's own metadata writer where Hudi's
-bundle is loaded (spark.metadata_writer). ``Hudi``
+bundle is loaded (spark.metadata_writer), unless its record index is partitioned (core.preflight). ``Hudi``
 runs Hudi's ``partition_bucket_index_manager`` procedure (Hudi 1.1+) in the job's Spark session: it keeps
 the metadata table and its indexes in sync. ``Auto`` picks Native where Native can, else Hudi. Plan,
 approval, preflight and the report stay ours whichever engine rewrites.
@@ -38,7 +38,7 @@ def choose_engine(
 ) -> Engine:
     """The engine that rewrites the table: the one asked for, or for Auto, Native unless the table has a
     live metadata table that Native cannot keep (``keeps_metadata_table``: Hudi's metadata writer is on
-    the classpath) and the user did not allow to be disabled."""
+    the classpath, for the table's indexes) and the user did not allow to be disabled."""
     if requested is not Engine.AUTO:
         return requested
     kept_or_let_go = keeps_metadata_table or disable_metadata_table
@@ -51,7 +51,8 @@ def native_repair_hint(requested: Engine) -> str:
     if requested is Engine.AUTO:
         return (
             "engine Auto chose Hudi for a live metadata table the Native engine cannot keep here (no Hudi "
-            "bundle on the job's classpath); run the job image, or allow the metadata table to be disabled "
+            "bundle on the job's classpath, or a partitioned record index); run the job image where it is the "
+            "bundle, or allow the metadata table to be disabled "
             "(metadataTable: Disable, --disable-metadata-table), and Auto picks the Native engine, which "
             "repairs"
         )

@@ -60,6 +60,7 @@ class TableFacts:
     pending: tuple[Instant, ...] = ()
     base_file_format: str = PARQUET
     secondary_indexes: tuple[str, ...] = ()  # names, as the metadata table's partitions list them
+    record_index_partitioned: bool = False  # its record index is the partitioned kind (core.metadata_indexes)
 
 
 @dataclass(frozen=True)
@@ -108,9 +109,12 @@ def preflight(
     the one asked for (Auto: chosen here, see core.engine). With ``others_pending_noted`` (a plan,
     which writes nothing), pending instants that are not ours become a note instead of a refusal.
     ``metadata_writer``: Hudi's metadata writer is on the job's classpath, so that the Native engine
-    keeps a live metadata table (of every table version: Hudi 1.2.0 has a writer for version 6 too)."""
+    keeps a live metadata table (of every table version: Hudi 1.2.0 has a writer for version 6 too), unless
+    its record index is partitioned: Hudi 1.2.0's metadata writer fails on one outside its own write client
+    (a reader of the files index shipped to executors without its files), where Hudi's procedure keeps it."""
+    native_keeps = metadata_writer and not facts.record_index_partitioned
     engine = choose_engine(
-        engine, facts, disable_metadata_table=disable_metadata_table, keeps_metadata_table=metadata_writer
+        engine, facts, disable_metadata_table=disable_metadata_table, keeps_metadata_table=native_keeps
     )
     if engine is Engine.HUDI:  # Hudi's procedure reads every table shape Hudi writes
         shape = [_hudi_table_version(facts), _secondary_indexes(facts)]
@@ -119,7 +123,7 @@ def preflight(
         shape = [
             _base_file_format(facts),
             _dropped_partition_columns(facts),
-            None if disable_metadata_table or metadata_writer else _metadata_table(facts),
+            None if disable_metadata_table or native_keeps else _metadata_table(facts, metadata_writer),
         ]
         disabling = disable_metadata_table and facts.metadata_table_live
     others = _foreign_pending(facts, our_pending)
@@ -216,9 +220,18 @@ def _dropped_partition_columns(facts: TableFacts) -> Finding | None:
     )
 
 
-def _metadata_table(facts: TableFacts) -> Finding | None:
+def _metadata_table(facts: TableFacts, metadata_writer: bool) -> Finding | None:
     if not facts.metadata_table_live:
         return None
+    if metadata_writer:  # the writer is there, the table's record index is the kind it cannot keep
+        return Finding(
+            Check.METADATA_TABLE,
+            "the table's record index is partitioned (hoodie.metadata.record.level.index.enable), which the "
+            "Native engine cannot keep: Hudi 1.2.0's metadata writer fails on it outside Hudi's own write "
+            "client, and a record index told the other kind would point at the old file groups",
+            "use the Hudi engine (engine: Hudi or Auto), whose procedure keeps it, or allow the metadata "
+            "table to be disabled (metadataTable: Disable, or --disable-metadata-table)",
+        )
     return Finding(
         Check.METADATA_TABLE,
         "the metadata table is live (hoodie.table.metadata.partitions lists 'files') and the Native engine "

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hudi_bucket.core import properties as props
+from hudi_bucket.core.metadata_indexes import MetadataIndexes, record_index_partitioned
 from hudi_bucket.core.preflight import TableFacts
 from hudi_bucket.core.timeline import WRITE_ACTIONS, Timeline, TimelineLayout
 from hudi_bucket.errors import UnsupportedTableError
@@ -26,6 +27,7 @@ class HudiTable:
     config: props.TableConfig
     timeline: Timeline
     metadata_table_exists: bool
+    record_index_partitioned: bool = False  # from the index definitions: ``metadata_indexes``
 
     @property
     def name(self) -> str:
@@ -55,8 +57,8 @@ class HudiTable:
         return "files" in self.config.metadata_partitions
 
     @property
-    def is_partitioned(self) -> bool:
-        return bool(self.config.partition_fields)
+    def metadata_indexes(self) -> MetadataIndexes:
+        return MetadataIndexes(self.config.metadata_partitions, self.record_index_partitioned)
 
     def facts(self) -> TableFacts:
         """What preflight checks, read off this table."""
@@ -71,6 +73,7 @@ class HudiTable:
                 for p in self.config.metadata_partitions
                 if p.startswith(SECONDARY_INDEX_PREFIX)
             ),
+            record_index_partitioned=self.record_index_partitioned,
         )
 
 
@@ -95,7 +98,24 @@ def load_table(storage: Storage) -> HudiTable:
         timeline=Timeline(()),
         metadata_table_exists=storage.exists(join(METADATA_TABLE_FOLDER, PROPERTIES_FILE)),
     )
-    return HudiTable(table.uri, config, timeline_store(storage, table).load(), table.metadata_table_exists)
+    return HudiTable(
+        table.uri,
+        config,
+        timeline_store(storage, table).load(),
+        table.metadata_table_exists,
+        _record_index_partitioned(storage, config),
+    )
+
+
+def _record_index_partitioned(storage: Storage, config: props.TableConfig) -> bool:
+    """The record index's kind, where the table has one (Hudi 1.1+ records it in its index definitions;
+    an older table's record index is global)."""
+    path = config.index_definitions_path
+    if not MetadataIndexes(config.metadata_partitions).record_index or not path:
+        return False
+    if ".hoodie/" in path:  # Hudi 1.0 wrote the path whole, 1.1 relative to the table
+        path = path[path.index(".hoodie/") :]
+    return storage.exists(path) and record_index_partitioned(storage.read(path))
 
 
 def commit_schemas(storage: Storage, table: HudiTable) -> dict[str, str]:

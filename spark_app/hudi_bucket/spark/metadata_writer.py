@@ -29,14 +29,6 @@ WRITER_FACTORY = "org.apache.hudi.metadata.SparkMetadataWriterFactory"
 RECORD_INDEX_UPDATE = "io.hudibucket.spark.RecordIndexUpdate"  # ours (spark_app/jvm)
 STREAMING_FROM_VERSION = 8
 CLUSTER = "CLUSTER"  # Hudi's WriteOperationType of a clustering
-# The metadata partitions each setting enables; set as the table has them, so that the writer builds
-# none the table lacks (Spark's writer would add column stats by default) and updates those it has.
-_INDEXES = {
-    "column_stats": "hoodie.metadata.index.column.stats.enable",
-    "partition_stats": "hoodie.metadata.index.partition.stats.enable",
-    "bloom_filters": "hoodie.metadata.index.bloom.filter.enable",
-    "record_index": "hoodie.metadata.global.record.level.index.enable",
-}
 
 
 def available(spark: Any) -> bool:
@@ -81,7 +73,8 @@ def _streams_the_record_index(ctx: TableContext, metadata: CommitMetadata) -> bo
     stats = [s for stats in metadata.write_stats.values() for s in stats]
     return (
         ctx.table.version >= STREAMING_FROM_VERSION
-        and "record_index" in ctx.table.config.metadata_partitions
+        and ctx.table.metadata_indexes.record_index
+        and not ctx.table.metadata_indexes.record_index_partitioned
         and ctx.table.config.populate_meta_fields
         and on_classpath(ctx.spark, RECORD_INDEX_UPDATE)
         and bool(stats)  # a commit of no files (a first hashing_config) has no entries to give
@@ -192,13 +185,13 @@ def _meta_client(ctx: TableContext, engine: Any, root: str) -> Any:
 
 
 def _write_config(ctx: TableContext, streaming: bool = False) -> Any:
-    """A write config of the table as it is: the metadata partitions it has, its version (no upgrade)."""
-    partitions = set(ctx.table.config.metadata_partitions)
+    """A write config of the table as it is: the indexes it has (so that the writer builds none the table
+    lacks, as Spark's would column stats, and updates those it has), its version (no upgrade)."""
     settings = {
         "hoodie.metadata.enable": "true",
         "hoodie.metadata.streaming.write.enabled": str(streaming).lower(),
         "hoodie.metadata.index.async": "true",  # build no partition the table lacks
-        **{key: str(name in partitions).lower() for name, key in _INDEXES.items()},
+        **{key: str(on).lower() for key, on in ctx.table.metadata_indexes.settings().items()},
         "hoodie.write.table.version": str(ctx.table.version),
         "hoodie.write.auto.upgrade": "false",
     }

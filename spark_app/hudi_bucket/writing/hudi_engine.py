@@ -13,6 +13,7 @@ import hashlib
 from typing import Any
 
 from hudi_bucket.core.commits import WriteStat
+from hudi_bucket.core.metadata_indexes import MetadataIndexes
 from hudi_bucket.core.planning import ChangeReason, Plan
 from hudi_bucket.core.preflight import completed_after
 from hudi_bucket.core.rules import BucketRules
@@ -25,15 +26,9 @@ from hudi_bucket.spark.session import on_classpath
 PROCEDURE = "partition_bucket_index_manager"
 _EXTENSION = "org.apache.spark.sql.hudi.HoodieSparkSessionExtension"
 _PROCEDURE_CLASS = "org.apache.spark.sql.hudi.command.procedures.PartitionBucketIndexManager"
+
+
 # A metadata table partition (an index) -> the write option that keeps it (Hudi 1.2's keys).
-_INDEX_OPTIONS = {
-    "record_index": "hoodie.metadata.global.record.level.index.enable",
-    "column_stats": "hoodie.metadata.index.column.stats.enable",
-    "partition_stats": "hoodie.metadata.index.partition.stats.enable",
-    "bloom_filters": "hoodie.metadata.index.bloom.filter.enable",
-}
-
-
 class HudiEngineUnavailableError(HudiBucketError):
     """The Hudi engine was chosen, but the job's Spark session cannot run Hudi's procedures."""
 
@@ -95,7 +90,7 @@ def rescale_with_hudi(
     _require_hudi(spark)
     before = ctx.table.timeline
     name = _register(spark, ctx.table.uri)
-    keep = index_options(ctx.table.config.metadata_partitions)
+    keep = index_options(ctx.table.metadata_indexes)
     call = (
         f"CALL {PROCEDURE}(table => {_literal(name)}, overwrite => {_literal(rules.render())}, "
         f"bucket_number => {rules.default}, rule => {_literal(rules.rule_type)}, dry_run => false"
@@ -126,11 +121,11 @@ def rescale_with_hudi(
     return ours, stats
 
 
-def index_options(metadata_partitions: tuple[str, ...]) -> dict[str, str]:
+def index_options(indexes: MetadataIndexes) -> dict[str, str]:
     """The write options that keep the table's metadata indexes. Hudi's procedure writes with its own
     configuration, and a Hudi writer deletes an index its configuration does not enable: without these,
     Hudi 1.2.0's rescale drops the record index."""
-    return {_INDEX_OPTIONS[p]: "true" for p in metadata_partitions if p in _INDEX_OPTIONS}
+    return {setting: "true" for setting, on in indexes.settings().items() if on}
 
 
 def _the_rescale(before: Timeline, after: Timeline, plan: Plan) -> str:
