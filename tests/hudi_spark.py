@@ -73,11 +73,13 @@ def hudi_read(spark: Any, path: Path, **options: str) -> Any:
     return spark.read.format(HUDI_FORMAT).options(**options).load(str(path))
 
 
-def metadata_table_listing(spark: Any, path: Path) -> dict[str, set[str]]:
+def metadata_table_listing(spark: Any, path: Path | str) -> dict[str, set[str]]:
     """The files each partition holds, as the metadata table's files partition lists them (what Hudi's
-    readers and writers take instead of listing storage). The metadata table is a Hudi table itself."""
+    readers and writers take instead of listing storage). The metadata table is a Hudi table itself (no
+    bucket table: ``hudi_read``'s calculator needs no reset). ``path``: a folder or a URI."""
     files_partition = 2  # the record type of a partition's file list (MetadataPartitionType.FILES)
-    records = hudi_read(spark, path / ".hoodie" / "metadata").where(f"type = {files_partition}")
+    metadata = spark.read.format(HUDI_FORMAT).load(f"{path}/.hoodie/metadata")
+    records = metadata.where(f"type = {files_partition}")
     return {
         r.key: {name for name, meta in (r.filesystemMetadata or {}).items() if not meta.isDeleted}
         for r in records.select("key", "filesystemMetadata").collect()
@@ -159,13 +161,14 @@ def storage_listing(path: Path) -> dict[str, set[str]]:
     """The data files each partition folder holds on storage: base files and log files (hidden, as Hudi
     names them), other hidden files aside."""
     return {
-        folder.name: {f.name for f in folder.iterdir() if _data_file(f.name)}
+        folder.name: {f.name for f in folder.iterdir() if is_data_file(f.name)}
         for folder in path.iterdir()
         if folder.is_dir() and not folder.name.startswith(".")
     }
 
 
-def _data_file(name: str) -> bool:
+def is_data_file(name: str) -> bool:
+    """A base file or a log file (hidden, as Hudi names them), not another hidden file or a checksum."""
     return (not name.startswith(".") or ".log." in name) and not name.endswith(".crc")
 
 

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from object_store.s3_tables import upload
 from object_store.server import S3Server
 
 S3_DIR = Path(__file__).parent
@@ -24,10 +25,4 @@ UploadTable = Callable[[Path, str], str]
 @pytest.fixture
 def upload_table(s3: S3Server) -> UploadTable:
     """Copies a local table folder to ``prefix`` in the bucket; returns its ``s3a://`` URI."""
-    from pyarrow import fs
-
-    def upload(root: Path, prefix: str) -> str:
-        fs.copy_files(str(root), f"{s3.bucket}/{prefix}", destination_filesystem=s3.filesystem())
-        return s3.uri(prefix)
-
-    return upload
+    return lambda root, prefix: upload(s3, root, s3.bucket, prefix)

@@ -4,6 +4,7 @@ hudi-rs and Apache Hudi read them, and what a failed write may leave behind (str
 from __future__ import annotations
 
 from collections import defaultdict
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -16,6 +17,7 @@ from pyarrow import fs as pafs
 
 from hudi_bucket.core.filegroups import PARTITION_METAFILE, BaseFile
 from hudi_bucket.core.metafields import META_COLUMNS
+from hudi_spark import is_data_file
 
 
 def ok(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, Any]:
@@ -23,6 +25,36 @@ def ok(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, Any]:
     result = run(capsys, *argv)
     assert result.code == 0, result.err
     return result.report
+
+
+def upload(s3: S3Server, root: Path, bucket: str, prefix: str) -> str:
+    """Copies a local table folder to ``prefix`` in ``bucket``, leaving out Hadoop's checksum files
+    (``.<name>.crc``: Hadoop's local file system writes and hides them; on S3 they would be objects every
+    reader lists, and Hudi 1.2.0 fails on one beside its hashing configs). Returns its ``s3a://`` URI."""
+    destination = s3.filesystem()
+    for source in root.rglob("*"):
+        if source.is_file() and not source.name.endswith(".crc"):
+            key = f"{bucket}/{prefix}/{source.relative_to(root).as_posix()}"
+            destination.create_dir(key.rpartition("/")[0])
+            with destination.open_output_stream(key) as out:
+                out.write(source.read_bytes())
+    return f"s3a://{bucket}/{prefix}"
+
+
+def s3_storage_listing(s3: S3Server, uri: str) -> dict[str, set[str]]:
+    """``hudi_spark.storage_listing`` of a table on the S3 server, listed straight from it."""
+    bucket, _, root = uri.removeprefix("s3a://").partition("/")
+    listing: dict[str, set[str]] = {}
+    for info in s3.filesystem().get_file_info(pafs.FileSelector(f"{bucket}/{root}", recursive=True)):
+        partition, _, name = info.path.removeprefix(f"{bucket}/{root}/").rpartition("/")
+        if (
+            info.type == pafs.FileType.File
+            and partition
+            and not partition.startswith(".")
+            and is_data_file(name)
+        ):
+            listing.setdefault(partition, set()).add(name)
+    return listing
 
 
 def put_parquet(s3: S3Server, key: str, rows: list[dict[str, Any]]) -> str:

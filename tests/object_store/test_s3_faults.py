@@ -6,7 +6,8 @@ a bounded number of attempts, saying what failed, and the table is rolled back a
 
 One copy-on-write table is written once; each case applies to its own copy in a bucket that S3A reaches
 through the fault proxy (per-bucket settings: a short socket timeout, few retries, multipart uploads from
-5 MB). ``pytest -s`` prints what each fault did.
+5 MB). ``pytest -s`` prints what each fault did. A table Apache Hudi wrote with its metadata table and
+indexes meets a fault in Hudi's metadata writer, which the Native engine runs in the same instant.
 """
 
 from __future__ import annotations
@@ -31,7 +32,14 @@ from object_store.faults import (
     Stall,
     parquet_tail,
 )
-from object_store.s3_tables import open_uploads, stray_files
+from object_store.s3_tables import (
+    hudi_rs_rows,
+    hudi_spark_rows,
+    open_uploads,
+    s3_storage_listing,
+    stray_files,
+    upload,
+)
 from object_store.server import S3Server
 from pyarrow import fs as pafs
 
@@ -39,6 +47,8 @@ from hudi_bucket.commands.write import write
 from hudi_bucket.contract.requests import WriteOptions
 from hudi_bucket.core.filegroups import BaseFile
 from hudi_bucket.spark.context import TableContext
+from hudi_spark import metadata_table_listing
+from hudi_tables import write_hudi_bucket_table
 
 BUCKET = "faulty"
 TIMEOUT_MS = 1500  # the socket timeout (fs.s3a.connection.timeout): what a stall costs
@@ -339,3 +349,50 @@ def test_the_stray_file_check_finds_files_of_no_completed_instant_and_a_slice_wr
         with fs.open_output_stream(f"{folder}/{name}") as out:
             out.write(b"PAR1")
     assert stray_files(s3, table, completed(spark, table)) == sorted(f"big/{n}" for n in [live, *planted])
+
+
+# Hudi's metadata writer, applying our replacecommit, writes its files partition's log file first; the
+# rules move records (4 -> 8 buckets, 2 -> 3) so that every index has entries to write.
+METADATA_TABLE_WRITE = Match("PUT", key=r"/\.hoodie/metadata/files/")
+METADATA_RULES = ["--expressions", "day=2025-11-11,8;day=2025-11-1[23],3", "--default", "2"]
+WITH_INDEXES = {
+    "hoodie.metadata.enable": "true",
+    "hoodie.metadata.global.record.level.index.enable": "true",
+    "hoodie.metadata.index.column.stats.enable": "true",
+}
+
+
+@pytest.fixture(scope="module")
+def with_metadata_table(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A bucket table Apache Hudi wrote with its metadata table, column stats and the record index."""
+    root = tmp_path_factory.mktemp("metadata") / "orders"
+    write_hudi_bucket_table(spark, root, 9, WITH_INDEXES)
+    return root
+
+
+def test_a_fault_in_hudis_metadata_writer_on_s3_rolls_back_data_and_metadata_table_and_the_next_apply_keeps_both(
+    spark: Any, s3: S3Server, proxy: FaultProxy, with_metadata_table: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    table = upload(s3, with_metadata_table, BUCKET, s3.fresh_prefix("metadata"))
+    before, committed = hudi_spark_rows(spark, table), completed(spark, table)
+    injected = Rule("500 on the metadata table's writes", METADATA_TABLE_WRITE, INTERNAL_ERROR, times=None)
+
+    failed, _ = apply_through(proxy, injected, capsys, "--table", table, *METADATA_RULES)
+
+    assert failed.code == 1
+    assert injected.injected  # the metadata writer met it
+    # Both rolled back: nothing of ours completed or pending, the metadata table lists what storage holds,
+    # readers through it read what they read, and no file is left behind.
+    assert completed(spark, table) == committed
+    assert timeline(spark, table).pending() == ()
+    assert metadata_table_listing(spark, table) == s3_storage_listing(s3, table)
+    assert hudi_spark_rows(spark, table) == before
+    assert stray_files(s3, table, completed(spark, table)) == []
+
+    applied = run(capsys, "apply", "--table", table, *METADATA_RULES)
+
+    assert applied.code == 0, applied.err
+    assert any("kept in the same instant" in note for note in applied.report["result"]["notes"])
+    assert metadata_table_listing(spark, table) == s3_storage_listing(s3, table)
+    assert hudi_spark_rows(spark, table) == before == hudi_rs_rows(s3, table)
+    assert run(capsys, "verify", "--table", table).code == 0
