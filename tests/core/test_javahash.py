@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hudi_bucket.core.javahash import java_list_hash, java_string_hash
+from hudi_bucket.core.javahash import java_list_hash
 
 # Every kind of character that hashes differently: ASCII, the separators of record keys, Latin-1, CJK,
 # characters outside the BMP (two UTF-16 units each), and lone surrogates (legal in a Java String).
@@ -45,6 +45,12 @@ def jvm_hash_codes(jvm: Any, items: list[object]) -> list[int]:
     )
     printed = jvm.java.util.Arrays.toString(java_items.stream().mapToInt(to_int).toArray())
     return [int(n) for n in re.findall(r"-?\d+", printed)]
+
+
+def java_string_hash(value: str) -> int:
+    """``String.hashCode``, read off the hash of the one-element list that holds it (31 + its hash,
+    wrapped): buckets hash lists of strings, so that is the function we have."""
+    return (java_list_hash([value]) - 31 + 2**31) % 2**32 - 2**31
 
 
 def test_known_string_hashes() -> None:

@@ -15,6 +15,7 @@ from hudi_bucket.core.commits import INSERT_OVERWRITE, CommitMetadata, WriteStat
 from hudi_bucket.core.filegroups import FileGroup
 from hudi_bucket.core.timeline import Action, State
 from hudi_bucket.hudi.fs_view import load_file_groups
+from hudi_bucket.hudi.rollback import rollback
 from hudi_bucket.hudi.table import (
     HudiTable,
     disable_metadata_table,
@@ -97,7 +98,7 @@ def test_hudi_rs_reads_our_replacecommit(written_table, name: str, partition: st
     assert records(root) == before
 
 
-def test_a_pending_replacecommit_is_invisible_and_can_be_removed(written_table) -> None:
+def test_a_pending_replacecommit_is_invisible_and_is_rolled_back_without_a_trace(written_table) -> None:
     root = written_table("cow_v8")
     storage = LocalStorage(root)
     table = load_table(storage)
@@ -118,9 +119,10 @@ def test_a_pending_replacecommit_is_invisible_and_can_be_removed(written_table) 
         s.file_id for s in HudiTableBuilder.from_base_uri(str(root)).build().get_file_slices()
     }
 
-    (root / stat.path).unlink()
-    store.remove_pending(inflight.timestamp)
+    rollback(storage, pending, inflight.timestamp)
     assert load_table(storage).timeline == table.timeline
+    assert not (root / stat.path).exists()
+    assert records(root) == before
 
 
 def test_layout_2_completions_carry_a_completion_time_after_the_instant(written_table) -> None:

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hudi_bucket.bucketing.bucket_batch import bucket_ids_for_record_keys, bucket_ids_for_values
+from hudi_bucket.bucketing.bucket_batch import bucket_ids_for_record_keys
 from hudi_bucket.core.buckets import FORMAT_MAX_BUCKETS, bucket_id, record_key_bucket_id
 from hudi_bucket.core.recordkeys import KeyStyle
 from hudi_bucket.errors import CorruptTableError, HudiBucketError, InvalidBucketCountError
@@ -54,15 +54,6 @@ def scalar_record_key_buckets(
         record_key_bucket_id(key, hash_fields, n, style)
         for key, n in zip(keys, per_row(counts, len(keys)), strict=True)
     ]
-
-
-@given(values=st.lists(st.none() | texts, max_size=60), data=st.data())
-def test_values_match_the_scalar_path(values: list[str | None], data: st.DataObject) -> None:
-    counts = data.draw(bucket_counts(len(values)))
-    expected = [bucket_id([v], n) for v, n in zip(values, per_row(counts, len(values)), strict=True)]
-    result = bucket_ids_for_values(pa.array(values, pa.string()), counts)
-    assert result.dtype == np.int32
-    assert result.tolist() == expected
 
 
 @pytest.mark.parametrize("style", list(KeyStyle))
@@ -125,12 +116,11 @@ def test_a_large_mixed_batch_matches_the_scalar_path(style: KeyStyle) -> None:
 def test_the_spec_check_vectors() -> None:
     keys = pa.array(["TXN-102", "id:1,name:a1,1"])
     assert bucket_ids_for_record_keys(keys, ["id", "name"], 8).tolist() == [7, 5]
-    assert bucket_ids_for_values(pa.array(["TXN-102"]), 8).tolist() == [7]
 
 
 def test_any_arrow_string_layout_gives_the_same_buckets() -> None:
-    keys = ["TXN-102", "", "\U0001f600x", "id:1,name:a1,1", "é", None]
-    expected = bucket_ids_for_values(pa.array(keys), 97).tolist()
+    keys = ["TXN-102", "", "\U0001f600x", "id:1,name:a1,1", "é"]
+    expected = bucket_ids_for_record_keys(pa.array(keys), ["id"], 97).tolist()
     layouts = [
         pa.array(keys, pa.large_string()),
         pa.array(keys, pa.string_view()),
@@ -138,13 +128,13 @@ def test_any_arrow_string_layout_gives_the_same_buckets() -> None:
         pa.array(["padding", *keys], pa.string()).slice(1),
     ]
     for layout in layouts:
-        assert bucket_ids_for_values(layout, 97).tolist() == expected
+        assert bucket_ids_for_record_keys(layout, ["id"], 97).tolist() == expected
 
 
 def test_bucket_counts_may_come_as_an_arrow_column() -> None:
     keys = pa.array(["a", "b", "c"])
     counts = pa.array([1, 8, 97], pa.int32())
-    assert bucket_ids_for_values(keys, counts).tolist() == [
+    assert bucket_ids_for_record_keys(keys, ["id"], counts).tolist() == [
         bucket_id(["a"], 1),
         bucket_id(["b"], 8),
         bucket_id(["c"], 97),
@@ -168,4 +158,4 @@ def test_a_null_record_key_is_refused() -> None:
 )
 def test_invalid_bucket_counts_are_refused(counts: object) -> None:
     with pytest.raises(InvalidBucketCountError):
-        bucket_ids_for_values(pa.array(["a", "b"]), counts)
+        bucket_ids_for_record_keys(pa.array(["a", "b"]), ["id"], counts)

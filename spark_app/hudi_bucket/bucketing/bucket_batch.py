@@ -48,12 +48,6 @@ _JAVA_INT_MAX = np.uint32(0x7FFFFFFF)
 _UTF16 = "utf-16-le" if byteorder == "little" else "utf-16-be"
 
 
-def bucket_ids_for_values(values: pa.Array | pa.ChunkedArray, num_buckets: BucketCounts) -> BucketIds:
-    """Bucket of each row whose index key is the single value in ``values`` (a null is a Java null)."""
-    strings = _string_array(values)
-    return _to_buckets(_single_value_list_hashes(strings), _bucket_counts(num_buckets, len(strings)))
-
-
 def bucket_ids_for_record_keys(
     record_keys: pa.Array | pa.ChunkedArray,
     hash_fields: Collection[str],

@@ -28,15 +28,11 @@ def _utf16_code_units(value: str) -> memoryview:
 
 
 def _string_hash_unsigned(value: str) -> int:
+    """``value.hashCode()``'s 32 bits: ``s[0]*31^(n-1) + ... + s[n-1]`` over UTF-16 units."""
     h = 0
     for unit in _utf16_code_units(value):
         h = (31 * h + unit) & _UINT32
     return h
-
-
-def java_string_hash(value: str) -> int:
-    """``value.hashCode()`` as Java computes it: ``s[0]*31^(n-1) + ... + s[n-1]`` over UTF-16 units."""
-    return _as_java_int(_string_hash_unsigned(value))
 
 
 def java_list_hash(values: Iterable[str | None]) -> int:

@@ -20,7 +20,7 @@ import fastavro
 
 from hudi_bucket.core.commits import CommitMetadata
 from hudi_bucket.core.timeline import Action, Instant, State, Timeline, TimelineLayout, new_instant_time
-from hudi_bucket.errors import CorruptTableError, TableBusyError
+from hudi_bucket.errors import CorruptTableError
 from hudi_bucket.storage.base import Storage, join
 
 _AVRO_MAGIC = b"Obj\x01"
@@ -146,20 +146,3 @@ class TimelineStore:
             data = _avro_bytes(schema, metadata.to_record(replace=replace))
         self._create(instant, data)
         return instant
-
-    def remove_pending(self, timestamp: str) -> None:
-        """Delete a pending instant's files, newest state first, so a crash midway leaves it requested.
-
-        Refuses a completed instant: undoing that is a rollback of data, not of timeline files.
-        """
-        instant = self.load().get(timestamp)
-        if instant is None:
-            return
-        if instant.is_completed:
-            raise TableBusyError(
-                f"instant {timestamp} is completed; refusing to remove its timeline files",
-                hint="roll it back with a rollback that restores the replaced data",
-            )
-        for state in (State.INFLIGHT, State.REQUESTED):
-            pending = Instant(timestamp, instant.action, state)
-            self.storage.delete(join(self.folder, pending.file_name(self.layout)))
