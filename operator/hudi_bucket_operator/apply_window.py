@@ -11,7 +11,7 @@ from typing import Any
 
 from hudi_bucket.contract.requests import JobKind
 from hudi_bucket_operator import conditions, maintenance
-from hudi_bucket_operator.conditions import Reason
+from hudi_bucket_operator.conditions import Event, EventType, Reason, warning
 from hudi_bucket_operator.decisions import (
     SEQUENCE,
     Decision,
@@ -84,7 +84,7 @@ def maintain(
             held = conditions.condition(observed.status, conditions.STALLED)
             told = held.message if held else None
             if told != conditions.bounded(end.message) and not any(r == end.reason for _, r, _ in events):
-                events = (*events, ("Warning", end.reason, end.message))
+                events = (*events, warning(end.reason, end.message))
         return Decision(
             status, recorded=recorded_job, events=events, spec=spec, writer_actions=actions, cancel=cancel
         )
@@ -120,7 +120,7 @@ def writers_of(observed: Observed, spec: TableSpec) -> WritersSpec:
     return observed.policy.writers.resolve(spec.writers)
 
 
-Step = tuple[TableStatus, str | None, str | None, tuple[tuple[str, str, str], ...], maintenance.Advance]
+Step = tuple[TableStatus, str | None, str | None, tuple[Event, ...], maintenance.Advance]
 
 
 def _next_step(
@@ -162,7 +162,9 @@ def _next_step(
         )
         step = maintenance.resume(state, observed.writers, now, outcome)
         # A failure is told once, when its outcome lands with the writers back (``maintain``).
-        events = tuple(e for e in done.events if not (e[0] == "Warning" and e[1] == outcome.reason))
+        events = tuple(
+            e for e in done.events if not (e.type is EventType.WARNING and e.reason == outcome.reason)
+        )
         return done.status, done.recorded, None, events, step
     step = maintenance.advance(
         state,

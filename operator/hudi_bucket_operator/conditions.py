@@ -9,13 +9,35 @@ and every bucket in one file group. A condition keeps its lastTransitionTime whi
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Final
+from enum import StrEnum
+from typing import Final, NamedTuple
 
 from hudi_bucket_operator.table_status import Condition, TableStatus
 
 READY, RECONCILING, STALLED = "Ready", "Reconciling", "Stalled"  # Ready and Stalled are phases too
 LAYOUT_HEALTHY = "LayoutHealthy"
 MAX_MESSAGE = 4096  # characters of a condition's message (the CRD allows 32768; an Event shows 1024)
+
+
+class EventType(StrEnum):
+    NORMAL = "Normal"
+    WARNING = "Warning"
+
+
+class Event(NamedTuple):
+    """A Kubernetes Event to post about the table: its type, a ``Reason`` and what happened."""
+
+    type: EventType
+    reason: str
+    message: str
+
+
+def normal(reason: str, message: str) -> Event:
+    return Event(EventType.NORMAL, reason, message)
+
+
+def warning(reason: str, message: str) -> Event:
+    return Event(EventType.WARNING, reason, message)
 
 
 class Reason:

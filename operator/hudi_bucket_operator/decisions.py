@@ -11,6 +11,7 @@ from typing import Any
 
 from hudi_bucket.contract.reports import JobReport
 from hudi_bucket.contract.requests import ApplyRequest, JobKind, PlanRequest, VerifyRequest
+from hudi_bucket_operator.conditions import Event
 from hudi_bucket_operator.job_policy import Policy
 from hudi_bucket_operator.spec import PAUSED, TableSpec
 from hudi_bucket_operator.table_status import LastJob, TableStatus
@@ -89,7 +90,7 @@ class Decision:
     status: TableStatus
     submit: SubmitJob | None = None
     recorded: str | None = None  # a job whose result this decision records (its report can go)
-    events: tuple[tuple[str, str, str], ...] = ()  # (type, reason, message)
+    events: tuple[Event, ...] = ()
     requeue: bool = False  # look again soon: a job is in flight
     spec: TableSpec | None = field(default=None, compare=False)
     # What to do to the table's writers, once this status (which records their prior state) is written.

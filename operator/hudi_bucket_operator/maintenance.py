@@ -20,7 +20,7 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
-from hudi_bucket_operator.conditions import Reason
+from hudi_bucket_operator.conditions import Event, Reason, normal
 from hudi_bucket_operator.spec import InvalidSpecError
 from hudi_bucket_operator.writers import (
     WRITER_OF,
@@ -70,7 +70,7 @@ class Advance:
     submit_apply: bool = False
     outcome: Outcome | None = None  # set when the steps end with the writers resumed
     carry_on: bool = False  # the steps ended without an outcome: decide as if they never began
-    events: tuple[tuple[str, str, str], ...] = ()
+    events: tuple[Event, ...] = ()
     stall: Outcome | None = None  # the steps ended before any writer was paused, stalled
 
 
@@ -193,7 +193,7 @@ def _await(
         state,
         phase=Reason.PAUSING_WRITERS,
         message=message,
-        events=(("Normal", Reason.PAUSING_WRITERS, message),),
+        events=(normal(Reason.PAUSING_WRITERS, message),),
     )
 
 
@@ -239,7 +239,7 @@ def _pause(
         message = f"writers paused ({names}): applying plan {state['planId']}"
         return Advance(
             state, phase=Reason.APPLYING, message=message, submit_apply=True,
-            events=(("Normal", Reason.WRITERS_PAUSED, message),),
+            events=(normal(Reason.WRITERS_PAUSED, message),),
         )  # fmt: skip
     if now >= datetime.fromisoformat(state["deadline"]):
         message = f"writers not quiet by the quiesce timeout ({state['deadline']}): {', '.join(loud)}"
@@ -303,14 +303,14 @@ def _resume(state: dict[str, Any], seen: Mapping[str, ObservedWriter] | None, no
         message = f"resuming the table's writers: {', '.join(waiting)}"
         return Advance(state, tuple(actions), phase=Reason.RESUMING_WRITERS, message=message)
     paused_at = state.get("pausedAt")
-    events: list[tuple[str, str, str]] = []
+    events: list[Event] = []
     last = state.get("last")
     if paused_at:
         seconds = round((now - datetime.fromisoformat(paused_at)).total_seconds(), 1)
         names = [item_key(i) for i in state.get("items") or []]
         described = ", ".join(_described(i) for i in state.get("items") or [])
         last = {"pausedAt": paused_at, "resumedAt": _stamp(now), "downtimeSeconds": seconds, "writers": names}
-        events.append(("Normal", Reason.WRITERS_RESUMED, f"resumed {described} after {seconds:g} s paused"))
+        events.append(normal(Reason.WRITERS_RESUMED, f"resumed {described} after {seconds:g} s paused"))
     outcome = Outcome.from_status(state["outcome"]) if state.get("outcome") else None
     if state.get("again"):
         fresh = begin(state["planId"], state["generation"], state["retryToken"], state["checkRecords"], last)

@@ -35,7 +35,7 @@ from hudi_bucket.contract.reports import (
 from hudi_bucket.contract.requests import JobKind
 from hudi_bucket.core.planning import ReportedPlan
 from hudi_bucket_operator import apply_window, conditions, maintenance, redaction, rounds
-from hudi_bucket_operator.conditions import Reason
+from hudi_bucket_operator.conditions import Event, Reason, normal, warning
 from hudi_bucket_operator.decisions import (
     SEQUENCE,
     Decision,
@@ -165,7 +165,7 @@ def _decide(observed: Observed, now: datetime) -> Decision:
         # A new table's first plan is routine and its status says so: no Event, which at a GitOps sync
         # of many tables would be a quarter of the operator's writes. A change or a retry gets one.
         first = last == LastJob()
-        event = ("Normal", Reason.PLANNING, f"generation {observed.generation}: planning")
+        event = normal(Reason.PLANNING, f"generation {observed.generation}: planning")
         return Decision(
             conditions.progressing(status, now, Reason.PLANNING, "planning which partitions change"),
             submit=submit,
@@ -199,7 +199,7 @@ def _after_job(
     if job.phase is JobPhase.FAILED or report is None or report.outcome is Outcome.FAILED:
         message = _failure_message(job, spec)
         stalled = conditions.stalled(status, now, Reason.JOB_FAILED, message)
-        events = (("Warning", Reason.JOB_FAILED, message),)
+        events = (warning(Reason.JOB_FAILED, message),)
         return Decision(stalled, recorded=job.name, events=events, spec=spec)
     try:
         if job.kind is JobKind.PLAN:
@@ -214,7 +214,7 @@ def _unusable(
 ) -> Decision:
     message = f"{job.kind} job {job.name} finished, but its report cannot be used: {_words(str(err), spec)}"
     stalled = conditions.stalled(status, now, Reason.INVALID_REPORT, message)
-    events = (("Warning", Reason.INVALID_REPORT, message),)
+    events = (warning(Reason.INVALID_REPORT, message),)
     return Decision(stalled, recorded=job.name, events=events, spec=spec)
 
 
@@ -235,7 +235,7 @@ def _after_verify(
     if check.ok:
         message = f"no bucket layout violation found at {check.checked_at}"
         status = conditions.layout_health(status, now, True, Reason.LAYOUT_VERIFIED, message)
-        events: tuple[tuple[str, str, str], ...] = ()
+        events: tuple[Event, ...] = ()
     else:
         named = ", ".join(check.partitions[:3]) + (" ..." if check.partition_count > 3 else "")
         kinds = ", ".join(f"{n} {kind}" for kind, n in sorted(check.by_kind.items()))
@@ -249,10 +249,10 @@ def _after_verify(
             return Decision(
                 conditions.stalled(status, now, Reason.REPAIR_INCOMPLETE, stalled),
                 recorded=job.name,
-                events=(("Warning", Reason.LAYOUT_VIOLATION, stalled),),
+                events=(warning(Reason.LAYOUT_VIOLATION, stalled),),
                 spec=spec,
             )
-        events = (("Warning", Reason.LAYOUT_VIOLATION, f"{message}; planning a repair"),)
+        events = (warning(Reason.LAYOUT_VIOLATION, f"{message}; planning a repair"),)
     submit = SubmitJob(
         rounds.plan_request(spec, status), job.generation, job.retry_token, SEQUENCE[JobKind.PLAN]
     )
@@ -296,7 +296,7 @@ def _after_plan(
     if plan.noop:
         message = "the table already matches the rules"
         ready = conditions.ready(status, now, Reason.CONVERGED, message)
-        return Decision(ready, recorded=job.name, events=(("Normal", Reason.CONVERGED, message),), spec=spec)
+        return Decision(ready, recorded=job.name, events=(normal(Reason.CONVERGED, message),), spec=spec)
     approved = spec.policy is ApplyPolicy.AUTOMATIC or spec.approved_plan == plan.id
     described = _described(summary, spec.keep_duplicates)
     if not approved:
@@ -306,7 +306,7 @@ def _after_plan(
         message = f"{described}: set spec.apply.approvedPlan to {plan.id} to apply it"
         awaiting = conditions.awaiting(status, now, message)
         return Decision(
-            awaiting, recorded=job.name, events=(("Normal", Reason.AWAITING_APPROVAL, message),), spec=spec
+            awaiting, recorded=job.name, events=(normal(Reason.AWAITING_APPROVAL, message),), spec=spec
         )
     if paused:
         # Not recorded: once the annotation goes, this plan is looked at again and applied.
@@ -355,16 +355,16 @@ def _approved(
         status = status.model_copy(update={"writers": begun})
         decision = _maintain(replace(observed, status=status), status, spec, now)
         said = conditions.condition(decision.status, conditions.READY)
-        events = (("Normal", Reason.AWAITING_WINDOW, (said.message if said else None) or ""),)
+        events = (normal(Reason.AWAITING_WINDOW, (said.message if said else None) or ""),)
         if decision.status.phase != Reason.AWAITING_WINDOW:
-            events = (("Normal", Reason.APPROVED, described),)
+            events = (normal(Reason.APPROVED, described),)
         return replace(decision, events=events + decision.events)
     request = spec.job_request(JobKind.APPLY, approved_plan=plan_id, check_records=layout_broken(status))
     return Decision(
         conditions.progressing(status, now, Reason.APPLYING, described),
         submit=SubmitJob(request, generation, token, SEQUENCE[JobKind.APPLY]),
         requeue=True,
-        events=(("Normal", Reason.APPLYING, described),),
+        events=(normal(Reason.APPLYING, described),),
         spec=spec,
     )
 
@@ -387,15 +387,14 @@ def _after_apply(
         "outcome": report.outcome.value,
         "finished": report.finished,
     }
-    events = [("Normal", Reason.APPLIED, report.message)]
+    events = [normal(Reason.APPLIED, report.message)]
     if result.partitions_repaired:
         entry["repairs"] = result.partitions_repaired
         entry["duplicatesResolved"] = result.duplicates_resolved
         if status.layout is not None:  # checked again at once: LayoutHealthy says what the check finds
             status = status.model_copy(update={"layout": status.layout.model_copy(update={"recheck": True})})
         events.append(
-            (
-                "Normal",
+            normal(
                 Reason.REPAIRED,
                 f"{result.partitions_repaired} partition(s) repaired in {result.instant}, "
                 f"{result.duplicates_resolved} key(s) held by two file groups resolved",
@@ -449,7 +448,7 @@ def _stalled(
     return Decision(
         conditions.stalled(status, now, reason, message),
         recorded=instead_of.recorded if instead_of else None,
-        events=() if told else (("Warning", reason, message),),
+        events=() if told else (warning(reason, message),),
         spec=instead_of.spec if instead_of else None,
     )
 

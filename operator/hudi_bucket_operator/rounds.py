@@ -12,7 +12,7 @@ from hudi_bucket.contract.reports import JobReport
 from hudi_bucket.contract.requests import ApplyRequest, JobKind, PlanRequest, VerifyRequest
 from hudi_bucket.errors import PlanNotApprovedError
 from hudi_bucket_operator import conditions
-from hudi_bucket_operator.conditions import Reason
+from hudi_bucket_operator.conditions import Reason, normal
 from hudi_bucket_operator.decisions import (
     SEQUENCE,
     Decision,
@@ -123,7 +123,7 @@ def _verify_round(
         conditions.scheduled(status, Reason.VERIFYING),
         submit=submit,
         requeue=True,
-        events=(("Normal", Reason.VERIFYING, message),),
+        events=(normal(Reason.VERIFYING, message),),
         spec=spec,
     )
 
@@ -146,7 +146,7 @@ def _replan(
         conditions.scheduled(status, Reason.PLANNING),
         submit=SubmitJob(plan_request(spec, status), observed.generation, token, 0),
         requeue=True,
-        events=(("Normal", Reason.PLANNING, message),),
+        events=(normal(Reason.PLANNING, message),),
         spec=spec,
     )
 
