@@ -21,8 +21,9 @@ from hudi_bucket_operator.decisions import (
     recorded,
     with_last_job,
 )
+from hudi_bucket_operator.errors import InvalidSpecError
 from hudi_bucket_operator.rounds import approved_as_planned, planned_anew, report_needed, retry_token
-from hudi_bucket_operator.spec import APPLY_NOW, InvalidSpecError, TableSpec, parse_spec
+from hudi_bucket_operator.spec import APPLY_NOW, TableSpec, parse_spec
 from hudi_bucket_operator.table_status import Condition, LastJob, TableStatus
 from hudi_bucket_operator.writers import Writer, WritersSpec
 

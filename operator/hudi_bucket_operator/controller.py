@@ -14,7 +14,7 @@ from hudi_bucket_operator import maintenance, metrics
 from hudi_bucket_operator.apply_window import writers_needed
 from hudi_bucket_operator.backends import JobBackend, TableRef
 from hudi_bucket_operator.decisions import Decision, JobPhase, Observed, ObservedJob, last_job
-from hudi_bucket_operator.kube import KubeError
+from hudi_bucket_operator.errors import KubeError
 from hudi_bucket_operator.reconcile import decide, failed
 from hudi_bucket_operator.rounds import report_needed
 from hudi_bucket_operator.table_status import TableStatus

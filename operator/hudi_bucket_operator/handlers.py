@@ -31,6 +31,7 @@ from hudi_bucket_operator import kube, leadership, maintenance, metrics, naming,
 from hudi_bucket_operator.backends import LocalBackend, SparkOperatorBackend, observed_job
 from hudi_bucket_operator.controller import reconcile_once, table_ref
 from hudi_bucket_operator.decisions import JobPhase, ObservedJob
+from hudi_bucket_operator.errors import KubeNotFoundError
 from hudi_bucket_operator.settings import OperatorConfig
 from hudi_bucket_operator.spec import API_VERSION, GROUP, KIND, PLURAL, UNMANAGED, VERSION, WRITERS_FINALIZER
 from hudi_bucket_operator.workqueue import WorkQueue
@@ -195,7 +196,7 @@ async def _reconcile(uid: str, memo: kopf.Memo) -> None:
     if status != written:
         try:
             await memo.kube.patch_status(TABLES, namespace, meta["name"], status)
-        except kube.KubeNotFoundError:  # deleted meanwhile: nothing left to report on
+        except KubeNotFoundError:  # deleted meanwhile: nothing left to report on
             return
     memo.statuses[uid] = status
     await _hold_while_writers_paused(memo, table, maintenance.holding(decision.status.writers))
@@ -226,7 +227,7 @@ async def _hold_while_writers_paused(memo: kopf.Memo, table: dict[str, Any], hol
     after = [*before, WRITERS_FINALIZER] if holding else [f for f in before if f != WRITERS_FINALIZER]
     try:
         await memo.kube.set_finalizers(TABLES, meta["namespace"], meta["name"], before, after)
-    except kube.KubeNotFoundError:  # deleted meanwhile: it holds nothing any more
+    except KubeNotFoundError:  # deleted meanwhile: it holds nothing any more
         return
     meta["finalizers"] = after  # as its watch event will show
 

@@ -28,6 +28,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from hudi_bucket_operator import images
+from hudi_bucket_operator.errors import (
+    ImageNotAllowedError,
+    ResourcesNotAllowedError,
+    SecretNotAllowedError,
+    ServiceAccountNotAllowedError,
+    SettingNotAllowedError,
+    TableUriNotAllowedError,
+    WriterNotAllowedError,
+)
 from hudi_bucket_operator.placement import PodPlacement
 from hudi_bucket_operator.spark_conf import (
     HADOOP_CONF_ALLOWED,
@@ -40,7 +49,7 @@ from hudi_bucket_operator.spark_conf import (
     reason_refused,
     spark_bytes,
 )
-from hudi_bucket_operator.spec import InvalidSpecError, Resources, SparkSettings, TableSpec
+from hudi_bucket_operator.spec import Resources, SparkSettings, TableSpec
 from hudi_bucket_operator.writers import WriterPolicy, WritersSpec
 
 __all__ = [  # the lists, declared in spark_conf.py, as callers know them
@@ -69,69 +78,11 @@ _CREDENTIAL_KEY = re.compile(
 _HADOOP_IN_SPARK = "spark.hadoop."  # Spark hands these to Hadoop without the prefix
 _ACCOUNT = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 _KEY_OR_PREFIX = re.compile(r"[^\s,]+")
-_WIDEN = "jobs.allowedSparkConf and jobs.allowedHadoopConf (Helm values)"
 ANY_NAMESPACE = "*"  # the key of the admins' per-namespace lists that holds what every namespace gets
 # A table URI as Hadoop reads it: a scheme and what follows, or a local path. No whitespace, no control
 # characters, no backslash.
 _URI = re.compile(r"[^\s\\\x00-\x1f\x7f]+")
 LOCAL_AND_S3A = ("s3a://", "/", "file:/")
-
-
-class ImageNotAllowedError(InvalidSpecError):
-    """spec.spark.image is not on the operator's allowlist of job images."""
-
-    hint = (
-        "leave spec.spark.image empty for the operator's default image, use one the allowlist admits, "
-        "or ask the operator's admins to extend allowedImages (Helm values)"
-    )
-
-
-class ServiceAccountNotAllowedError(InvalidSpecError):
-    """spec.spark.serviceAccount is neither the operator's job account nor one its admins allow."""
-
-    hint = (
-        "leave spec.spark.serviceAccount empty for the operator's job account, or ask the operator's "
-        "admins to list this one in jobs.allowedServiceAccounts (Helm values)"
-    )
-
-
-class SettingNotAllowedError(InvalidSpecError):
-    """spec.spark sets Spark or Hadoop settings a table may not set, or values they do not take."""
-
-    hint = (
-        "remove them from spec.spark or give each a value it takes; the operator's admins may allow "
-        "settings the operator does not set and that hold no credential, as exact keys or prefixes ending "
-        f"in '.', in {_WIDEN}"
-    )
-
-
-class SecretNotAllowedError(InvalidSpecError):
-    """spec.spark.envFromSecrets names a Secret the admins do not let tables of its namespace use."""
-
-    hint = (
-        "ask the operator's admins to list the Secret for this namespace in jobs.allowedSecrets (Helm values)"
-    )
-
-
-class TableUriNotAllowedError(InvalidSpecError):
-    """spec.table.uri is not under a location the admins allow for its namespace."""
-
-    hint = (
-        "give the table's base path under a location the admins allow, or ask them to add it to "
-        "jobs.allowedTableUris for this namespace (Helm values)"
-    )
-
-
-class WriterNotAllowedError(InvalidSpecError):
-    """spec.writers asks the operator to pause workloads in a way its admins do not allow."""
-
-    hint = "change spec.writers, or ask the operator's admins (Helm values writers)"
-
-
-class ResourcesNotAllowedError(InvalidSpecError):
-    """spec.spark asks for a driver or executors larger than the admins allow."""
-
-    hint = "ask for less, or ask the operator's admins to raise jobs.limits (Helm values)"
 
 
 @dataclass(frozen=True)

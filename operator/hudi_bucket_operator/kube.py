@@ -21,31 +21,9 @@ from typing import Any
 import kopf
 from kubernetes.aio import client, config
 
-from hudi_bucket.errors import HudiBucketError
+from hudi_bucket_operator.errors import KubeConflictError, KubeError, KubeLoginError, KubeNotFoundError
 
 SERVICE_ACCOUNT_TOKEN = "/var/run/secrets/kubernetes.io/serviceaccount/token"
-
-
-class KubeError(HudiBucketError):
-    """A Kubernetes API call failed."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(f"Kubernetes API {status}: {message}")
-        self.status = status
-
-
-class KubeConflictError(KubeError):
-    """409: the object exists (create) or changed underneath us."""
-
-
-class KubeNotFoundError(KubeError):
-    """404."""
-
-
-class KubeLoginError(HudiBucketError):
-    """Neither a pod's service account nor a kubeconfig was found."""
-
-    hint = "run in a pod with a service account, or set KUBECONFIG (or HBO_KUBE_SERVER for an open server)"
 
 
 @dataclass(frozen=True)

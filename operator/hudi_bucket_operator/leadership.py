@@ -24,6 +24,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from hudi_bucket_operator import kube
+from hudi_bucket_operator.errors import KubeError, KubeNotFoundError
 
 log = logging.getLogger(__name__)
 
@@ -116,7 +117,7 @@ class Election:
             leading = self.leading.is_set()
             try:
                 await self._round()
-            except kube.KubeError as err:  # the API failed us: try again; a holder's deadline runs on
+            except KubeError as err:  # the API failed us: try again; a holder's deadline runs on
                 log.warning("leader election: %s", err)
             if self.leading.is_set() and time.monotonic() - self._renewed > self.timing.renew_deadline:
                 log.error(
@@ -132,7 +133,7 @@ class Election:
     async def _round(self) -> None:
         try:
             lease = await self._client.get(kube.LEASES, self.namespace, self.name)
-        except kube.KubeNotFoundError:
+        except KubeNotFoundError:
             lease = None
         now = time.monotonic()
         record = None if lease is None else LeaseRecord.of(lease)
@@ -169,5 +170,5 @@ class Election:
             if LeaseRecord.of(lease).holder == self.me:
                 lease["spec"] = {**lease["spec"], "holderIdentity": None, "leaseDurationSeconds": 1}
                 await self._client.replace(kube.LEASES, lease)
-        except kube.KubeError as err:  # it expires on its own
+        except KubeError as err:  # it expires on its own
             log.warning("leader election: could not release the Lease: %s", err)

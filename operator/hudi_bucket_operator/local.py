@@ -18,9 +18,10 @@ import yaml
 
 from hudi_bucket_operator.backends import LocalBackend
 from hudi_bucket_operator.controller import reconcile_once, table_ref
+from hudi_bucket_operator.errors import InvalidSpecError
 from hudi_bucket_operator.job_policy import Policy
 from hudi_bucket_operator.settings import OperatorConfig
-from hudi_bucket_operator.spec import KIND, InvalidSpecError
+from hudi_bucket_operator.spec import KIND
 
 Echo = Callable[[str], None]
 

@@ -21,7 +21,7 @@ from enum import StrEnum
 from typing import Any
 
 from hudi_bucket_operator.conditions import Event, Reason, normal
-from hudi_bucket_operator.spec import InvalidSpecError
+from hudi_bucket_operator.errors import InvalidSpecError
 from hudi_bucket_operator.writers import (
     WRITER_OF,
     ObservedWriter,

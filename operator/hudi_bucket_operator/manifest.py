@@ -54,8 +54,9 @@ from hudi_bucket.core.sizing import (
     parse_size,
 )
 from hudi_bucket.errors import HudiBucketError
+from hudi_bucket_operator.errors import ScheduleError
 from hudi_bucket_operator.schedule import FORMAT as SCHEDULE_FORMAT
-from hudi_bucket_operator.schedule import Schedule, ScheduleError, parse_duration
+from hudi_bucket_operator.schedule import Schedule, parse_duration
 
 # Bounds of spec.spark, as the CRD states them.
 MAX_CORES = 256

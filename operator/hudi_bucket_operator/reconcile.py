@@ -47,8 +47,9 @@ from hudi_bucket_operator.decisions import (
     recorded,
     with_last_job,
 )
+from hudi_bucket_operator.errors import InvalidSpecError
 from hudi_bucket_operator.job_policy import admit
-from hudi_bucket_operator.spec import ApplyPolicy, InvalidSpecError, TableSpec, parse_spec
+from hudi_bucket_operator.spec import ApplyPolicy, TableSpec, parse_spec
 from hudi_bucket_operator.table_status import (
     BucketConfig,
     LastJob,

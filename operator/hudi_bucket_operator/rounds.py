@@ -13,14 +13,7 @@ from hudi_bucket.contract.requests import ApplyRequest, JobKind, PlanRequest, Ve
 from hudi_bucket.errors import PlanNotApprovedError
 from hudi_bucket_operator import conditions
 from hudi_bucket_operator.conditions import Reason, normal
-from hudi_bucket_operator.decisions import (
-    SEQUENCE,
-    Decision,
-    Observed,
-    ObservedJob,
-    SubmitJob,
-    layout_broken,
-)
+from hudi_bucket_operator.decisions import SEQUENCE, Decision, Observed, ObservedJob, SubmitJob, layout_broken
 from hudi_bucket_operator.spec import RETRY, ApplyPolicy, TableSpec
 from hudi_bucket_operator.table_status import LastJob, LayoutFound, TableStatus
 

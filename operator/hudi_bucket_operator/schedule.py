@@ -16,6 +16,8 @@ from datetime import UTC, datetime, timedelta
 
 from cronsim import CronSim, CronSimError
 
+from hudi_bucket_operator.errors import ScheduleError
+
 DURATION = re.compile(r"([1-9][0-9]{0,5})m|([1-9][0-9]{0,3})h|([1-9][0-9]{0,2})d")
 DURATION_UNITS = (60, 3600, 86400)  # seconds in one unit of each of the pattern's three groups
 FORMAT = (
@@ -35,10 +37,6 @@ MACROS = {
 }
 _FIELDS = 5
 _ANY_TIME = datetime(2000, 1, 1, tzinfo=UTC)
-
-
-class ScheduleError(ValueError):
-    """Text that is neither an interval nor a cron expression."""
 
 
 def parse_duration(text: str) -> int | None:

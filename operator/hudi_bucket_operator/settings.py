@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
-from hudi_bucket.errors import HudiBucketError
+from hudi_bucket_operator.errors import SettingsError
 from hudi_bucket_operator.job_policy import ANY_NAMESPACE, LOCAL_AND_S3A, JobDefaults, Policy
 from hudi_bucket_operator.manifest import MAX_CORES, MAX_EXECUTORS, MAX_TTL_SECONDS, DnsName, Expect, Memory
 from hudi_bucket_operator.placement import PodPlacement
@@ -32,12 +32,6 @@ PLACEMENT = (
     'a JSON object of Kubernetes pod fields: {"annotations": {}, "nodeSelector": {}, "tolerations": [], '
     '"affinity": {}, "priorityClassName": ""}'
 )
-
-
-class SettingsError(HudiBucketError):
-    """The operator's environment holds a setting it cannot run with."""
-
-    hint = "fix the operator's environment, which its Helm values set, and start it again"
 
 
 def _words(value: object) -> object:

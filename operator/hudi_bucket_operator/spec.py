@@ -28,7 +28,7 @@ from hudi_bucket.core.engine import Engine
 from hudi_bucket.core.recordkeys import KeyStyle
 from hudi_bucket.core.rules import MAX_PATTERN_LENGTH, MAX_RULES, BucketRules
 from hudi_bucket.core.sizing import SizingPolicy
-from hudi_bucket.errors import HudiBucketError
+from hudi_bucket_operator.errors import InvalidSpecError
 from hudi_bucket_operator.manifest import (
     MAX_CORES,
     MAX_EXECUTORS,
@@ -65,18 +65,6 @@ WRITERS_FINALIZER = f"{GROUP}/writers-paused"
 UNMANAGED = f"{GROUP}/unmanaged"  # "true": the operator ignores the resource entirely
 RETRY = f"{GROUP}/retry"  # change its value to retry a failed job without changing the spec
 APPLY_NOW = f"{GROUP}/apply-now"  # a plan id: that plan starts outside spec.apply.window
-
-
-class InvalidSpecError(HudiBucketError):
-    """The HudiBucketTable spec cannot be reconciled as written."""
-
-    hint = "fix the spec (kubectl edit, or in Git); nothing runs until then"
-
-    @classmethod
-    def reason(cls) -> str:
-        """The reason the table stalls with: the error's name without "Error" (InvalidSpec, and for each
-        refusal of the admins' policy its own, ImageNotAllowed, ...)."""
-        return cls.__name__.removesuffix("Error")
 
 
 @dataclass(frozen=True)

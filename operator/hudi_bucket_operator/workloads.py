@@ -12,6 +12,7 @@ import asyncio
 from collections.abc import Sequence
 
 from hudi_bucket_operator import kube
+from hudi_bucket_operator.errors import KubeNotFoundError
 from hudi_bucket_operator.writers import (
     ObservedWriter,
     Writer,
@@ -53,7 +54,7 @@ async def _one(client: kube.KubeClient, namespace: str, table: str, writer: Writ
             replicas=int((scale.get("spec") or {}).get("replicas") or 0),
             pods=pods,
         )
-    except kube.KubeNotFoundError:
+    except KubeNotFoundError:
         return ObservedWriter(found=False)
 
 

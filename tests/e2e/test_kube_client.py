@@ -12,6 +12,7 @@ from kubernetes.aio import config as aio_config
 
 from control_plane import ControlPlane
 from hudi_bucket_operator import kube
+from hudi_bucket_operator.errors import KubeConflictError, KubeError, KubeNotFoundError
 
 
 def test_the_operators_client_creates_reads_deletes_and_says_what_the_api_said(
@@ -46,13 +47,13 @@ def test_the_operators_client_creates_reads_deletes_and_says_what_the_api_said(
         try:
             await api.create(kube.CONFIG_MAPS, report)
             assert await api.config_map_data(namespace, "report") == {"report.json": "{}"}
-            with pytest.raises(kube.KubeConflictError, match='configmaps "report" already exists'):
+            with pytest.raises(KubeConflictError, match='configmaps "report" already exists'):
                 await api.create(kube.CONFIG_MAPS, report)
             await api.delete_config_map(namespace, "report")
             await api.delete_config_map(namespace, "report")  # gone already: nothing to do
-            with pytest.raises(kube.KubeNotFoundError, match='configmaps "report" not found'):
+            with pytest.raises(KubeNotFoundError, match='configmaps "report" not found'):
                 await api.config_map_data(namespace, "report")
-            with pytest.raises(kube.KubeError, match=r"403.*cannot patch resource"):
+            with pytest.raises(KubeError, match=r"403.*cannot patch resource"):
                 await api.patch_status(kube.SPARK_APPLICATIONS, namespace, "app", {"phase": "x"})
         finally:
             await api.close()

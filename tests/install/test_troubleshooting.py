@@ -15,7 +15,7 @@ from types import ModuleType
 import hudi_bucket_operator
 from hudi_bucket_operator import conditions
 from hudi_bucket_operator.conditions import Reason
-from hudi_bucket_operator.spec import InvalidSpecError
+from hudi_bucket_operator.errors import InvalidSpecError
 from paths import REPO
 
 DOC = REPO / "docs" / "troubleshooting.md"

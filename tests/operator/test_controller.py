@@ -11,8 +11,8 @@ import pytest
 from hudi_bucket_operator import controller
 from hudi_bucket_operator.backends import TableRef
 from hudi_bucket_operator.decisions import Observed, SubmitJob
+from hudi_bucket_operator.errors import KubeError
 from hudi_bucket_operator.job_policy import Policy
-from hudi_bucket_operator.kube import KubeError
 from hudi_bucket_operator.spec import TableSpec
 from hudi_bucket_operator.writers import ObservedWriter, Writer
 

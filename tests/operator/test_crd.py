@@ -43,8 +43,9 @@ from hudi_bucket.contract.requests import JobKind
 from hudi_bucket.core.hashing_config import HashingConfig
 from hudi_bucket.core.planning import ChangeReason, PartitionChange, Plan
 from hudi_bucket.core.rules import MAX_BUCKETS, BucketRules, Rule
+from hudi_bucket_operator.errors import ScheduleError
 from hudi_bucket_operator.reconcile import JobPhase, Observed, ObservedJob, decide
-from hudi_bucket_operator.schedule import Schedule, ScheduleError
+from hudi_bucket_operator.schedule import Schedule
 from hudi_bucket_operator.spec import (
     GROUP,
     KIND,

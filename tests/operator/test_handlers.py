@@ -17,8 +17,8 @@ from hudi_bucket.contract.requests import JobKind
 from hudi_bucket_operator import handlers, leadership, naming
 from hudi_bucket_operator.backends import TableRef, job_name_for
 from hudi_bucket_operator.decisions import JobPhase, ObservedJob, SubmitJob
+from hudi_bucket_operator.errors import KubeError
 from hudi_bucket_operator.job_policy import Policy
-from hudi_bucket_operator.kube import KubeError
 from hudi_bucket_operator.settings import OperatorConfig
 from hudi_bucket_operator.spec import UNMANAGED, TableSpec
 from hudi_bucket_operator.workqueue import WorkQueue

@@ -23,16 +23,19 @@ from hypothesis import strategies as st
 
 from hbt_admission import ADMISSION, CRD_PATH, EXAMPLES, SMALL, with_spec
 from hudi_bucket_operator import images
+from hudi_bucket_operator.errors import (
+    ImageNotAllowedError,
+    InvalidSpecError,
+    ResourcesNotAllowedError,
+    ServiceAccountNotAllowedError,
+    SettingNotAllowedError,
+)
 from hudi_bucket_operator.job_policy import (
     HADOOP_CONF_ALLOWED,
     OWNED_SPARK_CONF,
     SPARK_CONF_ALLOWED,
-    ImageNotAllowedError,
     JobDefaults,
     Policy,
-    ResourcesNotAllowedError,
-    ServiceAccountNotAllowedError,
-    SettingNotAllowedError,
     admit,
     hadoop_conf_refusal,
     image_allowed,
@@ -41,7 +44,7 @@ from hudi_bucket_operator.job_policy import (
 )
 from hudi_bucket_operator.settings import OperatorConfig
 from hudi_bucket_operator.spark_conf import Setting
-from hudi_bucket_operator.spec import KIND, InvalidSpecError, Resources, SparkSettings, parse_spec
+from hudi_bucket_operator.spec import KIND, Resources, SparkSettings, parse_spec
 from paths import s3a_jars
 
 DEFAULTS = JobDefaults(image="registry.example/hudi-job:1.0", spark_version="3.5.8")

@@ -13,6 +13,7 @@ import yaml
 from pydantic import BeforeValidator
 
 from hudi_bucket_operator.cli import main
+from hudi_bucket_operator.errors import SettingsError
 from hudi_bucket_operator.job_policy import JobDefaults
 from hudi_bucket_operator.placement import PodPlacement, Toleration
 from hudi_bucket_operator.schedule import parse_duration
@@ -22,7 +23,6 @@ from hudi_bucket_operator.settings import (
     SPARK_VERSION,
     VARIABLES,
     OperatorConfig,
-    SettingsError,
     reference,
 )
 from hudi_bucket_operator.spec import Resources

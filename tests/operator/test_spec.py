@@ -39,11 +39,11 @@ from hudi_bucket.core.engine import Engine
 from hudi_bucket.core.recordkeys import KeyStyle
 from hudi_bucket.core.rules import MAX_BUCKETS, BucketRules, Rule
 from hudi_bucket.core.sizing import SizingPolicy
+from hudi_bucket_operator.errors import InvalidSpecError
 from hudi_bucket_operator.spec import (
     KIND,
     MAX_RULES,
     ApplyPolicy,
-    InvalidSpecError,
     MetadataTablePolicy,
     Resources,
     SparkSettings,

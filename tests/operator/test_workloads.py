@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from hudi_bucket_operator import kube, workloads
+from hudi_bucket_operator.errors import KubeNotFoundError
 from hudi_bucket_operator.spec import parse_spec
 from hudi_bucket_operator.writers import (
     ObservedWriter,
@@ -55,7 +56,7 @@ class FakeClient:
     ) -> dict[str, Any]:
         self.calls.append(("get", resource.path(namespace, name, subresource)))
         if name == "gone":
-            raise kube.KubeNotFoundError(404, "not found")
+            raise KubeNotFoundError(404, "not found")
         if subresource == "scale":
             return {"spec": {"replicas": 0}, "status": {"replicas": 0, "selector": "app=ingest"}}
         if name == "ingest":

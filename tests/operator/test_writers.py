@@ -29,9 +29,10 @@ from hudi_bucket_operator import decisions, maintenance
 from hudi_bucket_operator.apply_window import writers_needed
 from hudi_bucket_operator.conditions import condition
 from hudi_bucket_operator.decisions import Decision, JobPhase, ObservedJob, recorded
+from hudi_bucket_operator.errors import InvalidSpecError
 from hudi_bucket_operator.job_policy import Policy
 from hudi_bucket_operator.reconcile import decide, failed
-from hudi_bucket_operator.spec import APPLY_NOW, PAUSED, InvalidSpecError, parse_spec
+from hudi_bucket_operator.spec import APPLY_NOW, PAUSED, parse_spec
 from hudi_bucket_operator.table_status import TableStatus
 from hudi_bucket_operator.writers import (
     ObservedWriter,
