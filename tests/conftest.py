@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from hypothesis import settings
 
+from hudi_tables import HudiBucketTables
 from paths import SHARED_FOUND, SHARED_MISSING, hudi_bundle, jvm_jar, s3a_jars, unzip_table
 from written_tables import WrittenTables
 
@@ -99,6 +100,12 @@ def fixture_table(tmp_path: Path) -> Callable[[str], Path]:
 def written_tables(spark: Any) -> WrittenTables:
     """The tables Apache Hudi writes in the tests (written_tables.TABLES), cached per Hudi bundle."""
     return WrittenTables(spark, hudi_bundle())
+
+
+@pytest.fixture(scope="session")
+def hudi_tables(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> HudiBucketTables:
+    """The bucket tables Hudi writes and upserts (hudi_tables.HudiBucketTables), written once per run."""
+    return HudiBucketTables(spark, tmp_path_factory.mktemp("hudi-tables"))
 
 
 @pytest.fixture

@@ -22,6 +22,15 @@ SCHEMA = "id int, name string, day string, ts long"
 DAYS = ["day=2025-11-10", "day=2025-11-11", "day=2025-11-12", "day=2025-11-13"]
 HUDI_RULES = "day=2025-11-11,4"  # what Hudi's procedure gives the table, default 2
 MERGE_ON_READ = {"hoodie.datasource.write.table.type": "MERGE_ON_READ", "hoodie.metadata.enable": "false"}
+# A metadata table with the indexes Hudi 1.x keeps of every file (its files, column stats, partition stats,
+# bloom filters) and of every key (the global record index). One shape, so the tests that need it share
+# one table Hudi wrote.
+WITH_INDEXES = {
+    "hoodie.metadata.enable": "true",
+    "hoodie.metadata.global.record.level.index.enable": "true",
+    "hoodie.metadata.index.column.stats.enable": "true",
+    "hoodie.metadata.index.bloom.filter.enable": "true",
+}
 
 
 def day_of(i: int) -> str:
@@ -35,7 +44,7 @@ def records(spark: Any, ids: range, ts: int, day: str | None = None) -> Any:
 class HudiBucketTables:
     """Bucket tables written by Hudi (2 buckets), given rules by Hudi's partition_bucket_index_manager,
     then upserted by Hudi under them (``write_hudi_bucket_table``): one per table version and ``extra``
-    options is written, and each test gets a copy."""
+    options is written once per run (the ``hudi_tables`` fixture), and each test gets a copy."""
 
     def __init__(self, spark: Any, folder: Path) -> None:
         self.spark, self.folder = spark, folder

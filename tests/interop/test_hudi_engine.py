@@ -29,21 +29,16 @@ from hudi_spark import (
 )
 from hudi_tables import (
     MERGE_ON_READ,
+    WITH_INDEXES,
     HudiBucketTables,
     one_record_per_key,
     read_alike_everywhere,
     records,
-    write_hudi_bucket_table,
 )
 
 RULES = BucketRules.parse("day=2025-11-1[23],6", 2)
 KEYS = (97, 98, 96)  # days 11 (4 -> 2 buckets), 12 (2 -> 6), 10 (2, untouched)
 
-METADATA = {
-    "hoodie.metadata.enable": "true",
-    "hoodie.metadata.global.record.level.index.enable": "true",  # the record index (Hudi 1.2's key)
-    "hoodie.metadata.index.column.stats.enable": "true",
-}
 CREATE_INDEX = "CREATE INDEX idx_name ON {table} (name)"  # a secondary index
 SINGLE_WRITER_LOCK = {
     "hoodie.write.lock.provider": "org.apache.hudi.client.transaction.lock.InProcessLockProvider"
@@ -62,10 +57,10 @@ def rescaled(spark: Any, root: Path, engine: Engine = Engine.AUTO) -> tuple[Any,
 
 
 def test_a_table_with_a_metadata_table_and_its_indexes_is_rescaled_by_hudi(
-    spark: Any, tmp_path: Path
+    spark: Any, hudi_tables: HudiBucketTables, tmp_path: Path
 ) -> None:
     root = tmp_path / "orders_mdt"
-    options = write_hudi_bucket_table(spark, root, 9, METADATA)
+    options = hudi_tables.copy(root, 9, WITH_INDEXES)
     before = one_record_per_key(spark, root)
     indexes = TableContext.open(spark, str(root)).table.config.metadata_partitions
     assert "record_index" in indexes
@@ -99,9 +94,11 @@ def test_a_table_with_a_metadata_table_and_its_indexes_is_rescaled_by_hudi(
     assert len(one_record_per_key(spark, root)) == 130
 
 
-def test_a_merge_on_read_table_with_log_files_is_rescaled_by_hudi(spark: Any, tmp_path: Path) -> None:
+def test_a_merge_on_read_table_with_log_files_is_rescaled_by_hudi(
+    spark: Any, hudi_tables: HudiBucketTables, tmp_path: Path
+) -> None:
     root = tmp_path / "orders_mor"
-    options = write_hudi_bucket_table(spark, root, 9, MERGE_ON_READ)
+    options = hudi_tables.copy(root, 9, MERGE_ON_READ)
     assert list(root.rglob(".*.log.*")), "the upsert wrote log files"
     before = one_record_per_key(spark, root)
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -27,23 +26,16 @@ from hudi_bucket.core.rules import BucketRules
 from hudi_bucket.planning import plan
 from hudi_bucket.spark.context import TableContext
 from hudi_spark import bucket_options, data_rows, hudi_read, hudi_write
-from hudi_tables import MERGE_ON_READ, day_of, one_record_per_key, records, write_hudi_bucket_table
+from hudi_tables import MERGE_ON_READ, HudiBucketTables, day_of, one_record_per_key, records
 
 pytestmark = pytest.mark.spark
 
 
-@pytest.fixture(scope="module")
-def mor_template(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Hudi's MERGE_ON_READ bucket table (version 9): written, given rules, upserted into log files."""
-    root = tmp_path_factory.mktemp("mor") / "orders_mor"
-    write_hudi_bucket_table(spark, root, 9, MERGE_ON_READ)
-    return root
-
-
 @pytest.fixture
-def mor_table(mor_template: Path, tmp_path: Path) -> Path:
+def mor_table(hudi_tables: HudiBucketTables, tmp_path: Path) -> Path:
+    """Hudi's MERGE_ON_READ bucket table (version 9): written, given rules, upserted into log files."""
     root = tmp_path / "orders_mor"
-    shutil.copytree(mor_template, root)
+    hudi_tables.copy(root, 9, MERGE_ON_READ)
     return root
 
 

@@ -37,6 +37,7 @@ from hudi_spark import (
 )
 from hudi_tables import (
     MERGE_ON_READ,
+    WITH_INDEXES,
     HudiBucketTables,
     one_record_per_key,
     read_alike_everywhere,
@@ -46,13 +47,8 @@ from hudi_tables import (
 pytestmark = pytest.mark.spark
 
 RULES = BucketRules.parse("day=2025-11-11,8;day=2025-11-1[23],3", 2)  # 4 -> 8, 2 -> 3 (a shuffle)
-METADATA = {
-    "hoodie.metadata.enable": "true",
-    "hoodie.metadata.global.record.level.index.enable": "true",
-    "hoodie.metadata.index.column.stats.enable": "true",
-}
 PARTITIONED_RECORD_INDEX = {
-    **{k: v for k, v in METADATA.items() if "global" not in k},
+    **{k: v for k, v in WITH_INDEXES.items() if "global" not in k},
     "hoodie.metadata.record.level.index.enable": "true",
 }
 SINGLE_WRITER_LOCK = {
@@ -69,8 +65,9 @@ def metadata_timeline(root: Path) -> list[str]:
 def written(
     hudi_tables: HudiBucketTables, root: Path, version: int, extra: dict[str, str] | None = None
 ) -> dict[str, str]:
-    """A copy of the bucket table Hudi 1.2.0 wrote with its metadata table (``HudiBucketTables``)."""
-    return hudi_tables.copy(root, version, {**(extra or {}), **METADATA})
+    """A copy of the bucket table Hudi 1.2.0 wrote with its metadata table and indexes
+    (``HudiBucketTables``, ``WITH_INDEXES``)."""
+    return hudi_tables.copy(root, version, {**(extra or {}), **WITH_INDEXES})
 
 
 def rescaled(spark: Any, root: Path) -> tuple[TableContext, Any]:
@@ -94,7 +91,7 @@ def test_the_native_engine_keeps_the_metadata_table_and_its_indexes(
         with scoped_conf(spark, SINGLE_WRITER_LOCK):  # Hudi builds indexes as table services
             hudi_sql(spark, root, "CREATE INDEX idx_name ON {table} (name)")
     indexes = TableContext.open(spark, str(root)).table.config.metadata_partitions
-    assert {"files", "column_stats", "record_index"} <= set(indexes)
+    assert {"files", "column_stats", "bloom_filters", "record_index"} <= set(indexes)
     groups, indexed = record_file_groups(spark, root), record_index(spark, root)
 
     ctx, result = rescaled(spark, root)
@@ -140,7 +137,7 @@ def test_a_conversion_keeps_the_metadata_table_and_indexes_every_key_in_its_buck
         "hoodie.datasource.write.hive_style_partitioning": "true",
         "hoodie.write.table.version": str(version),
         **extra,
-        **METADATA,
+        **WITH_INDEXES,
     }
     hudi_write(spark, root, records(spark, range(80), 1), options)
     hudi_write(spark, root, records(spark, range(60, 100), 2), options)  # MERGE_ON_READ: into log files
@@ -199,7 +196,7 @@ def test_bloom_filters_and_an_expression_index_are_kept(
     spark: Any, hudi_tables: HudiBucketTables, tmp_path: Path
 ) -> None:
     root = tmp_path / "orders"
-    options = written(hudi_tables, root, 9, {"hoodie.metadata.index.bloom.filter.enable": "true"})
+    options = written(hudi_tables, root, 9)
     before = one_record_per_key(spark, root)
     with scoped_conf(spark, SINGLE_WRITER_LOCK):
         hudi_sql(
@@ -268,7 +265,12 @@ def test_a_failure_after_the_metadata_tables_delta_commit_rolls_both_back(
 def test_first_rules_that_move_no_record_keep_the_metadata_table(spark: Any, tmp_path: Path) -> None:
     root = tmp_path / "orders"
     options = bucket_options(
-        record_key="id", partition_field="day", ordering_field="ts", table_version=9, buckets=2, **METADATA
+        record_key="id",
+        partition_field="day",
+        ordering_field="ts",
+        table_version=9,
+        buckets=2,
+        **WITH_INDEXES,
     )
     hudi_write(spark, root, records(spark, range(40), 1), options)
     files = storage_listing(root)

@@ -22,7 +22,7 @@ from hudi_bucket.spark import metadata_writer
 from hudi_bucket.spark.context import TableContext
 from hudi_bucket.storage import LocalStorage
 from hudi_spark import hudi_rs_rows
-from hudi_tables import HUDI_RULES, HudiBucketTables, one_record_per_key, write_hudi_bucket_table
+from hudi_tables import HUDI_RULES, WITH_INDEXES, HudiBucketTables, one_record_per_key
 
 pytestmark = pytest.mark.spark
 
@@ -108,10 +108,10 @@ def test_an_approval_of_the_plan_without_the_record_check_does_not_apply_a_repai
 
 
 def test_engine_auto_repairs_with_native_keeping_the_metadata_table_and_says_how_otherwise(
-    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    spark: Any, hudi_tables: HudiBucketTables, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root = tmp_path / "indexed"
-    write_hudi_bucket_table(spark, root, 9, {"hoodie.metadata.enable": "true"})
+    hudi_tables.copy(root, 9, WITH_INDEXES)
     before = one_record_per_key(spark, root)
     bucket_tables.break_by_splitting_a_bucket(root, SPLIT)
     ctx = TableContext.open(spark, str(root))

@@ -48,7 +48,7 @@ from hudi_bucket.contract.requests import WriteOptions
 from hudi_bucket.core.filegroups import BaseFile
 from hudi_bucket.spark.context import TableContext
 from hudi_spark import metadata_table_listing
-from hudi_tables import write_hudi_bucket_table
+from hudi_tables import WITH_INDEXES, HudiBucketTables
 
 BUCKET = "faulty"
 TIMEOUT_MS = 1500  # the socket timeout (fs.s3a.connection.timeout): what a stall costs
@@ -355,18 +355,13 @@ def test_the_stray_file_check_finds_files_of_no_completed_instant_and_a_slice_wr
 # rules move records (4 -> 8 buckets, 2 -> 3) so that every index has entries to write.
 METADATA_TABLE_WRITE = Match("PUT", key=r"/\.hoodie/metadata/files/")
 METADATA_RULES = ["--expressions", "day=2025-11-11,8;day=2025-11-1[23],3", "--default", "2"]
-WITH_INDEXES = {
-    "hoodie.metadata.enable": "true",
-    "hoodie.metadata.global.record.level.index.enable": "true",
-    "hoodie.metadata.index.column.stats.enable": "true",
-}
 
 
-@pytest.fixture(scope="module")
-def with_metadata_table(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A bucket table Apache Hudi wrote with its metadata table, column stats and the record index."""
-    root = tmp_path_factory.mktemp("metadata") / "orders"
-    write_hudi_bucket_table(spark, root, 9, WITH_INDEXES)
+@pytest.fixture
+def with_metadata_table(hudi_tables: HudiBucketTables, tmp_path: Path) -> Path:
+    """A bucket table Apache Hudi wrote with its metadata table and indexes (``WITH_INDEXES``)."""
+    root = tmp_path / "orders"
+    hudi_tables.copy(root, 9, WITH_INDEXES)
     return root
 
 
