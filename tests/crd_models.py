@@ -40,7 +40,9 @@ class ModelSchema:
     def objects(
         self, crd: dict[str, Any], model: dict[str, Any], where: str
     ) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
-        """Every object under ``where``, as (its path, the CRD's schema, the model's schema)."""
+        """Every object under ``where``, as (its path, the CRD's schema, the model's schema). An object
+        the CRD leaves free-form (no properties: status.writers, status.history's entries) is not walked:
+        the CRD keeps whatever its model writes."""
         model = self.resolved(model)
         found = [(where, crd, model)]
         for name, crd_property in crd.get("properties", {}).items():
@@ -48,7 +50,7 @@ class ModelSchema:
             if crd_property.get("type") == "object" and "properties" in crd_property:
                 found += self.objects(crd_property, model_property, f"{where}.{name}")
             items = crd_property.get("items", {})
-            if crd_property.get("type") == "array" and items.get("type") == "object":
+            if crd_property.get("type") == "array" and "properties" in items:
                 found += self.objects(items, model_property.get("items", {}), f"{where}.{name}[]")
         return found
 

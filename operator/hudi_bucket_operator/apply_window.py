@@ -4,13 +4,12 @@ and one pass of maintenance.py's steps (the apply's result recorded when it ende
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
-from typing import Any
 
 from hudi_bucket.contract.requests import JobKind
-from hudi_bucket_operator import conditions, maintenance
+from hudi_bucket_operator import conditions, maintenance, writers_state
 from hudi_bucket_operator.conditions import Event, EventType, Reason, warning
 from hudi_bucket_operator.decisions import (
     SEQUENCE,
@@ -26,6 +25,7 @@ from hudi_bucket_operator.rounds import approved_as_planned, planned_anew, repor
 from hudi_bucket_operator.spec import APPLY_NOW, TableSpec, parse_spec
 from hudi_bucket_operator.table_status import Condition, LastJob, TableStatus
 from hudi_bucket_operator.writers import Writer, WritersSpec
+from hudi_bucket_operator.writers_state import ApplySteps, Outcome, WritersState
 
 # The result of a finished apply (with the status that names it as the last job) and ``decide`` itself.
 RecordApply = Callable[[TableStatus, TableSpec, ObservedJob, datetime], Decision]
@@ -61,15 +61,16 @@ def maintain(
     *,
     record_apply: RecordApply,
     decide: Decide,
-    refused: maintenance.Outcome | None = None,
+    refused: Outcome | None = None,
 ) -> Decision:
     """One pass of the steps around an apply: its result recorded when it ended, then the next step.
     ``refused`` (with no ``spec``): why the spec cannot go on, the outcome once the writers are back."""
-    state = dict(status.writers or {})
+    state = status.writers
+    assert isinstance(state, ApplySteps), "maintain runs only while the steps do"
     status, recorded_job, cancel, events, step = _next_step(observed, status, state, spec, now, record_apply)
     if refused is not None and step.outcome is not None and cancel is None:
         step = replace(step, outcome=refused)
-    status = status.model_copy(update={"writers": step.state or None})
+    status = status.model_copy(update={"writers": step.state})
     events = (*events, *step.events)
     actions = step.actions
     if step.carry_on:
@@ -92,9 +93,9 @@ def maintain(
     submit = None
     if step.submit_apply and spec is not None:
         request = spec.job_request(
-            JobKind.APPLY, approved_plan=state["planId"], check_records=bool(state.get("checkRecords"))
+            JobKind.APPLY, approved_plan=state.plan_id, check_records=state.check_records
         )
-        submit = SubmitJob(request, state["generation"], state["retryToken"], SEQUENCE[JobKind.APPLY])
+        submit = SubmitJob(request, state.generation, state.retry_token, SEQUENCE[JobKind.APPLY])
     if step.phase == Reason.PAUSED:
         status = conditions.paused(status, now)
     elif step.phase == Reason.AWAITING_WINDOW:
@@ -127,7 +128,7 @@ Step = tuple[TableStatus, str | None, str | None, tuple[Event, ...], maintenance
 def _next_step(
     observed: Observed,
     status: TableStatus,
-    state: dict[str, Any],
+    state: ApplySteps,
     spec: TableSpec | None,
     now: datetime,
     record_apply: RecordApply,
@@ -139,12 +140,12 @@ def _next_step(
     if apply_job is None and running is not None and maintenance.overdue(state, now):
         # The apply has held the writers paused as long as the admins allow: stop it, resume them.
         message = (
-            f"apply job {running.name} did not finish by the apply deadline ({state['applyDeadline']}, "
+            f"apply job {running.name} did not finish by the apply deadline ({state.apply_deadline}, "
             "the Helm value writers.applyDeadline after the writers were paused): it was cancelled and "
             "the writers resumed"
         )
         cancelled = recorded(Decision(with_last_job(status, running), recorded=running.name))
-        outcome = maintenance.Outcome(False, Reason.APPLY_DEADLINE_EXCEEDED, message)
+        outcome = Outcome.stalled(Reason.APPLY_DEADLINE_EXCEEDED, message)
         step = maintenance.resume(state, observed.writers, now, outcome)
         return cancelled.status, running.name, running.name, (), step
     if apply_job is not None and apply_job.report is not None and planned_anew(apply_job.report):
@@ -182,29 +183,29 @@ def _next_step(
     return status, None, None, (), step
 
 
-def _running_apply(observed: Observed, state: Mapping[str, Any]) -> ObservedJob | None:
+def _running_apply(observed: Observed, state: ApplySteps) -> ObservedJob | None:
     """The apply job of these steps still in flight, if any."""
     running = [
         j
         for j in observed.jobs
         if j.kind is JobKind.APPLY
-        and j.generation == state.get("generation")
-        and j.retry_token == state.get("retryToken")
+        and j.generation == state.generation
+        and j.retry_token == state.retry_token
         and not j.phase.terminal
     ]
     return max(running, key=lambda j: j.created) if running else None
 
 
-def _apply_of(observed: Observed, state: Mapping[str, Any]) -> ObservedJob | None:
+def _apply_of(observed: Observed, state: ApplySteps) -> ObservedJob | None:
     """The finished apply job of these steps whose result is not recorded yet, if any."""
-    if state.get("step") not in (maintenance.Step.PAUSING, maintenance.Step.APPLYING):
+    if state.step not in (writers_state.Step.PAUSING, writers_state.Step.APPLYING):
         return None
     found = [
         j
         for j in observed.jobs
         if j.kind is JobKind.APPLY
-        and j.generation == state["generation"]
-        and j.retry_token == state["retryToken"]
+        and j.generation == state.generation
+        and j.retry_token == state.retry_token
         and j.phase.terminal
     ]
     if not found:
@@ -214,23 +215,23 @@ def _apply_of(observed: Observed, state: Mapping[str, Any]) -> ObservedJob | Non
     return None if last.name == job.name and last.recorded else job
 
 
-def _note_downtime(status: TableStatus, state: Mapping[str, Any]) -> TableStatus:
+def _note_downtime(status: TableStatus, state: ApplySteps) -> TableStatus:
     """The writers' downtime beside the apply it made way for, in history."""
-    last = (status.writers or {}).get("last")
+    last = status.writers.last if status.writers else None
     history = status.history or []
-    if last and history and history[0].get("planId") == state.get("planId"):
-        noted = [{**history[0], "writersDowntimeSeconds": last["downtimeSeconds"]}, *history[1:]]
-        return status.model_copy(update={"history": noted})
+    if last and history and history[0].plan_id == state.plan_id:
+        noted = history[0].model_copy(update={"writers_downtime_seconds": last.downtime_seconds})
+        return status.model_copy(update={"history": [noted, *history[1:]]})
     return status
 
 
-def _until_window(state: Mapping[str, Any], now: datetime) -> float | None:
-    start = state.get("nextWindow")
+def _until_window(state: WritersState | None, now: datetime) -> float | None:
+    start = state.next_window if isinstance(state, ApplySteps) else None
     return None if not start else max(1.0, (datetime.fromisoformat(start) - now).total_seconds())
 
 
-def _outcome(ready: bool, said: Condition | None, reason: str) -> maintenance.Outcome:
+def _outcome(ready: bool, said: Condition | None, reason: str) -> Outcome:
     """How the apply ended, as the condition that says it does (``reason`` when there is none)."""
     if said is None:
-        return maintenance.Outcome(ready, reason, "")
-    return maintenance.Outcome(ready, said.reason or reason, said.message or "")
+        return Outcome(ready=ready, reason=reason, message="")
+    return Outcome(ready=ready, reason=said.reason or reason, message=said.message or "")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from prometheus_client import Counter, Gauge, Histogram, start_http_server
 
-from hudi_bucket_operator.table_status import LastJob, TableStatus
+from hudi_bucket_operator.table_status import HistoryEntry, LastJob, TableStatus
 
 RECONCILES = Counter(
     "hbo_reconciles_total", "Reconcile passes, by the phase they left the table in", ["phase"]
@@ -49,12 +49,12 @@ def record_job(status: TableStatus) -> None:
     job = status.last_job or LastJob()
     outcome = "Failed" if status.phase == "Stalled" else "Succeeded"
     JOBS_FINISHED.labels(kind=job.kind or "", outcome=outcome).inc()
-    latest = (status.history or [{}])[0]
-    if job.kind == "apply" and latest.get("job") == job.name and outcome == "Succeeded":
-        if latest.get("seconds") is not None:
-            RESCALE_SECONDS.observe(float(latest["seconds"]))
-        ROWS_REWRITTEN.inc(int(latest.get("rows") or 0))
-        PARTITIONS_REPAIRED.inc(int(latest.get("repairs") or 0))
+    latest = (status.history or [HistoryEntry()])[0]
+    if job.kind == "apply" and latest.job == job.name and outcome == "Succeeded":
+        if latest.seconds is not None:
+            RESCALE_SECONDS.observe(latest.seconds)
+        ROWS_REWRITTEN.inc(latest.rows or 0)
+        PARTITIONS_REPAIRED.inc(latest.repairs or 0)
     if job.kind == "verify":
         LAYOUT_VIOLATIONS.inc((status.layout.violations or 0) if status.layout else 0)
 

@@ -34,7 +34,7 @@ from hudi_bucket.contract.reports import (
 )
 from hudi_bucket.contract.requests import JobKind
 from hudi_bucket.core.planning import ReportedPlan
-from hudi_bucket_operator import apply_window, conditions, maintenance, redaction, rounds
+from hudi_bucket_operator import apply_window, conditions, maintenance, redaction, rounds, writers_state
 from hudi_bucket_operator.conditions import Event, Reason, normal, warning
 from hudi_bucket_operator.decisions import (
     SEQUENCE,
@@ -52,6 +52,7 @@ from hudi_bucket_operator.job_policy import admit
 from hudi_bucket_operator.spec import ApplyPolicy, TableSpec, parse_spec
 from hudi_bucket_operator.table_status import (
     BucketConfig,
+    HistoryEntry,
     LastJob,
     LayoutFound,
     PartitionBucketCount,
@@ -78,9 +79,9 @@ def failed(observed: Observed, now: datetime, err: Exception) -> Decision:
     status = observed.status.model_copy(update={"observed_generation": observed.generation})
     if not maintenance.holding(status.writers):
         return _stalled(observed, status, now, Reason.RECONCILE_ERROR, message)
-    outcome = maintenance.Outcome(False, Reason.RECONCILE_ERROR, message)
-    step = maintenance.resume(status.writers or {}, observed.writers, now, outcome)
-    status = status.model_copy(update={"writers": step.state or None})
+    outcome = writers_state.Outcome.stalled(Reason.RECONCILE_ERROR, message)
+    step = maintenance.resume(status.writers, observed.writers, now, outcome)
+    status = status.model_copy(update={"writers": step.state})
     if step.outcome is None:  # not all back yet: the next pass goes on resuming them
         resuming = conditions.progressing(status, now, Reason.RESUMING_WRITERS, step.message)
         return Decision(
@@ -115,7 +116,7 @@ def _decide(observed: Observed, now: datetime) -> Decision:
         # Invalid, or asking for what the admins do not allow: stalled, with any paused writer resumed.
         reason = err.reason()
         if maintenance.holding(state):
-            refused = maintenance.Outcome(False, reason, str(err))
+            refused = writers_state.Outcome.stalled(reason, str(err))
             return _maintain(observed, status, None, now, refused=refused)
         return _stalled(observed, status, now, reason, str(err))
     if maintenance.holding(state):  # resuming, or an apply past its deadline: the steps say what next
@@ -351,7 +352,7 @@ def _approved(
     """An approved plan's apply: at once, or in the window with the writers paused when it rewrites
     partitions (a config change alone needs neither)."""
     if rewrites and (spec.window is not None or spec.writers.workloads) and observed is not None:
-        last = (status.writers or {}).get("last")
+        last = status.writers.last if status.writers else None
         begun = maintenance.begin(plan_id, generation, token, layout_broken(status), last)
         status = status.model_copy(update={"writers": begun})
         decision = _maintain(replace(observed, status=status), status, spec, now)
@@ -378,20 +379,20 @@ def _after_apply(
     if report.outcome is Outcome.NO_CHANGE:
         ready = conditions.ready(status, now, Reason.CONVERGED, report.message)
         return Decision(ready, recorded=job.name, spec=spec)
-    entry = {
-        "job": job.name,
-        "instant": result.instant,
-        "planId": result.plan.id,
-        "partitions": result.plan.partitions,
-        "rows": result.rows_written,
-        "seconds": result.seconds,
-        "outcome": report.outcome.value,
-        "finished": report.finished,
-    }
+    entry = HistoryEntry(
+        job=job.name,
+        instant=result.instant,
+        plan_id=result.plan.id,
+        partitions=result.plan.partitions,
+        rows=result.rows_written,
+        seconds=result.seconds,
+        outcome=report.outcome.value,
+        finished=report.finished,
+    )
     events = [normal(Reason.APPLIED, report.message)]
     if result.partitions_repaired:
-        entry["repairs"] = result.partitions_repaired
-        entry["duplicatesResolved"] = result.duplicates_resolved
+        update = {"repairs": result.partitions_repaired, "duplicates_resolved": result.duplicates_resolved}
+        entry = entry.model_copy(update=update)
         if status.layout is not None:  # checked again at once: LayoutHealthy says what the check finds
             status = status.model_copy(update={"layout": status.layout.model_copy(update={"recheck": True})})
         events.append(
@@ -477,7 +478,7 @@ def _maintain(
     status: TableStatus,
     spec: TableSpec | None,
     now: datetime,
-    refused: maintenance.Outcome | None = None,
+    refused: writers_state.Outcome | None = None,
 ) -> Decision:
     """One pass of the steps around an apply (apply_window.py), with this module's way of recording an
     apply's result and ``decide`` for the step that carries on at once. ``refused``: why the spec cannot

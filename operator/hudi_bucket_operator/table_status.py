@@ -4,8 +4,9 @@ Each model is one object of the CRD's status schema: its fields are the CRD's pr
 camelCase in the resource), all optional as there, with the same enums. The operator builds them by
 their Python names; ``TableStatus.to_api`` is the JSON it writes (absent fields left out), and
 ``TableStatus.of`` reads what the API server holds. ``writers`` (maintenance.py's memory of the steps
-around an apply) and ``history``'s entries are free-form in the CRD too (x-kubernetes-preserve-unknown-
-fields), so they stay plain JSON here. ``PlanSummary.of`` bounds a job's plan for status.plan.
+around an apply, modelled in writers_state.py) and ``history``'s entries are free-form in the CRD
+(x-kubernetes-preserve-unknown-fields): their models keep the JSON the operator always wrote there.
+``PlanSummary.of`` bounds a job's plan for status.plan.
 tests/operator/test_table_status.py keeps the models and the CRD in step.
 """
 
@@ -25,6 +26,7 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 
 from hudi_bucket.core.planning import PartitionChange, ReportedPlan
+from hudi_bucket_operator.writers_state import StoredWriters
 
 # Bounds of the status's lists and texts, as the CRD states them.
 MAX_CONDITIONS = 16
@@ -190,6 +192,22 @@ class LastJob(StatusPart):
     recorded: bool | None = None
 
 
+class HistoryEntry(StatusPart):
+    """One apply that rewrote the table, newest first in status.history."""
+
+    job: str | None = None
+    instant: str | None = None
+    plan_id: str | None = None
+    partitions: int | None = None
+    rows: int | None = None
+    seconds: float | None = None
+    outcome: str | None = None
+    finished: str | None = None
+    repairs: int | None = None
+    duplicates_resolved: int | None = None
+    writers_downtime_seconds: float | None = None  # how long its writers were paused for it
+
+
 class TableStatus(StatusPart):
     """The whole status of a HudiBucketTable."""
 
@@ -201,8 +219,8 @@ class TableStatus(StatusPart):
     plan: PlanSummary | None = None
     layout: LayoutFound | None = None
     last_job: LastJob | None = None
-    writers: dict[str, Any] | None = None  # maintenance.py's state, free-form in the CRD
-    history: Annotated[list[dict[str, Any]], Field(max_length=MAX_HISTORY)] | None = None
+    writers: StoredWriters | None = None
+    history: Annotated[list[HistoryEntry], Field(max_length=MAX_HISTORY)] | None = None
 
     @classmethod
     def of(cls, raw: Mapping[str, Any] | None) -> TableStatus:

@@ -78,14 +78,6 @@ class Writer:
     def scaled(self) -> bool:
         return self.suspend is None
 
-    def to_status(self) -> dict[str, Any]:
-        """What resuming it needs, whatever the spec says by then."""
-        out: dict[str, Any] = {"apiVersion": self.api_version, "kind": self.kind, "name": self.name}
-        out["plural"] = self.plural
-        if self.suspend is not None:
-            out["path"] = self.suspend.path
-        return out
-
 
 @dataclass(frozen=True)
 class Window:
@@ -198,10 +190,6 @@ class ObservedWriter:
     pods: int = 0  # its pods, terminating ones included
     value: str | None = None  # a custom resource's suspend field
     stopped: bool = False  # a custom resource's status says it stopped
-
-    def state(self) -> dict[str, Any]:
-        """What it is set to now, in the shape status records it."""
-        return {"replicas": self.replicas} if self.replicas is not None else {"value": self.value}
 
 
 class WriterVerb(StrEnum):

@@ -24,7 +24,7 @@ from hudi_bucket_operator.job_policy import JobDefaults, Policy
 from hudi_bucket_operator.reconcile import HISTORY_LIMIT, decide
 from hudi_bucket_operator.rounds import report_needed
 from hudi_bucket_operator.spec import PAUSED, RETRY
-from hudi_bucket_operator.table_status import Condition, LastJob, SizingDone, TableStatus
+from hudi_bucket_operator.table_status import Condition, HistoryEntry, LastJob, SizingDone, TableStatus
 
 NOW = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
 RULES = BucketRules.parse("11-11,16", 4)
@@ -217,17 +217,17 @@ def test_an_apply_carries_the_plan_it_was_approved_for_and_the_generation_and_to
 
 
 def test_history_keeps_the_newest_entries_first_and_is_bounded() -> None:
-    old = [{"job": f"old-{i}"} for i in range(HISTORY_LIMIT)]
+    old = [HistoryEntry(job=f"old-{i}") for i in range(HISTORY_LIMIT)]
     apply_done = job(JobKind.APPLY, JobPhase.COMPLETED, applied("9", rows=5))
     observed = Observed(
         SPEC, 1, {}, recorded(PLAN_DONE).model_copy(update={"history": old}), (PLAN_DONE, apply_done)
     )
     history = decide(observed, NOW).status.history or []
     assert len(history) == HISTORY_LIMIT
-    assert history[0] == {
-        "job": apply_done.name, "instant": "9", "planId": PLAN_ID, "partitions": 1, "rows": 5, "seconds": 1.5,
-        "outcome": "Succeeded", "finished": "t1",
-    }  # fmt: skip
+    assert history[0] == HistoryEntry(
+        job=apply_done.name, instant="9", plan_id=PLAN_ID, partitions=1, rows=5, seconds=1.5,
+        outcome="Succeeded", finished="t1",
+    )  # fmt: skip
     assert history[1] == old[0]
 
 
@@ -345,7 +345,7 @@ def test_a_sized_plan_shows_its_proposed_rules_and_what_sizing_did() -> None:
     applied_report = report(JobKind.APPLY, result={**result.to_dict(), **IN_FORCE.to_dict()})
     apply_done = job(JobKind.APPLY, JobPhase.COMPLETED, applied_report)
     status = decide(Observed(SPEC, 1, {}, status, (plan_done, apply_done)), NOW).status
-    assert (status.history or [{}])[0]["planId"] == plan.plan_id
+    assert status.to_api()["history"][0]["planId"] == plan.plan_id
     assert status.to_api()["plan"]["sizing"]["shuffleFree"] == 2
 
 

@@ -174,7 +174,7 @@ def test_an_approved_plan_outside_its_window_waits_saying_when_the_window_opens(
         Observed(WRITERS_SPEC, 1, {}, TableStatus(), (PLAN_DONE,), writers=RUNNING_WRITERS), NOW
     )
     assert decision.status.phase == "AwaitingWindow"
-    assert decision.status.writers["nextWindow"] == "2026-11-24T01:00:00Z"
+    assert decision.status.to_api()["writers"]["nextWindow"] == "2026-11-24T01:00:00Z"
     assert (decision.submit, decision.writer_actions, decision.recorded) == (None, (), PLAN_DONE.name)
     assert [r for _, r, _ in decision.events] == ["AwaitingWindow"]
     ready = condition(decision.status, "Ready")
@@ -213,11 +213,12 @@ def test_in_the_window_the_writers_prior_state_is_recorded_before_anything_is_pa
     )
     assert decision.status.phase == "PausingWriters"
     assert decision.writer_actions == ()  # this status first
-    assert [(i["kind"], i["name"], i["prior"]) for i in decision.status.writers["items"]] == [
+    written = decision.status.to_api()["writers"]
+    assert [(i["kind"], i["name"], i["prior"]) for i in written["items"]] == [
         ("Deployment", "ingest", {"replicas": 3}),
         ("FlinkDeployment", "orders-cdc", {"value": "running"}),
     ]
-    assert decision.status.writers["deadline"] == "2026-11-24T01:45:00Z"  # quiesceTimeout's default
+    assert written["deadline"] == "2026-11-24T01:45:00Z"  # quiesceTimeout's default
     assert decision.poll_seconds == maintenance.POLL_SECONDS
     paused = decide(
         Observed(WRITERS_SPEC, 1, {}, decision.status, (PLAN_DONE,), writers=RUNNING_WRITERS), NIGHT
@@ -291,8 +292,9 @@ def test_approving_the_plan_that_awaits_approval_pauses_the_writers_on_that_pass
     assert [w.key for w in writers_needed(observed)] == ["Deployment/ingest", "FlinkDeployment/orders-cdc"]
     decision = decide(replace(observed, writers=RUNNING_WRITERS), NOW)
     assert decision.submit is None  # no second plan
-    assert (decision.status.phase, decision.status.writers["step"]) == ("PausingWriters", "Pausing")
-    assert [item["prior"] for item in decision.status.writers["items"]] == [
+    written = decision.status.to_api()["writers"]
+    assert (decision.status.phase, written["step"]) == ("PausingWriters", "Pausing")
+    assert [item["prior"] for item in written["items"]] == [
         {"replicas": 3},
         {"value": "running"},
     ]
@@ -408,7 +410,7 @@ def run(
         world.tick(pass_no)
         if (
             pass_no > 2
-            and not maintenance.active(status.get("writers"))
+            and not maintenance.active(TableStatus.of(status).writers)
             and status.get("phase") != "Applying"
         ):
             return status
