@@ -1,11 +1,12 @@
-"""The HudiBucketTable spec as the CRD declares it, as pydantic models (no I/O).
+"""The HudiBucketTable spec, as pydantic models from which the CRD's spec schema is generated (no I/O).
 
 Each model is one object of the CRD's schema: its fields are the CRD's properties (snake_case here,
-camelCase in the manifest), with the same required fields, enums and defaults. The CRD's CEL rules and
-what only code can check (that a pattern compiles and means the same in Java as in Python) are the
-models' validators; a section's rules across its fields (``rules_broken``) read the object as written,
-so that, as with the API server, a field's error hides none of them. tests/operator/test_manifest.py
-keeps the models and the CRD in step.
+camelCase in the manifest), each described by its docstring, with its required fields, enums, defaults,
+bounds, patterns and CEL rules (crd_schema.py's markers); crd.py turns them into the CRD. The CEL rules
+are the API server's; what they check and what only code can check (that a pattern compiles and means the
+same in Java as in Python) are the models' validators too; a section's rules across its fields
+(``rules_broken``) read the object as written, so that, as with the API server, a field's error hides
+none of them.
 
 The models hold the manifest's values, checked; spec.py turns them into the operator's (a TableSpec).
 ``problems`` says what is wrong with a spec the models refuse, each problem naming its field the way

@@ -1,12 +1,11 @@
-"""The HudiBucketTable status as the CRD declares it, as pydantic models (no I/O).
+"""The HudiBucketTable status, as pydantic models from which the CRD's status schema is generated (no I/O).
 
-Each model is one object of the CRD's status schema: its fields are the CRD's properties (snake_case here,
-camelCase in the resource), all optional as there, with the same enums. The operator builds them by
-their Python names; ``TableStatus.to_api`` is the JSON it writes (absent fields left out), and
+Each model is one object of the CRD's status schema (crd.py): its fields are the CRD's properties
+(snake_case here, camelCase in the resource), each described by its docstring, all optional. The
+operator builds them by their Python names; ``TableStatus.to_api`` is the JSON it writes (absent fields left out), and
 ``TableStatus.of`` reads what the API server holds. ``writers`` (maintenance.py's memory of the steps
 around an apply) and ``history``'s entries are free-form in the CRD too (x-kubernetes-preserve-unknown-
 fields), so they stay plain JSON here. ``PlanSummary.of`` bounds a job's plan for status.plan.
-tests/operator/test_table_status.py keeps the models and the CRD in step.
 """
 
 from __future__ import annotations
