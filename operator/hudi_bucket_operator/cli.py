@@ -37,6 +37,9 @@ def build_parser() -> argparse.ArgumentParser:
     local_apply.add_argument("--state-dir", type=Path, default=Path(".hudi-bucket-operator"))
 
     commands.add_parser("settings", help="list the operator's settings (HBO_* variables) as a Markdown table")
+    commands.add_parser(
+        "crd", help="print the HudiBucketTable CRD, generated from the models (crds/ holds it)"
+    )
 
     demo = commands.add_parser("demo", help="create a skewed sample table and rescale it with examples/")
     demo.add_argument("--dir", type=Path, default=Path("demo-output"))
@@ -68,6 +71,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             from hudi_bucket_operator.settings import reference
 
             print(reference(), end="")
+            return 0
+        if args.command == "crd":
+            from hudi_bucket_operator.crd import render
+
+            print(render(), end="")
             return 0
         from hudi_bucket_operator.demo import run_demo
 

@@ -42,6 +42,7 @@ from hudi_bucket_operator.spark_conf import (
     HADOOP_CONF_ALLOWED,
     MIB,
     OWNED_SPARK_CONF,
+    SETTING_NAME,
     SPARK_CONF_ALLOWED,
     Role,
     Setting,
@@ -59,10 +60,6 @@ __all__ = [  # the lists, declared in spark_conf.py, as callers know them
 ]
 
 _NOT_TUNING = "is not a tuning setting a table may set"
-# A setting's name: printable ASCII without '=' or spaces. The Spark Operator passes each setting as
-# `--conf key=value`, so a key holding '=' names another setting (spark.master=k8s://... under an admin's
-# prefix "spark."). The CRD's CEL rules refuse other keys at admission too.
-_KEY = re.compile(r"[!-<>-~]+")
 _NOT_A_KEY = "is no setting's name (printable ASCII without '=' or spaces): Spark would read another in it"
 _SUBSTITUTION = (
     "holds '${', which Spark and Hadoop replace with the job's environment (its Secrets) or another setting"
@@ -268,7 +265,7 @@ def refused_settings(spark: SparkSettings, defaults: JobDefaults) -> list[str]:
 
 def spark_conf_refusal(key: str, defaults: JobDefaults) -> str:
     """Why a table may not set ``key`` in spec.spark.sparkConf ("" when it may)."""
-    if not _KEY.fullmatch(key) or "${" in key:
+    if not SETTING_NAME.fullmatch(key) or "${" in key:
         return _NOT_A_KEY
     if owned := first(OWNED_SPARK_CONF, key):
         return f"is set by the operator: {owned.why}"
@@ -285,7 +282,7 @@ def spark_conf_refusal(key: str, defaults: JobDefaults) -> str:
 
 def hadoop_conf_refusal(key: str, defaults: JobDefaults) -> str:
     """Why a table may not set ``key`` in spec.spark.hadoopConf ("" when it may)."""
-    if not _KEY.fullmatch(key) or "${" in key:
+    if not SETTING_NAME.fullmatch(key) or "${" in key:
         return _NOT_A_KEY
     if _CREDENTIAL_KEY.search(key):
         return _CREDENTIAL

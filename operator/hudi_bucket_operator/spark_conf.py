@@ -17,7 +17,11 @@ from enum import StrEnum
 # Spark's units of JavaUtils.byteStringAs (lower case: it lowers the text first).
 _SPARK_UNITS = {"": 0, "b": 0, "k": 10, "kb": 10, "m": 20, "mb": 20, "g": 30, "gb": 30}
 _SPARK_UNITS |= {"t": 40, "tb": 40, "p": 50, "pb": 50}
-SPARK_SIZE = re.compile(r"([0-9]{1,15})([kmgtp]b?|b)?", re.IGNORECASE)
+# Any case, as Spark reads it; at most 15 digits, so that no size overflows a long.
+SPARK_SIZE = re.compile(r"([0-9]{1,15})([kKmMgGtTpP][bB]?|[bB])?")
+# A setting's name: printable ASCII without '=' or spaces. The Spark Operator passes each setting as
+# `--conf key=value`, so a key holding '=' names another setting.
+SETTING_NAME = re.compile(r"[!-<>-~]+")
 
 
 def spark_bytes(text: str, default_shift: int = 0) -> int | None:

@@ -1,13 +1,12 @@
-"""The HudiBucketTable status as the CRD declares it, as pydantic models (no I/O).
+"""The HudiBucketTable status, as pydantic models from which the CRD's status schema is generated (no I/O).
 
-Each model is one object of the CRD's status schema: its fields are the CRD's properties (snake_case here,
-camelCase in the resource), all optional as there, with the same enums. The operator builds them by
-their Python names; ``TableStatus.to_api`` is the JSON it writes (absent fields left out), and
+Each model is one object of the CRD's status schema (crd.py): its fields are the CRD's properties
+(snake_case here, camelCase in the resource), each described by its docstring, all optional. The
+operator builds them by their Python names; ``TableStatus.to_api`` is the JSON it writes (absent fields left out), and
 ``TableStatus.of`` reads what the API server holds. ``writers`` (maintenance.py's memory of the steps
 around an apply, modelled in writers_state.py) and ``history``'s entries are free-form in the CRD
-(x-kubernetes-preserve-unknown-fields): their models keep the JSON the operator always wrote there.
-``PlanSummary.of`` bounds a job's plan for status.plan.
-tests/operator/test_table_status.py keeps the models and the CRD in step.
+(``FREE_FORM``): their models keep the JSON the operator always wrote there. ``PlanSummary.of`` bounds a
+job's plan for status.plan.
 """
 
 from __future__ import annotations
@@ -26,6 +25,7 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 
 from hudi_bucket.core.planning import PartitionChange, ReportedPlan
+from hudi_bucket_operator.crd_schema import FREE_FORM, NULLABLE, Int32, Int64, extra, list_map
 from hudi_bucket_operator.writers_state import StoredWriters
 
 # Bounds of the status's lists and texts, as the CRD states them.
@@ -40,7 +40,12 @@ class StatusPart(BaseModel):
     # Unknown fields are the API server's to prune; a field an older operator wrote and this one no
     # longer knows is dropped on the next write, as the server would.
     model_config = ConfigDict(
-        frozen=True, extra="ignore", alias_generator=to_camel, validate_by_name=True, validate_by_alias=True
+        frozen=True,
+        extra="ignore",
+        alias_generator=to_camel,
+        validate_by_name=True,
+        validate_by_alias=True,
+        use_attribute_docstrings=True,
     )
 
 
@@ -48,65 +53,99 @@ class Condition(StatusPart):
     """One condition, in the shape kstatus reads."""
 
     type: Annotated[str, Field(max_length=316)]
+    """Ready, Reconciling, Stalled or LayoutHealthy."""
     status: Literal["True", "False", "Unknown"]
-    observed_generation: int | None = None
-    last_transition_time: str | None = None  # RFC 3339, as the operator stamps it (…Z)
+    """True, False or Unknown."""
+    observed_generation: Int64 | None = None
+    """The generation the condition was set for."""
+    # RFC 3339, as the operator stamps it (…Z)
+    last_transition_time: Annotated[str, extra(format="date-time")] | None = None
+    """When the status last changed."""
     reason: Annotated[str, Field(max_length=1024)] | None = None
+    """One CamelCase word for programs (docs/troubleshooting.md explains each)."""
     message: Annotated[str, Field(max_length=32768)] | None = None
+    """What happened and, when something went wrong, what to do."""
 
 
 class BucketConfig(StatusPart):
     """The bucket config in force on the table (its hashing_config), as last seen."""
 
     instant: str | None = None
+    """The instant of the hashing_config version in force (the table's timeline)."""
     expressions: str | None = None
-    default: int | None = None
+    """Its rules, as Hudi stores them: pattern,buckets;pattern,buckets."""
+    default: Int32 | None = None
+    """Its default bucket count: the partitions no rule matches have this many buckets."""
 
 
 class PartitionBucketCount(StatusPart):
     partition: str | None = None
-    buckets: int | None = None
+    """The partition's path, e.g. day=2025-11-11."""
+    buckets: Int32 | None = None
+    """Its bucket count."""
 
 
 class PartitionCounts(StatusPart):
     """Each partition's bucket count under the config in force, bounded."""
 
-    count: int | None = None
-    by_buckets: Annotated[dict[str, int], Field(max_length=1000)] | None = None
+    count: Int64 | None = None
+    """How many partitions the table has."""
+    by_buckets: Annotated[dict[str, Int64], Field(max_length=1000)] | None = None
+    """How many partitions have each bucket count."""
     items: Annotated[list[PartitionBucketCount], Field(max_length=MAX_ITEMS)] | None = None
-    omitted: int | None = None
+    """The partitions with the most buckets; omitted counts the rest."""
+    omitted: Int64 | None = None
+    """Partitions left out of items."""
 
 
 class PlannedRules(StatusPart):
     """The config a plan writes."""
 
     expressions: str | None = None
-    default: int | None = None
+    """The rules it writes, as Hudi stores them: pattern,buckets;pattern,buckets."""
+    default: Int32 | None = None
+    """The default bucket count it writes."""
 
 
 class SizingDone(StatusPart):
     """What sizing made of the table, and when the plan measured it."""
 
-    sized_partitions: int | None = None
-    resized: int | None = None
-    shuffle_free: int | None = None
-    rules: int | None = None
+    sized_partitions: Int64 | None = None
+    """Partitions sizing measured."""
+    resized: Int64 | None = None
+    """Partitions whose bucket count sizing changes (those the plan rewrites)."""
+    shuffle_free: Int64 | None = None
+    """Of those, the ones rewritten without a shuffle (one count divides the other)."""
+    rules: Int64 | None = None
+    """How many rules sizing proposes."""
     measured: str | None = None
+    """When the plan measured the table (replanEvery counts from here)."""
 
 
 class PlannedChange(StatusPart):
     """One partition a plan rewrites."""
 
     partition: str | None = None
+    """The partition's path."""
     # Nullable in the CRD: null says the partition has no bucket layout yet, and is written as such.
-    old_buckets: int | None = None
-    new_buckets: int | None = None
-    file_groups: int | None = None
-    rows: int | None = None
-    bytes: int | None = None
+    old_buckets: Annotated[Int32 | None, NULLABLE] = None
+    """None when the partition has no bucket layout yet."""
+    new_buckets: Int32 | None = None
+    """Its bucket count after the apply."""
+    file_groups: Int64 | None = None
+    """Its file groups now."""
+    rows: Int64 | None = None
+    """Its rows."""
+    bytes: Int64 | None = None
+    """Its base files' bytes."""
     reason: str | None = None
+    """Why it is rewritten: rescale (its bucket count changes), convert (no bucket layout yet) or repair (its
+    layout breaks the bucket index).
+    """
     shuffle_free: bool | None = None
-    duplicate_keys: int | None = None
+    """Rewritten file group by file group, without a shuffle."""
+    duplicate_keys: Int64 | None = None
+    """Keys found more than once in it (a conversion; see spec.buckets.keepDuplicates)."""
 
     @classmethod
     def of(cls, change: PartitionChange) -> PlannedChange:
@@ -134,18 +173,35 @@ class PlanSummary(StatusPart):
     """The latest plan, bounded: approved by copying its id into spec.apply.approvedPlan."""
 
     id: str | None = None
+    """The plan's id: spec.apply.approvedPlan names it to approve the plan."""
     basis: str | None = None
+    """What the plan awaiting approval was made from (a digest of its request): a change that only approves it
+    starts its apply without planning again.
+    """
     noop: bool | None = None
+    """True when the table already is what the spec asks: nothing to apply."""
     config_changes: bool | None = None
+    """Whether the plan writes a new hashing_config version."""
     rules: PlannedRules | None = None
+    """The config the plan writes: the explicit rules, then those sizing proposes, and the default."""
     sizing: SizingDone | None = None
-    partitions: int | None = None
-    repairs: int | None = None
-    rows: int | None = None
-    bytes: int | None = None
-    duplicate_keys: int | None = None
+    """What sizing (spec.buckets.sizing) made of the table: the partitions it sized, how many the plan
+    rewrites and how many of those without a shuffle, and its rules.
+    """
+    partitions: Int64 | None = None
+    """Partitions the plan rewrites."""
+    repairs: Int64 | None = None
+    """Partitions among them rewritten to repair their layout (reason repair)."""
+    rows: Int64 | None = None
+    """Rows in the partitions it rewrites."""
+    bytes: Int64 | None = None
+    """Bytes of base files in the partitions it rewrites."""
+    duplicate_keys: Int64 | None = None
+    """Keys a conversion found more than once in a partition (see spec.buckets.keepDuplicates)."""
     items: Annotated[list[PlannedChange], Field(max_length=MAX_ITEMS)] | None = None
-    omitted: int | None = None
+    """The largest partition changes; omitted counts the rest."""
+    omitted: Int64 | None = None
+    """Changed partitions left out of items."""
 
     @classmethod
     def of(cls, plan: ReportedPlan, max_items: int) -> PlanSummary:
@@ -174,22 +230,36 @@ class LayoutFound(StatusPart):
     """What the last layout check (spec.verify) found."""
 
     checked_at: str | None = None
-    violations: int | None = None
-    by_kind: Annotated[dict[str, int], Field(max_length=16)] | None = None
-    partitions: int | None = None
+    """When the layout was checked (RFC 3339)."""
+    violations: Int64 | None = None
+    """Violations found, in every partition."""
+    by_kind: Annotated[dict[str, Int64], Field(max_length=16)] | None = None
+    """Violations by kind: not-a-bucket-file, bucket-out-of-range, duplicate-bucket, misplaced-records,
+    missing-record-key.
+    """
+    partitions: Int64 | None = None
+    """Partitions holding violations."""
     items: Annotated[list[str], Field(max_length=MAX_ITEMS)] | None = None
+    """Partitions with violations; the count above includes those left out."""
     recheck: bool | None = None
+    """A repair was applied since; the layout is checked again."""
 
 
 class LastJob(StatusPart):
     """The latest verify, plan or apply job, and whether its result is recorded in the status."""
 
     name: str | None = None
+    """Its SparkApplication's name, in the table's namespace."""
     kind: str | None = None
-    generation: int | None = None
+    """plan, apply or verify."""
+    generation: Int64 | None = None
+    """The table generation it was started for."""
     retry_token: str | None = None
+    """The retry annotation's value it was started with (a new value retries a failed job)."""
     phase: str | None = None
+    """Pending, Running, Completed or Failed."""
     recorded: bool | None = None
+    """Whether its result is in this status."""
 
 
 class HistoryEntry(StatusPart):
@@ -209,18 +279,38 @@ class HistoryEntry(StatusPart):
 
 
 class TableStatus(StatusPart):
-    """The whole status of a HudiBucketTable."""
+    """The status of a HudiBucketTable, filled by the operator."""
 
-    observed_generation: int | None = None
+    observed_generation: Int64 | None = None
+    """The generation the operator last looked at: lower than metadata.generation, it has not seen the last
+    change yet.
+    """
     phase: str | None = None
-    conditions: Annotated[list[Condition], Field(max_length=MAX_CONDITIONS)] | None = None
+    """One word for people: Verifying, Planning, AwaitingApproval, AwaitingWindow, PausingWriters, Applying,
+    ResumingWriters, Ready, Stalled or Paused.
+    """
+    conditions: Annotated[list[Condition], Field(max_length=MAX_CONDITIONS), list_map("type")] | None = None
+    """Ready, Reconciling and Stalled, in the shape kstatus reads; LayoutHealthy once the layout was checked
+    (spec.verify).
+    """
     config: BucketConfig | None = None
+    """The bucket config in force on the table (its hashing_config), as last seen."""
     partitions: PartitionCounts | None = None
+    """Each partition's bucket count under the config in force, as last seen (bounded)."""
     plan: PlanSummary | None = None
+    """The latest plan; approve it by copying id into spec.apply.approvedPlan."""
     layout: LayoutFound | None = None
+    """What the last layout check (spec.verify) found: violations of the bucket layout, the partitions holding
+    them (bounded), and when it checked.
+    """
     last_job: LastJob | None = None
-    writers: StoredWriters | None = None
-    history: Annotated[list[HistoryEntry], Field(max_length=MAX_HISTORY)] | None = None
+    """The latest verify, plan or apply job, and whether its result is recorded here."""
+    writers: Annotated[StoredWriters, FREE_FORM] | None = None
+    """The steps around an apply that rewrites partitions (step: AwaitingWindow, Pausing, Applying, Resuming),
+    each writer's state before it was paused, and the last pause (when, for how long, which writers).
+    """
+    history: Annotated[list[Annotated[HistoryEntry, FREE_FORM]], Field(max_length=MAX_HISTORY)] | None = None
+    """The latest applies, newest first."""
 
     @classmethod
     def of(cls, raw: Mapping[str, Any] | None) -> TableStatus:

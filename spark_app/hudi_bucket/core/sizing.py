@@ -42,7 +42,7 @@ MAX_TOLERANCE = 100.0
 
 
 # A Kubernetes quantity as a size: a decimal number and a binary (Ki, Mi, ...) or decimal (k, M, ...) unit.
-_QUANTITY = re.compile(r"([0-9]+(?:\.[0-9]+)?)(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?")
+QUANTITY = re.compile(r"([0-9]+(?:\.[0-9]+)?)(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?")
 _UNITS: dict[str, int] = {
     "": 1,
     **{unit: 1024 ** (power + 1) for power, unit in enumerate(("Ki", "Mi", "Gi", "Ti", "Pi", "Ei"))},
@@ -56,7 +56,7 @@ def parse_size(value: str | int) -> int:
     a byte rounds up. ValueError for anything else."""
     if isinstance(value, int) and not isinstance(value, bool):
         return value
-    match = _QUANTITY.fullmatch(value) if isinstance(value, str) else None
+    match = QUANTITY.fullmatch(value) if isinstance(value, str) else None
     if match is None:
         raise ValueError(f"{value!r} is not {QUANTITY_FORMAT}")
     return math.ceil(Decimal(match[1]) * _UNITS[match[2] or ""])
