@@ -1,6 +1,6 @@
 """Kopf handlers: thin. They keep what the watches show, and queue the tables that need a look.
 
-The shape of a controller-runtime controller: Kopf watches the HudiBucketTables (kept in ``memo.tables``)
+The shape of a controller-runtime controller: Kopf watches the HudiBucketTables (kept in ``Memory.tables``)
 and our SparkApplications (kept in the ``job_index``, small ObservedJob values by owning table: Kopf fills
 every index before any handler runs, so after a restart no table is judged before its jobs are known).
 An event of either only adds the table's uid to a de-duplicating work queue; a bounded pool of workers
@@ -23,12 +23,13 @@ import asyncio
 import logging
 import os
 import socket
+from dataclasses import dataclass, field
 from typing import Any, cast
 
 import kopf
 
 from hudi_bucket_operator import kube, leadership, maintenance, metrics, naming, workloads
-from hudi_bucket_operator.backends import LocalBackend, SparkOperatorBackend, observed_job
+from hudi_bucket_operator.backends import JobBackend, LocalBackend, SparkOperatorBackend, observed_job
 from hudi_bucket_operator.controller import reconcile_once, table_ref
 from hudi_bucket_operator.decisions import JobPhase, ObservedJob
 from hudi_bucket_operator.errors import KubeNotFoundError
@@ -40,12 +41,42 @@ LEGACY_FINALIZER = f"{GROUP}/timers"  # what earlier builds (a poll timer per ta
 TABLES = kube.Resource(GROUP, VERSION, PLURAL)
 JOBS = kube.SPARK_APPLICATIONS
 OURS = {naming.MANAGED_BY: naming.OPERATOR}
+JobIndex = kopf.Index[str, ObservedJob]  # a table's uid -> its jobs
+Table = dict[str, Any]  # what a pass reads of a table: metadata (some of it), spec and status (_plain)
+
+
+@dataclass
+class Memory:
+    """What the operator keeps between events. One object in Kopf's memo (``memo.memory``): a handler
+    gets a shallow copy of the memo, so what it sets here every handler sees."""
+
+    config: OperatorConfig
+    kube: kube.KubeClient
+    backend: JobBackend
+    election: leadership.Election | None
+    tables: dict[str, Table] = field(default_factory=dict)  # uid -> the table as last seen
+    statuses: dict[str, dict[str, Any]] = field(default_factory=dict)  # uid -> the status written last
+    jobs: JobIndex | None = None  # Kopf's index of our SparkApplications, as last handed to a handler
+    # uid -> {name: job} submitted, but not in the index yet (its watch event is due)
+    expected: dict[str, dict[str, ObservedJob]] = field(default_factory=dict)
+    queue: WorkQueue[str] = field(init=False)
+    tasks: list[asyncio.Task[None]] = field(default_factory=list)  # the resync, the campaign for the Lease
+
+    def __post_init__(self) -> None:
+        # Its workers start with the first event (see `_queue`), inside the context Kopf gives handlers:
+        # kopf.event needs that context, which tasks started here would not have.
+        self.queue = WorkQueue(lambda uid: _reconcile(uid, self), workers=self.config.workers)
+
+
+def memory(memo: kopf.Memo) -> Memory:
+    kept: Memory = memo.memory
+    return kept
 
 
 @kopf.on.startup()
 async def startup(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) -> None:
     # The CLI hands its settings in the memo; `kopf run` of this module reads them from the environment.
-    config: OperatorConfig = memo.setdefault("config", OperatorConfig.from_env())
+    config: OperatorConfig = memo.get("config") or OperatorConfig.from_env()
     # Kopf's own words are posted as Events only when something fails: "handler succeeded" on every
     # event would be an API write per table event. Our decisions are posted by `_reconcile` itself.
     settings.posting.level = logging.WARNING
@@ -53,21 +84,12 @@ async def startup(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) ->
     settings.persistence.diffbase_storage = _NoDiffBase()
     # With namespaces named, there is nothing to discover: do not list namespaces or watch CRDs.
     settings.scanning.disabled = bool(config.namespaces)
-    memo.tables = {}  # uid -> the table as last seen (metadata, spec, status)
-    memo.statuses = {}  # uid -> the status this process wrote last
-    # Kopf's index of our SparkApplications, as handed to every handler. Kept in a dict: a handler gets a
-    # shallow copy of the memo, so what it assigns to the memo itself stays in that copy.
-    memo.indexes = {}
-    memo.expected = {}  # uid -> {name: job} submitted, but not in the index yet (its watch event is due)
-    memo.kube = kube.KubeClient(config.workers)  # logged in by `login`, run after the startup handlers
-    memo.backend = _backend(config, memo.kube)
-    # Its workers start with the first event (see `_queue`), inside the context Kopf gives handlers:
-    # kopf.event needs that context, which tasks started here would not have.
-    memo.queue = WorkQueue(lambda uid: _reconcile(uid, memo), workers=config.workers)
-    memo.resync = asyncio.create_task(_resync(memo))
-    memo.election = _election(config, memo.kube) if config.leader_election else None
-    if memo.election is not None:
-        memo.campaign = asyncio.create_task(memo.election.run(won=_won, lost=_lost))
+    client = kube.KubeClient(config.workers)  # logged in by `login`, run after the startup handlers
+    election = _election(config, client) if config.leader_election else None
+    kept = memo.memory = Memory(config, client, _backend(config, client), election)
+    kept.tasks.append(asyncio.create_task(_resync(kept)))
+    if election is not None:
+        kept.tasks.append(asyncio.create_task(election.run(won=_won, lost=_lost)))
     else:
         _won()
     metrics.serve(config.metrics_port)
@@ -79,12 +101,13 @@ async def login(memo: kopf.Memo, **_: Any) -> kopf.ConnectionInfo:
 
     Kopf calls this again when the API answers 401 (a rotated token), so both are made anew each time.
     """
-    configuration = await kube.load_configuration(memo.config.kube_server)
-    await memo.kube.log_in(configuration)
+    kept = memory(memo)
+    configuration = await kube.load_configuration(kept.config.kube_server)
+    await kept.kube.log_in(configuration)
     return await kube.connection_info(configuration)
 
 
-def _backend(config: OperatorConfig, client: kube.KubeClient) -> Any:
+def _backend(config: OperatorConfig, client: kube.KubeClient) -> JobBackend:
     if config.backend == "local":
         return LocalBackend(config.local_state_dir, policy=config.policy)
     return SparkOperatorBackend(client, config.policy)
@@ -110,15 +133,13 @@ def _lost() -> None:
 
 @kopf.on.cleanup()
 async def cleanup(memo: kopf.Memo, **_: Any) -> None:
-    memo.resync.cancel()
-    await memo.queue.stop()
-    if memo.election is not None:  # no pass runs any more: the next replica may take over now
-        memo.campaign.cancel()
-        await memo.election.release()
-    await memo.kube.close()
-
-
-JobIndex = kopf.Index[str, ObservedJob]  # a table's uid -> its jobs
+    kept = memory(memo)
+    for task in kept.tasks:
+        task.cancel()
+    await kept.queue.stop()
+    if kept.election is not None:  # no pass runs any more: the next replica may take over now
+        await kept.election.release()
+    await kept.kube.close()
 
 
 @kopf.index(JOBS.group, JOBS.version, JOBS.plural, labels=OURS)
@@ -134,47 +155,48 @@ async def job_index(body: kopf.Body, **_: Any) -> dict[str, ObservedJob]:
 async def changed(
     event: kopf.RawEvent, body: kopf.Body, memo: kopf.Memo, job_index: JobIndex, **_: Any
 ) -> None:
-    memo.indexes["jobs"] = job_index
+    kept = memory(memo)
+    kept.jobs = job_index
     uid = body.get("metadata", {}).get("uid", "")
     unmanaged = body.get("metadata", {}).get("annotations", {}).get(UNMANAGED, "").lower() == "true"
     if event.get("type") == "DELETED" or unmanaged:  # forget it: not even the resync looks at it
-        memo.tables.pop(uid, None)
-        memo.statuses.pop(uid, None)
-        memo.expected.pop(uid, None)
-        memo.queue.forget(uid)
+        kept.tables.pop(uid, None)
+        kept.statuses.pop(uid, None)
+        kept.expected.pop(uid, None)
+        kept.queue.forget(uid)
         return
     table = _plain(body)
-    if not _echo_of_our_write(memo, uid, table):
-        _queue(memo).add(uid)
-    if table["status"] == memo.statuses.get(uid):
-        table["status"] = memo.statuses[uid]  # one copy of a status in memory, not two
-    memo.tables[uid] = table
+    if not _echo_of_our_write(kept, uid, table):
+        _queue(kept).add(uid)
+    if table["status"] == kept.statuses.get(uid):
+        table["status"] = kept.statuses[uid]  # one copy of a status in memory, not two
+    kept.tables[uid] = table
 
 
 @kopf.on.event(JOBS.group, JOBS.version, JOBS.plural, labels=OURS)  # type: ignore[arg-type]
 async def job_changed(body: kopf.Body, memo: kopf.Memo, job_index: JobIndex, **_: Any) -> None:
     """A job moved (submitted, running, finished, deleted): look at the table that owns it."""
-    memo.indexes["jobs"] = job_index
+    kept = memory(memo)
+    kept.jobs = job_index
     found = observed_job(body)
-    if found is not None and found[0] in memo.tables:
-        _queue(memo).add(found[0])
+    if found is not None and found[0] in kept.tables:
+        _queue(kept).add(found[0])
 
 
-def _queue(memo: kopf.Memo) -> WorkQueue[str]:
-    queue: WorkQueue[str] = memo.queue
-    if not queue.started:
-        queue.start()
-    return queue
+def _queue(memo: Memory) -> WorkQueue[str]:
+    if not memo.queue.started:
+        memo.queue.start()
+    return memo.queue
 
 
-async def _resync(memo: kopf.Memo) -> None:
+async def _resync(memo: Memory) -> None:
     while True:
         await asyncio.sleep(memo.config.resync_seconds)
         for uid in list(memo.tables):
             memo.queue.add(uid)
 
 
-async def _reconcile(uid: str, memo: kopf.Memo) -> None:
+async def _reconcile(uid: str, memo: Memory) -> None:
     """One pass for one table (the work queue never runs two for the same table at once)."""
     if memo.election is not None:
         await memo.election.leading.wait()
@@ -215,7 +237,7 @@ async def _reconcile(uid: str, memo: kopf.Memo) -> None:
         kopf.event(_reference(table), type=kind, reason=reason, message=message)
 
 
-async def _hold_while_writers_paused(memo: kopf.Memo, table: dict[str, Any], holding: bool) -> None:
+async def _hold_while_writers_paused(memo: Memory, table: Table, holding: bool) -> None:
     """The table carries WRITERS_FINALIZER exactly while the operator may hold its writers paused, put
     on before the first is paused: deleting the table then waits until they are resumed (a table being
     deleted starts nothing new and resumes them, see Observed.paused). At any other time a table is
@@ -232,11 +254,11 @@ async def _hold_while_writers_paused(memo: kopf.Memo, table: dict[str, Any], hol
     meta["finalizers"] = after  # as its watch event will show
 
 
-async def _jobs(memo: kopf.Memo, body: dict[str, Any]) -> list[ObservedJob]:
+async def _jobs(memo: Memory, body: Table) -> list[ObservedJob]:
     if isinstance(memo.backend, LocalBackend):  # local processes: no watch, the backend knows them
         return await memo.backend.observe(table_ref(body))
     uid = body["metadata"]["uid"]
-    indexed = list(memo.indexes["jobs"].get(uid, ())) if "jobs" in memo.indexes else []
+    indexed = list(memo.jobs.get(uid, ())) if memo.jobs is not None else []
     # A job we just created is in the index once its watch event has come; until then, it is expected.
     expected = memo.expected.get(uid, {})
     for job in indexed:
@@ -249,7 +271,7 @@ def _reference(table: dict[str, Any]) -> kopf.Body:
     return cast(kopf.Body, {"apiVersion": API_VERSION, "kind": KIND, "metadata": table["metadata"]})
 
 
-def _echo_of_our_write(memo: kopf.Memo, uid: str, table: dict[str, Any]) -> bool:
+def _echo_of_our_write(memo: Memory, uid: str, table: Table) -> bool:
     """Whether this event only shows the status we wrote last: nothing to decide again (a pass would
     find the same inputs). Spec, annotations and labels as seen before, status as we wrote it."""
     seen = memo.tables.get(uid)

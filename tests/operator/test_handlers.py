@@ -18,6 +18,7 @@ from hudi_bucket_operator import handlers, leadership, naming
 from hudi_bucket_operator.backends import TableRef, job_name_for
 from hudi_bucket_operator.decisions import JobPhase, ObservedJob, SubmitJob
 from hudi_bucket_operator.errors import KubeError
+from hudi_bucket_operator.handlers import Memory
 from hudi_bucket_operator.job_policy import Policy
 from hudi_bucket_operator.settings import OperatorConfig
 from hudi_bucket_operator.spec import UNMANAGED, TableSpec
@@ -77,25 +78,23 @@ class RecordingKube:
 
 
 @pytest_asyncio.fixture
-async def memo(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[kopf.Memo]:
+async def memo(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Memory]:
+    """What the startup handler keeps in Kopf's memo, with an API and a backend that record; a lone
+    operator (test_a_standby_reconciles_nothing_until_it_leads has an election)."""
     monkeypatch.setattr(handlers.kopf, "event", lambda *args, **kwargs: None)
-    memo = kopf.Memo(config=OperatorConfig.from_env())
-    memo.tables, memo.statuses, memo.expected = {}, {}, {}
-    memo.indexes = {"jobs": {}}  # what Kopf's index is to the handlers: uid -> the jobs
-    memo.backend = MemoryBackend()
-    memo.kube = RecordingKube()
-    memo.election = None  # a lone operator (test_a_standby_reconciles_nothing_until_it_leads has one)
+    memo = Memory(OperatorConfig.from_env(), RecordingKube(), MemoryBackend(), election=None)
+    memo.jobs = {}  # what Kopf's index is to the handlers: uid -> the jobs
     memo.queue = WorkQueue(lambda uid: handlers._reconcile(uid, memo), workers=2, base_delay=0.01)
     memo.queue.start()
     yield memo
     await memo.queue.stop()
 
 
-def index_shows_created_jobs(memo: kopf.Memo, phase: JobPhase = JobPhase.PENDING) -> None:
-    memo.indexes["jobs"] = {UID: [replace(job, phase=phase) for job in memo.backend.created.values()]}
+def index_shows_created_jobs(memo: Memory, phase: JobPhase = JobPhase.PENDING) -> None:
+    memo.jobs = {UID: [replace(job, phase=phase) for job in memo.backend.created.values()]}
 
 
-async def settled(memo: kopf.Memo) -> None:
+async def settled(memo: Memory) -> None:
     for _ in range(500):
         if not len(memo.queue):
             return
@@ -114,11 +113,11 @@ def app_of(job: ObservedJob) -> dict[str, Any]:
     }
 
 
-async def table_event(memo: kopf.Memo, body: dict[str, Any] = BODY, kind: str = "MODIFIED") -> None:
-    await handlers.changed(event={"type": kind}, body=body, memo=memo, job_index=memo.indexes["jobs"])
+async def table_event(memo: Memory, body: dict[str, Any] = BODY, kind: str = "MODIFIED") -> None:
+    await handlers.changed(event={"type": kind}, body=body, memo=kopf.Memo(memory=memo), job_index=memo.jobs)
 
 
-async def test_a_burst_of_events_submits_one_job_and_writes_one_status(memo: kopf.Memo) -> None:
+async def test_a_burst_of_events_submits_one_job_and_writes_one_status(memo: Memory) -> None:
     for _ in range(20):
         await table_event(memo)
     await settled(memo)
@@ -126,7 +125,7 @@ async def test_a_burst_of_events_submits_one_job_and_writes_one_status(memo: kop
     assert [w["lastJob"]["phase"] for w in memo.kube.writes] == ["Pending"]
 
 
-async def test_a_standby_reconciles_nothing_until_it_leads(memo: kopf.Memo) -> None:
+async def test_a_standby_reconciles_nothing_until_it_leads(memo: Memory) -> None:
     memo.election = leadership.Election(memo.kube, "ops", "hudi-bucket-operator", "b_2")  # not campaigning
     await table_event(memo)
     await asyncio.sleep(0.2)
@@ -137,27 +136,27 @@ async def test_a_standby_reconciles_nothing_until_it_leads(memo: kopf.Memo) -> N
     assert [w["lastJob"]["phase"] for w in memo.kube.writes] == ["Pending"]
 
 
-async def test_a_jobs_event_reconciles_its_table_and_only_a_change_is_written(memo: kopf.Memo) -> None:
+async def test_a_jobs_event_reconciles_its_table_and_only_a_change_is_written(memo: Memory) -> None:
     await table_event(memo)
     await settled(memo)
     index_shows_created_jobs(memo, JobPhase.RUNNING)
     (job,) = memo.backend.created.values()
-    await handlers.job_changed(body=app_of(job), memo=memo, job_index=memo.indexes["jobs"])
-    await handlers.job_changed(body=app_of(job), memo=memo, job_index=memo.indexes["jobs"])
+    await handlers.job_changed(body=app_of(job), memo=kopf.Memo(memory=memo), job_index=memo.jobs)
+    await handlers.job_changed(body=app_of(job), memo=kopf.Memo(memory=memo), job_index=memo.jobs)
     await settled(memo)
     assert [w["lastJob"]["phase"] for w in memo.kube.writes] == ["Pending", "Running"]
     assert memo.expected[UID] == {}  # the index has it now
     assert memo.statuses[UID] == memo.kube.writes[-1]
 
 
-async def test_a_job_of_a_table_never_seen_reconciles_nothing(memo: kopf.Memo) -> None:
+async def test_a_job_of_a_table_never_seen_reconciles_nothing(memo: Memory) -> None:
     job = ObservedJob("orders-plan-x", JobKind.PLAN, 1, "", JobPhase.PENDING, "")
-    await handlers.job_changed(body=app_of(job), memo=memo, job_index=memo.indexes["jobs"])
+    await handlers.job_changed(body=app_of(job), memo=kopf.Memo(memory=memo), job_index=memo.jobs)
     await settled(memo)
     assert memo.kube.writes == []
 
 
-async def test_a_failed_api_call_is_retried_not_blamed_on_the_table(memo: kopf.Memo) -> None:
+async def test_a_failed_api_call_is_retried_not_blamed_on_the_table(memo: Memory) -> None:
     memo.backend.fail_next_submit = True
     await table_event(memo)
     for _ in range(500):
@@ -168,14 +167,14 @@ async def test_a_failed_api_call_is_retried_not_blamed_on_the_table(memo: kopf.M
     assert all(w["phase"] != "Stalled" for w in memo.kube.writes)
 
 
-async def test_a_deleted_table_is_forgotten(memo: kopf.Memo) -> None:
+async def test_a_deleted_table_is_forgotten(memo: Memory) -> None:
     await table_event(memo)
     await settled(memo)
     await table_event(memo, kind="DELETED")
     assert (UID in memo.statuses, UID in memo.tables, UID in memo.expected) == (False, False, False)
 
 
-async def test_a_table_marked_unmanaged_is_forgotten_and_left_alone(memo: kopf.Memo) -> None:
+async def test_a_table_marked_unmanaged_is_forgotten_and_left_alone(memo: Memory) -> None:
     await table_event(memo)
     await settled(memo)
     unmanaged = {**BODY, "metadata": {**BODY["metadata"], "annotations": {UNMANAGED: "true"}}}
@@ -185,7 +184,7 @@ async def test_a_table_marked_unmanaged_is_forgotten_and_left_alone(memo: kopf.M
     assert len(memo.kube.writes) == 1  # only the first pass wrote
 
 
-async def test_the_resync_queues_every_known_table(memo: kopf.Memo) -> None:
+async def test_the_resync_queues_every_known_table(memo: Memory) -> None:
     memo.config = memo.config.model_copy(update={"resync_seconds": 0.01})
     memo.tables[UID] = BODY
     resync = asyncio.create_task(handlers._resync(memo))
@@ -199,7 +198,7 @@ async def test_the_resync_queues_every_known_table(memo: kopf.Memo) -> None:
     assert len(memo.backend.created) == 1
 
 
-async def test_the_echo_of_our_own_status_write_queues_no_pass_but_a_change_does(memo: kopf.Memo) -> None:
+async def test_the_echo_of_our_own_status_write_queues_no_pass_but_a_change_does(memo: Memory) -> None:
     await table_event(memo)
     await settled(memo)
     echo = {**BODY, "status": memo.statuses[UID]}
