@@ -23,15 +23,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from hudi_bucket.contract.reports import (
-    ApplyResult,
-    JobReport,
-    LayoutCheck,
-    Outcome,
-    PlanResult,
-    ReportError,
-    TableBuckets,
-)
+from hudi_bucket.contract.reports import JobReport, LayoutCheck, Outcome, ReportError, TableBuckets
 from hudi_bucket.contract.requests import JobKind
 from hudi_bucket.core.planning import ReportedPlan
 from hudi_bucket_operator import apply_window, conditions, maintenance, redaction, rounds, writers_state
@@ -188,7 +180,7 @@ def _after_job(
 ) -> Decision:
     report = job.report
     try:
-        check = None if report is None else LayoutCheck.of(report)
+        check = None if report is None else report.layout_check()
     except ReportError as err:
         return _unusable(status, spec, job, err, now)
     if check is not None and paused:  # recorded once resumed: the plan that follows a check is a job
@@ -280,7 +272,7 @@ def _after_plan(
     now: datetime,
     observed: Observed | None = None,
 ) -> Decision:
-    planned = PlanResult.from_dict(report.result)
+    planned = report.plan_result()
     plan = planned.plan
     summary = _summary(status, plan)
     if planned.sizing_summary is not None:
@@ -294,7 +286,7 @@ def _after_plan(
             measured=report.finished,
         )
         summary = summary.model_copy(update={"sizing": measured})
-    status = _record_table(status, summary, TableBuckets.from_dict(report.result))
+    status = _record_table(status, summary, report.table_buckets)
     if plan.noop:
         message = "the table already matches the rules"
         ready = conditions.ready(status, now, Reason.CONVERGED, message)
@@ -374,8 +366,8 @@ def _approved(
 def _after_apply(
     status: TableStatus, spec: TableSpec, job: ObservedJob, report: JobReport, now: datetime
 ) -> Decision:
-    result = ApplyResult.from_dict(report.result)
-    status = _record_table(status, _summary(status, result.plan), TableBuckets.from_dict(report.result))
+    result = report.apply_result()
+    status = _record_table(status, _summary(status, result.plan), report.table_buckets)
     if report.outcome is Outcome.NO_CHANGE:
         ready = conditions.ready(status, now, Reason.CONVERGED, report.message)
         return Decision(ready, recorded=job.name, spec=spec)
@@ -416,16 +408,17 @@ def _summary(status: TableStatus, plan: ReportedPlan) -> PlanSummary:
     return summary
 
 
-def _record_table(status: TableStatus, summary: PlanSummary, table: TableBuckets) -> TableStatus:
-    """The plan's summary, and the config in force and partitions' bucket counts as the job last saw them."""
+def _record_table(status: TableStatus, summary: PlanSummary, table: TableBuckets | None) -> TableStatus:
+    """The plan's summary, and the config in force and partitions' bucket counts as the job last saw them
+    (None: the job did not look, as an apply refused for its plan)."""
     update: dict[str, Any] = {"plan": summary}
-    if table.config is not None:
-        config = table.config
+    config = None if table is None else table.config
+    if config is not None:
         update["config"] = BucketConfig(
             instant=config.instant, expressions=config.expressions, default=config.default
         )
-    if table.partitions is not None:
-        counts = table.partitions
+    counts = None if table is None else table.partitions
+    if counts is not None:
         update["partitions"] = PartitionCounts(
             count=counts.count,
             by_buckets=dict(counts.by_buckets),

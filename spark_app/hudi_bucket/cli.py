@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from hudi_bucket.contract.reports import (
@@ -35,6 +36,7 @@ from hudi_bucket.contract.requests import (
     build_parser,
     request_from,
 )
+from hudi_bucket.core.report_json import ReportedResult
 from hudi_bucket.errors import HudiBucketError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -44,17 +46,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser(__doc__.split("\n")[0]).parse_args(argv)  # bad usage exits here, with 2
     kind = JobKind(args.command)
     started = now_iso()
-    spark = None
+    spark, text = None, None
     try:
         request = request_from(args)
         spark = _session(request)
-        outcome, message, result = COMMANDS[kind](spark, request)
-        report = JobReport(kind, args.table, outcome, message, started, now_iso(), result)
+        done = COMMANDS[kind](spark, request)
+        report = JobReport(
+            kind,
+            args.table,
+            done.outcome,
+            done.message,
+            started,
+            now_iso(),
+            done.result.to_dict(),
+            table_buckets=done.table_buckets,
+        )
+        text = done.text
     except HudiBucketError as err:
         # What it found still goes in the report (a verify's violations, the plan an apply found instead
         # of the approved one), for the operator's status.
+        found = {} if err.result is None else err.result.to_dict()
         report = JobReport(
-            kind, args.table, Outcome.FAILED, str(err), started, now_iso(), err.result, JobError.of(err)
+            kind, args.table, Outcome.FAILED, str(err), started, now_iso(), found, JobError.of(err)
         )
     except Exception as err:
         # A failure in Spark's JVM that no layer made one of ours (a storage request failing after the
@@ -74,12 +87,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if report.outcome is Outcome.FAILED:
         print(f"hudi-bucket-job {kind}: {report.message}", file=sys.stderr)
         return EXIT_FAILED
-    if isinstance(request, ShowRequest) and request.format is ShowFormat.TEXT:
-        from hudi_bucket.commands.show import render_text
-
-        print(render_text(dict(report.result)))
-    else:
-        print(json.dumps(report.to_dict(), indent=2))
+    print(json.dumps(report.to_dict(), indent=2) if text is None else text)
     return EXIT_OK
 
 
@@ -139,14 +147,24 @@ def _write_report(uri: str, report: JobReport, spark: Any) -> None:
     storage_for(folder or ".", spark).write(name, report.to_json(), overwrite=True)
 
 
-CommandResult = tuple[Outcome, str, dict[str, Any]]
+@dataclass(frozen=True)
+class CommandResult:
+    """What a command did: its outcome and one line saying so, its typed result (the report's
+    ``result``), and for plan and apply the table's buckets after the run."""
+
+    outcome: Outcome
+    message: str
+    result: ReportedResult
+    table_buckets: TableBuckets | None = None
+    text: str | None = None  # printed instead of the report, for people (show --format text)
 
 
 def _show(spark: Any, request: ShowRequest) -> CommandResult:
-    from hudi_bucket.commands.show import show
+    from hudi_bucket.commands.show import render_text, show
 
     result = show(_context(spark, request), request.sizing)
-    return Outcome.SUCCEEDED, f"{len(result['partitions'])} partition(s)", result
+    text = render_text(result) if request.format is ShowFormat.TEXT else None
+    return CommandResult(Outcome.SUCCEEDED, f"{len(result.partitions)} partition(s)", result, text=text)
 
 
 def _plan(spark: Any, request: PlanRequest) -> CommandResult:
@@ -154,7 +172,7 @@ def _plan(spark: Any, request: PlanRequest) -> CommandResult:
 
     ctx = _context(spark, request)
     message, result = plan(ctx, request.rescale)
-    return Outcome.SUCCEEDED, message, {**result.to_dict(), **_table_buckets(ctx)}
+    return CommandResult(Outcome.SUCCEEDED, message, result, _table_buckets(ctx))
 
 
 def _apply(spark: Any, request: ApplyRequest) -> CommandResult:
@@ -162,9 +180,9 @@ def _apply(spark: Any, request: ApplyRequest) -> CommandResult:
 
     ctx = _context(spark, request)
     result = apply(ctx, request.rescale)
-    facts = _table_buckets(ctx.reload())
+    table_buckets = _table_buckets(ctx.reload())
     if result.instant is None:
-        return Outcome.NO_CHANGE, "already converged: nothing written", {**result.to_dict(), **facts}
+        return CommandResult(Outcome.NO_CHANGE, "already converged: nothing written", result, table_buckets)
     message = (
         f"committed {result.instant}: {result.plan.partitions} partition(s) rewritten, "
         f"{result.rows_written} row(s) in {result.files_written} file(s)"
@@ -176,21 +194,21 @@ def _apply(spark: Any, request: ApplyRequest) -> CommandResult:
         )
     elif result.duplicates_resolved:
         message += f"; {result.duplicates_resolved} key(s) found more than once kept one copy"
-    return Outcome.SUCCEEDED, message, {**result.to_dict(), **facts}
+    return CommandResult(Outcome.SUCCEEDED, message, result, table_buckets)
 
 
-def _table_buckets(ctx: Any) -> dict[str, Any]:
+def _table_buckets(ctx: Any) -> TableBuckets:
     """The config in force and the partitions' bucket counts, which the operator puts in the status."""
     from hudi_bucket.hudi.fs_view import bucket_counts
 
-    return TableBuckets.of(*bucket_counts(ctx.storage, ctx.table, ctx.matcher)).to_dict()
+    return TableBuckets.of(*bucket_counts(ctx.storage, ctx.table, ctx.matcher))
 
 
 def _rollback(spark: Any, request: RollbackRequest) -> CommandResult:
     from hudi_bucket.commands.rollback import rollback
 
     result = rollback(_context(spark, request), request.instant)
-    return Outcome.SUCCEEDED, f"rolled back {request.instant}", result.to_dict()
+    return CommandResult(Outcome.SUCCEEDED, f"rolled back {request.instant}", result)
 
 
 def _verify(spark: Any, request: VerifyRequest) -> CommandResult:
@@ -198,17 +216,13 @@ def _verify(spark: Any, request: VerifyRequest) -> CommandResult:
 
     result = verify(_context(spark, request))
     unread = result.unread_log_files
-    return (
-        Outcome.SUCCEEDED,
-        f"{result.checked_rows} row(s) in {result.checked_file_groups} file group(s) ok"
-        + (
+    message = f"{result.checked_rows} row(s) in {result.checked_file_groups} file group(s) ok"
+    if unread:
+        message += (
             f"; the records of {unread} log file(s) were not read (run with Hudi's bundle, "
             f"{HUDI_BUNDLE_ENV}, or compact the table to check them)"
-            if unread
-            else ""
-        ),
-        result.to_dict(),
-    )
+        )
+    return CommandResult(Outcome.SUCCEEDED, message, result)
 
 
 def _write(spark: Any, request: WriteRequest) -> CommandResult:
@@ -216,7 +230,7 @@ def _write(spark: Any, request: WriteRequest) -> CommandResult:
 
     result = write(spark, request.table, request.write)
     message = f"committed {result.instant}: {result.rows_written} row(s) in {result.files_written} file(s)"
-    return Outcome.SUCCEEDED, message, result.to_dict()
+    return CommandResult(Outcome.SUCCEEDED, message, result)
 
 
 COMMANDS: dict[JobKind, Callable[[Any, Any], CommandResult]] = {

@@ -6,21 +6,26 @@ The CLI prints both on one line and exits non-zero; the operator maps them onto 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from hudi_bucket.core.report_json import ReportedResult
+
 
 class HudiBucketError(Exception):
     """Root of all errors raised on purpose by hudi-bucket-operator."""
 
     hint: str = ""
     # What the command found before it failed, for its report (a verify's violations, an apply's new plan).
-    result: dict[str, object]
+    result: ReportedResult | None
 
     def __init__(
-        self, message: str, *, hint: str | None = None, result: dict[str, object] | None = None
+        self, message: str, *, hint: str | None = None, result: ReportedResult | None = None
     ) -> None:
         super().__init__(message)
         if hint is not None:
             self.hint = hint
-        self.result = result or {}
+        self.result = result
 
     def __str__(self) -> str:
         message = super().__str__()
@@ -112,7 +117,7 @@ class LayoutViolationError(HudiBucketError):
         "or roll back the last rescale"
     )
 
-    def __init__(self, message: str, *, result: dict[str, object]) -> None:
+    def __init__(self, message: str, *, result: ReportedResult) -> None:
         super().__init__(message, result=result)
 
 

@@ -104,8 +104,10 @@ def model(partitions: int) -> None:
     started = time.perf_counter()
     plan = make_plan(layouts, current, desired, PythonRegexMatcher())
     planned = time.perf_counter() - started
-    result = {**PlanResult(plan.reported(), {}).to_dict(), **TableBuckets().to_dict()}
-    report = JobReport(JobKind.PLAN, "/t", Outcome.SUCCEEDED, "", "", now_iso(), result)
+    result = PlanResult(plan.reported(), {}).to_dict()
+    report = JobReport(
+        JobKind.PLAN, "/t", Outcome.SUCCEEDED, "", "", now_iso(), result, table_buckets=TableBuckets()
+    )
     text = report.to_json()
     reported = time.perf_counter() - started - planned
     status, decided, peak = status_for(JobReport.from_json(text))

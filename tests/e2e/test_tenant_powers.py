@@ -521,10 +521,11 @@ def complete_plan(world: World, table: str) -> None:
     """The Spark Operator's part: the table's plan job done, with the report its job would write."""
     [app] = until(lambda: world.cluster.jobs(LAKE, table), 60, f"{table}'s plan job")
     name = app["metadata"]["name"]
-    result = {**PlanResult(PLAN.reported(), {}).to_dict(), **TableBuckets().to_dict()}
+    result = PlanResult(PLAN.reported(), {}).to_dict()
     report = JobReport(
-        JobKind.PLAN, f"s3a://lake/warehouse/{table}", Outcome.SUCCEEDED, "planned", "t0", "t1", result
-    )
+        JobKind.PLAN, f"s3a://lake/warehouse/{table}", Outcome.SUCCEEDED, "planned", "t0", "t1", result,
+        table_buckets=TableBuckets(),
+    )  # fmt: skip
     world.cluster.core.create_namespaced_config_map(
         LAKE,
         client.V1ConfigMap(

@@ -33,7 +33,8 @@ MOVED, COPIED, SPLIT, UNTOUCHED = "day=2025-11-10", "day=2025-11-11", "day=2025-
 def violations(ctx: TableContext) -> set[tuple[str, str]]:
     with pytest.raises(LayoutViolationError) as found:
         verify(ctx.reload())
-    return {(v["partition"], v["kind"]) for v in found.value.result["violations"]}
+    assert found.value.result is not None  # the check it found, for the report
+    return {(v["partition"], v["kind"]) for v in found.value.result.to_dict()["violations"]}
 
 
 @pytest.mark.parametrize(

@@ -144,7 +144,7 @@ def test_report_option_writes_the_report_of_a_success(
     assert result.code == EXIT_OK
     written = JobReport.from_json(report.read_bytes())  # what the operator reads
     assert (written.command, written.outcome, written.error) == (JobKind.PLAN, Outcome.SUCCEEDED, None)
-    assert PlanResult.from_dict(written.result).preflight["ok"] is True
+    assert written.plan_result().preflight["ok"] is True
 
 
 def test_report_option_writes_the_report_of_a_failure(
@@ -206,7 +206,7 @@ def test_an_apply_refusing_a_plan_it_was_not_approved_for_reports_the_plan_it_fo
     written = JobReport.from_json(report.read_bytes())
     assert written.error is not None
     assert written.error.type == "PlanNotApprovedError"
-    found = PlanResult.from_dict(written.result)  # what the operator puts up for approval instead
+    found = written.plan_result()  # what the operator puts up for approval instead
     assert found.plan.id != stale
     assert f"the plan is {found.plan.id}" in written.error.message
     assert [c.partition for c in found.plan.changes] == ["10", "20", "30"]

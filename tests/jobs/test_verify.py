@@ -11,7 +11,7 @@ from hudi_rs import records
 
 import bucket_tables
 from hudi_bucket.checks.layout_check import VerifyResult, Violation, ViolationKind, verify_table
-from hudi_bucket.contract.reports import JobReport, LayoutCheck, Outcome
+from hudi_bucket.contract.reports import JobReport, Outcome
 from hudi_bucket.contract.requests import JobKind
 from hudi_bucket.core.buckets import is_bucket_file_id
 from hudi_bucket.core.recordkeys import KeyStyle
@@ -231,7 +231,7 @@ def test_the_operator_reads_what_verify_reports_whether_it_passed_or_not() -> No
         (VerifyResult(2, 3, 9), Outcome.SUCCEEDED),
     ):
         report = JobReport(JobKind.VERIFY, "/t", outcome, "m", "t0", "t1", result.to_dict())
-        check = LayoutCheck.of(JobReport.from_json(report.to_json()))
+        check = JobReport.from_json(report.to_json()).layout_check()
         assert check is not None
         assert (check.checked_at, check.violations, check.ok) == ("t1", len(result.violations), result.ok)
         assert check.partitions == tuple(sorted({v.partition for v in result.violations}))

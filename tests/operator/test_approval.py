@@ -32,8 +32,17 @@ def approving(plan: Plan, **apply: Any) -> dict[str, Any]:
 
 
 def plan_job(generation: int = 1, token: str = "") -> ObservedJob:
-    result = {**PlanResult(PLAN.reported(), {}).to_dict(), **TableBuckets().to_dict()}
-    report = JobReport(JobKind.PLAN, "s3a://x", Outcome.SUCCEEDED, "planned", "t0", "t1", result)
+    result = PlanResult(PLAN.reported(), {}).to_dict()
+    report = JobReport(
+        JobKind.PLAN,
+        "s3a://x",
+        Outcome.SUCCEEDED,
+        "planned",
+        "t0",
+        "t1",
+        result,
+        table_buckets=TableBuckets(),
+    )
     return ObservedJob(
         f"plan-{generation}", JobKind.PLAN, generation, token, JobPhase.COMPLETED, "t1", 0, "", report
     )
@@ -91,7 +100,7 @@ def test_approving_another_id_plans_again() -> None:
 
 def test_an_apply_that_found_the_table_changed_puts_the_plan_it_found_up_for_approval() -> None:
     started = next_pass(approving(PLAN), awaiting_approval())
-    found = {**PlanResult(CHANGED.reported(), {}).to_dict(), **TableBuckets().to_dict()}
+    found = PlanResult(CHANGED.reported(), {}).to_dict()
     error = JobError(PlanNotApprovedError.__name__, "the plan is another", PlanNotApprovedError.hint)
     report = JobReport(JobKind.APPLY, "s3a://x", Outcome.FAILED, "refused", "t1", "t2", found, error)
     refused = ObservedJob("apply-2", JobKind.APPLY, 2, "", JobPhase.FAILED, "t2", 1, "", report)

@@ -413,7 +413,7 @@ def test_a_new_resource_has_no_old_uri_to_keep() -> None:
 RULES = BucketRules((Rule("^region=emea$", 8),), 4)
 TABLE_FACTS = TableBuckets.of(
     HashingConfig.from_rules(RULES, "20261121093000123"), {"region=emea": 8, "region=apac": 4}
-).to_dict()
+)
 PLAN = Plan(
     RULES,
     None,
@@ -426,8 +426,11 @@ PLAN = Plan(
 NOW = datetime(2026, 11, 21, 9, 30, tzinfo=UTC)
 
 
-def _finished_job(kind: JobKind, sequence: int, result: dict[str, Any]) -> ObservedJob:
-    report = JobReport(kind, "s3a://lake/warehouse/customers", Outcome.SUCCEEDED, "done", "", "", result)
+def _finished_job(kind: JobKind, sequence: int, result: PlanResult | ApplyResult) -> ObservedJob:
+    report = JobReport(
+        kind, "s3a://lake/warehouse/customers", Outcome.SUCCEEDED, "done", "", "", result.to_dict(),
+        table_buckets=TABLE_FACTS,
+    )  # fmt: skip
     return ObservedJob(
         f"customers-1-{kind.value}",
         kind,
@@ -442,11 +445,11 @@ def _finished_job(kind: JobKind, sequence: int, result: dict[str, Any]) -> Obser
 
 def operator_statuses() -> dict[str, dict[str, Any]]:
     """The statuses reconcile.decide writes along plan -> (approval) -> apply, as the API server gets them."""
-    plan_job = _finished_job(JobKind.PLAN, 0, {**PlanResult(PLAN.reported(), {}).to_dict(), **TABLE_FACTS})
+    plan_job = _finished_job(JobKind.PLAN, 0, PlanResult(PLAN.reported(), {}))
     applied = ApplyResult(
         PLAN.reported(), "20261121094500321", 2, 9_101_200, 2_147_563_648, 312.5, False, (), {}
     )
-    apply_job = _finished_job(JobKind.APPLY, 1, {**applied.to_dict(), **TABLE_FACTS})
+    apply_job = _finished_job(JobKind.APPLY, 1, applied)
     automatic = with_spec(SMALL, "apply.policy", "Automatic")["spec"]
     awaiting = decide(Observed(SMALL["spec"], 1, {}, TableStatus(), (plan_job,)), NOW).status
     applying = decide(Observed(automatic, 1, {}, TableStatus(), (plan_job,)), NOW).status

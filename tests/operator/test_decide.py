@@ -37,23 +37,27 @@ DUPLICATES = Plan(
 IN_FORCE = TableBuckets.of(HashingConfig.from_rules(RULES, "20261123110000000"), {CHANGE.partition: 16})
 
 
-def report(command: JobKind, outcome: Outcome = Outcome.SUCCEEDED, result: dict | None = None) -> JobReport:
+def report(
+    command: JobKind,
+    outcome: Outcome = Outcome.SUCCEEDED,
+    result: dict | None = None,
+    table_buckets: TableBuckets | None = None,
+) -> JobReport:
     error = JobError("PreflightError", "MERGE_ON_READ", "compact it") if outcome is Outcome.FAILED else None
-    return JobReport(
-        command, "s3a://x", outcome, f"{command}: {outcome.value}", "t0", "t1", result or {}, error
-    )
+    said = f"{command}: {outcome.value}"
+    return JobReport(command, "s3a://x", outcome, said, "t0", "t1", result or {}, error, table_buckets)
 
 
 def planned(plan: Plan = PLAN) -> JobReport:
     return report(
-        JobKind.PLAN, result={**PlanResult(plan.reported(), {}).to_dict(), **TableBuckets().to_dict()}
+        JobKind.PLAN, result=PlanResult(plan.reported(), {}).to_dict(), table_buckets=TableBuckets()
     )
 
 
 def applied(instant: str | None = "20261123110000000", rows: int = 1000) -> JobReport:
     result = ApplyResult(PLAN.reported(), instant, 1, rows, 10, 1.5, True, (), {})
     outcome = Outcome.SUCCEEDED if instant else Outcome.NO_CHANGE
-    return report(JobKind.APPLY, outcome, {**result.to_dict(), **IN_FORCE.to_dict()})
+    return report(JobKind.APPLY, outcome, result.to_dict(), IN_FORCE)
 
 
 def job(
@@ -331,8 +335,10 @@ def test_a_sized_plan_shows_its_proposed_rules_and_what_sizing_did() -> None:
         "shuffleFree": 2,
         "rules": [{"pattern": r"^day=2026-11-(?:0[12]|10)$", "buckets": 8}],
     }
-    result = {**PlanResult(plan.reported(), {}, sizing).to_dict(), **TableBuckets().to_dict()}
-    plan_done = job(JobKind.PLAN, JobPhase.COMPLETED, report(JobKind.PLAN, result=result))
+    result = PlanResult(plan.reported(), {}, sizing).to_dict()
+    plan_done = job(
+        JobKind.PLAN, JobPhase.COMPLETED, report(JobKind.PLAN, result=result, table_buckets=TableBuckets())
+    )
 
     status = decide(Observed(SPEC, 1, {}, TableStatus(), (plan_done,)), NOW).status
 
@@ -342,7 +348,7 @@ def test_a_sized_plan_shows_its_proposed_rules_and_what_sizing_did() -> None:
 
     # The apply of that plan keeps what sizing said of it; another plan's apply would not.
     result = ApplyResult(plan.reported(), "20261123110000000", 1, 1000, 10, 1.5, True, (), {})
-    applied_report = report(JobKind.APPLY, result={**result.to_dict(), **IN_FORCE.to_dict()})
+    applied_report = report(JobKind.APPLY, result=result.to_dict(), table_buckets=IN_FORCE)
     apply_done = job(JobKind.APPLY, JobPhase.COMPLETED, applied_report)
     status = decide(Observed(SPEC, 1, {}, status, (plan_done, apply_done)), NOW).status
     assert status.to_api()["history"][0]["planId"] == plan.plan_id

@@ -14,7 +14,6 @@ from hudi_bucket.contract.reports import (
     ApplyResult,
     JobError,
     JobReport,
-    LayoutCheck,
     Outcome,
     PlanResult,
     TableBuckets,
@@ -69,16 +68,20 @@ def verified(violations: int = 0, finished: str = STAMP) -> JobReport:
 
 
 def planned(plan: Plan) -> JobReport:
-    result = {**PlanResult(plan.reported(), {}).to_dict(), **TableBuckets().to_dict()}
-    return JobReport(JobKind.PLAN, "s3a://x", Outcome.SUCCEEDED, "plan", "t0", "t1", result)
+    result = PlanResult(plan.reported(), {}).to_dict()
+    return JobReport(
+        JobKind.PLAN, "s3a://x", Outcome.SUCCEEDED, "plan", "t0", "t1", result, table_buckets=TableBuckets()
+    )
 
 
 def repaired(duplicates: int = 1) -> JobReport:
     result = ApplyResult(
         REPAIR_PLAN.reported(), "20261123110000000", 1, 100, 10, 1.5, False, (), {}, duplicates
     )
-    body = {**result.to_dict(), **TableBuckets().to_dict()}
-    return JobReport(JobKind.APPLY, "s3a://x", Outcome.SUCCEEDED, "committed", "t0", "t1", body)
+    return JobReport(
+        JobKind.APPLY, "s3a://x", Outcome.SUCCEEDED, "committed", "t0", "t1", result.to_dict(),
+        table_buckets=TableBuckets(),
+    )  # fmt: skip
 
 
 def job(kind: JobKind, report: JobReport | None, token: str = ROUND, phase: JobPhase = JobPhase.COMPLETED,
@@ -261,7 +264,7 @@ def test_a_repair_is_an_event_in_history_and_the_layout_is_checked_again_at_once
 
 
 def test_the_layout_check_is_read_from_the_report_the_job_writes() -> None:
-    check = LayoutCheck.of(verified(2))
+    check = verified(2).layout_check()
     assert check is not None
     assert (check.ok, check.violations, check.partition_count) == (False, 2, 1)
-    assert LayoutCheck.of(planned(NOOP)) is None
+    assert planned(NOOP).layout_check() is None

@@ -132,28 +132,29 @@ def test_paths_read_and_merge_patch_a_field() -> None:
 # --- the steps, one decision each ----------------------------------------------------------------------
 
 
-def report(kind: JobKind, outcome: Outcome, result: dict[str, Any]) -> JobReport:
+def report(
+    kind: JobKind, outcome: Outcome, result: dict[str, Any], table_buckets: TableBuckets | None = None
+) -> JobReport:
     error = (
         JobError("ConcurrentWriteError", "another writer committed", "retry")
         if outcome is Outcome.FAILED
         else None
     )
-    return JobReport(kind, "s3a://x", outcome, f"{kind}: {outcome.value}", "t0", "t1", result, error)
+    said = f"{kind}: {outcome.value}"
+    return JobReport(kind, "s3a://x", outcome, said, "t0", "t1", result, error, table_buckets)
 
 
 def planned(plan: Plan = PLAN) -> JobReport:
-    return report(
-        JobKind.PLAN,
-        Outcome.SUCCEEDED,
-        {**PlanResult(plan.reported(), {}).to_dict(), **TableBuckets().to_dict()},
-    )
+    return report(JobKind.PLAN, Outcome.SUCCEEDED, PlanResult(plan.reported(), {}).to_dict(), TableBuckets())
 
 
 def applied(ok: bool = True) -> JobReport:
     result = ApplyResult(PLAN.reported(), "20261124013000000", 1, 1000, 10, 1.5, True, (), {})
     in_force = TableBuckets.of(HashingConfig.from_rules(RULES, "20261124013000000"), {CHANGE.partition: 16})
     outcome = Outcome.SUCCEEDED if ok else Outcome.FAILED
-    return report(JobKind.APPLY, outcome, {**result.to_dict(), **in_force.to_dict()} if ok else {})
+    if not ok:
+        return report(JobKind.APPLY, outcome, {})
+    return report(JobKind.APPLY, outcome, result.to_dict(), in_force)
 
 
 def job(kind: JobKind, phase: JobPhase, result: JobReport | None = None) -> ObservedJob:
@@ -538,7 +539,7 @@ CHANGED = Plan(BucketRules.parse("11-11,8", 4), None, (replace(CHANGE, new_bucke
 
 def refused_as_changed() -> JobReport:
     """An apply that found the table changed since its plan was approved, and the plan it found."""
-    found = {**PlanResult(CHANGED.reported(), {}).to_dict(), **TableBuckets().to_dict()}
+    found = PlanResult(CHANGED.reported(), {}).to_dict()
     error = JobError(PlanNotApprovedError.__name__, "the plan is another", PlanNotApprovedError.hint)
     return JobReport(JobKind.APPLY, "s3a://x", Outcome.FAILED, "refused", "t1", "t2", found, error)
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 
 from hudi_bucket.checks.preconditions import roll_back_our_leftovers
-from hudi_bucket.contract.reports import TABLE_ITEMS, ApplyResult, PlanResult, TableBuckets
+from hudi_bucket.contract.reports import TABLE_ITEMS, ApplyResult, PlanResult
 from hudi_bucket.contract.requests import ApplyOptions
 from hudi_bucket.core.commits import INSERT_OVERWRITE, CommitMetadata, WriteStat
 from hudi_bucket.core.engine import Engine
@@ -57,7 +57,7 @@ def apply(ctx: TableContext, options: ApplyOptions) -> ApplyResult:
         )
         raise PlanNotApprovedError(
             f"the plan is {the_plan.plan_id}, but {options.approved_plan} was approved",
-            result={**found.to_dict(), **TableBuckets().to_dict()},
+            result=found,
         )
     writers = writer_options(the_plan.desired, ctx.hash_fields)
     if the_plan.is_noop:

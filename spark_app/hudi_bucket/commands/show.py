@@ -5,7 +5,7 @@ counts come from the commits that wrote each base file, sizes from the listing."
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from hudi_bucket.core.buckets import bucket_id_from_file_id, is_bucket_file_id
@@ -28,21 +28,40 @@ from hudi_bucket.spark.context import TableContext
 from hudi_bucket.storage.base import Storage
 
 
-def show(ctx: TableContext, sizing: SizingPolicy | None = None) -> dict[str, Any]:
+@dataclass(frozen=True)
+class ShowResult:
+    """What ``show`` found, for people: each part is the JSON document the report shows (the parts are
+    not typed further: no program reads them)."""
+
+    table: dict[str, Any]
+    config: dict[str, Any] | None  # the config in force
+    config_history: list[dict[str, Any]]
+    partitions: list[dict[str, Any]]
+    sizing: dict[str, Any] | None = None  # what sizing would propose, when asked
+
+    def to_dict(self) -> dict[str, Any]:
+        shown = {
+            "table": self.table,
+            "config": self.config,
+            "configHistory": self.config_history,
+            "partitions": self.partitions,
+        }
+        return shown if self.sizing is None else {**shown, "sizing": self.sizing}
+
+
+def show(ctx: TableContext, sizing: SizingPolicy | None = None) -> ShowResult:
     table, storage = ctx.table, ctx.storage
     in_force = config_store.load_in_force(storage, table.timeline.pending_replace_timestamps())
     rules = in_force.to_rules() if in_force else None
     groups = load_file_groups(storage, table)
     rows = rows_by_base_file(storage, table)
-    result = {
-        "table": table_facts(table, ctx),
-        "config": config_doc(in_force),
-        "configHistory": config_history(storage, table),
-        "partitions": [partition_doc(p, gs, rules, ctx.matcher, rows) for p, gs in sorted(groups.items())],
-    }
-    if sizing is not None:
-        result["sizing"] = proposal(groups, rules, sizing, ctx.matcher)
-    return result
+    return ShowResult(
+        table_facts(table, ctx),
+        config_doc(in_force),
+        config_history(storage, table),
+        [partition_doc(p, gs, rules, ctx.matcher, rows) for p, gs in sorted(groups.items())],
+        None if sizing is None else proposal(groups, rules, sizing, ctx.matcher),
+    )
 
 
 def proposal(
@@ -169,9 +188,9 @@ def layout_state(file_groups: int, ids: list[int], buckets: int | None) -> str:
 # --- for people -------------------------------------------------------------------------------------
 
 
-def render_text(result: dict[str, Any]) -> str:
+def render_text(result: ShowResult) -> str:
     """``show``'s result as a table, and sizing's proposal below it."""
-    facts, config = result["table"], result["config"]
+    facts, config = result.table, result.config
     lines = [
         f"table {facts['uri']} ({facts['name']}, {facts['type']}, version {facts['version']})",
         "config: none (a plain bucket index, or not bucket-indexed)"
@@ -180,12 +199,12 @@ def render_text(result: dict[str, Any]) -> str:
         f"rules {config['expressions'] or '(none)'}",
         "",
     ]
-    proposed = {c["partition"]: c for c in (result.get("sizing") or {}).get("choices", [])}
+    proposed = {c["partition"]: c for c in (result.sizing or {}).get("choices", [])}
     header = ["partition", "buckets", "groups", "rows", "bytes", "per bucket", "smallest", "largest"]
     if proposed:
         header.append("sizing")
     table = [header]
-    for p in result["partitions"]:
+    for p in result.partitions:
         row = [
             p["partition"] or "(table)",
             _text(p["buckets"]),
@@ -207,7 +226,7 @@ def render_text(result: dict[str, Any]) -> str:
             for i, (cell, w) in enumerate(zip(row, widths, strict=True))
         ]
         lines.append("  ".join(cells).rstrip())
-    sizing = result.get("sizing")
+    sizing = result.sizing
     if sizing is not None:
         policy = sizing["policy"]
         lines += [
@@ -219,7 +238,7 @@ def render_text(result: dict[str, Any]) -> str:
         ]
         if sizing.get("problem"):
             lines.append(f"  no rules: {sizing['problem']}")
-    lines += _files_text(result["partitions"])
+    lines += _files_text(result.partitions)
     return "\n".join(lines)
 
 

@@ -37,7 +37,5 @@ def verify(ctx: TableContext) -> VerifyResult:
         key_style=ctx.key_style,
     )
     if not result.ok:
-        raise LayoutViolationError(
-            f"{len(result.violations)} bucket layout violation(s)", result=result.to_dict()
-        )
+        raise LayoutViolationError(f"{len(result.violations)} bucket layout violation(s)", result=result)
     return result

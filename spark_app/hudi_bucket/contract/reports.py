@@ -2,12 +2,14 @@
 travels in a cluster.
 
 One JSON document per run. ``outcome`` is the one field a reader must look at first; ``result`` is the
-command's own payload. The operator reads the results of plan and apply (``PlanResult``, ``ApplyResult``,
-with ``TableBuckets`` beside either) and of verify (``LayoutCheck``); the other commands' results are for
-people. Each is a pydantic dataclass (``core.report_json``): its fields declare the JSON, keys in
-camelCase as in the Kubernetes status they end up in. The job and the operator are released together and
-``version`` names the shape: a reader refuses a report of another shape (``ReportError``, naming the
-fields it cannot read) rather than misread it.
+command's own result, each command's a typed value (its ``to_dict``); a plan and an apply also report
+the table's buckets after the run (``tableBuckets``). The operator reads, through ``JobReport``'s
+accessors, the results of plan and apply (``PlanResult``, ``ApplyResult``) and of verify
+(``LayoutCheck``); the other commands' results are for people. Each is a pydantic dataclass
+(``core.report_json``): its fields declare the JSON, keys in camelCase as in the Kubernetes status they
+end up in. The job and the operator are released together and ``version`` names the shape: a reader
+refuses a report of another shape (``ReportError``, naming the fields it cannot read) rather than
+misread it.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Annotated, Any, ClassVar, Self
+from typing import Annotated, Any, ClassVar
 from urllib.parse import parse_qsl, urlencode, urlparse
 
 from pydantic import (
@@ -39,7 +41,7 @@ from hudi_bucket.core.planning import ReportedPlan
 from hudi_bucket.core.report_json import REPORT_JSON, ReportJson
 from hudi_bucket.errors import HudiBucketError, StorageError
 
-REPORT_VERSION = 2
+REPORT_VERSION = 3
 TABLE_ITEMS = 50  # partitions a report names by their bucket count; the rest are counted
 
 
@@ -91,46 +93,7 @@ class JobError(ReportJson):
         return cls(type(err).__name__, str(err))
 
 
-@pydantic_dataclasses.dataclass(frozen=True, config=REPORT_JSON)
-class JobReport(ReportJson):
-    command: JobKind
-    table: str
-    outcome: Outcome
-    message: str
-    started: str
-    finished: str
-    result: dict[str, Any] = field(default_factory=dict)
-    error: JobError | None = None
-
-    @model_serializer(mode="wrap")
-    def _versioned(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        # The shape's version first; no error key when the job did not fail (as reports always were).
-        fields: dict[str, Any] = handler(self)
-        if self.error is None:
-            del fields["error"]
-        return {"version": REPORT_VERSION, **fields}
-
-    def to_json(self) -> bytes:
-        return (json.dumps(self.to_dict(), indent=2) + "\n").encode()
-
-    @classmethod
-    def from_json(cls, text: str | bytes) -> JobReport:
-        """The report ``to_json`` wrote; ReportError for anything else."""
-        with _reading("the report"):
-            doc = json.loads(text)
-            version = doc.get("version") if isinstance(doc, dict) else None
-            if version != REPORT_VERSION:
-                raise ReportError(
-                    f"the report has version {version!r}; this release reads version {REPORT_VERSION}"
-                )
-            return cls.from_dict(doc)
-
-
-def now_iso() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
-
-
-# --- what the operator reads ----------------------------------------------------------------------------
+# --- the report ------------------------------------------------------------------------------------------
 
 
 @pydantic_dataclasses.dataclass(frozen=True, config=REPORT_JSON)
@@ -161,8 +124,9 @@ class PartitionBuckets:
 
 @pydantic_dataclasses.dataclass(frozen=True, config=REPORT_JSON)
 class TableBuckets(ReportJson):
-    """The config in force and the partitions' bucket counts as a job last saw the table: beside the result
-    of plan and apply (its two keys next to theirs), the operator copies both into the status."""
+    """The config in force and the partitions' bucket counts as a job last saw the table, after its run
+    (a plan's and an apply's report hold them beside the result): the operator copies both into the
+    status."""
 
     config: ConfigInForce | None = None
     partitions: PartitionBuckets | None = None
@@ -186,11 +150,71 @@ class TableBuckets(ReportJson):
             ),
         )
 
+
+@pydantic_dataclasses.dataclass(frozen=True, config=REPORT_JSON)
+class JobReport(ReportJson):
+    command: JobKind
+    table: str
+    outcome: Outcome
+    message: str
+    started: str
+    finished: str
+    # The command's own result, as its typed value's JSON: read it with plan_result(), apply_result()
+    # or layout_check().
+    result: dict[str, Any] = field(default_factory=dict)
+    error: JobError | None = None
+    table_buckets: TableBuckets | None = None  # plan's and apply's: the table after the run
+
+    @model_serializer(mode="wrap")
+    def _versioned(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # The shape's version first; no key for an error or the table's buckets the report has not.
+        fields: dict[str, Any] = handler(self)
+        for name, value in (("error", self.error), ("tableBuckets", self.table_buckets)):
+            if value is None:
+                del fields[name]
+        return {"version": REPORT_VERSION, **fields}
+
+    def plan_result(self) -> PlanResult:
+        """A plan's result, or the plan a refused apply found instead; ReportError when unusable."""
+        with _reading("the plan", at="result"):
+            planned = PlanResult.from_dict(self.result)
+        with _reading("the plan's sizing", at="result.sizing"):
+            planned.sizing_summary  # noqa: B018 (read now, so that a malformed one is the report's error)
+        return planned
+
+    def apply_result(self) -> ApplyResult:
+        """An apply's result; ReportError when unusable."""
+        with _reading("the apply's result", at="result"):
+            return ApplyResult.from_dict(self.result)
+
+    def layout_check(self) -> LayoutCheck | None:
+        """The check a verify report holds; None when the job failed before checking."""
+        if self.command is not JobKind.VERIFY or "violationCount" not in self.result:
+            return None
+        with _reading("the layout check", at="result"):
+            return TypeAdapter(LayoutCheck).validate_python({**self.result, "checkedAt": self.finished})
+
+    def to_json(self) -> bytes:
+        return (json.dumps(self.to_dict(), indent=2) + "\n").encode()
+
     @classmethod
-    def from_dict(cls, data: object) -> Self:
-        """From a plan's or an apply's result; ReportError when unusable."""
-        with _reading("the table's bucket counts", at="result"):
-            return super().from_dict(data)
+    def from_json(cls, text: str | bytes) -> JobReport:
+        """The report ``to_json`` wrote; ReportError for anything else."""
+        with _reading("the report"):
+            doc = json.loads(text)
+            version = doc.get("version") if isinstance(doc, dict) else None
+            if version != REPORT_VERSION:
+                raise ReportError(
+                    f"the report has version {version!r}; this release reads version {REPORT_VERSION}"
+                )
+            return cls.from_dict(doc)
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+# --- what the operator reads ----------------------------------------------------------------------------
 
 
 @pydantic_dataclasses.dataclass(frozen=True, config=REPORT_JSON)
@@ -219,15 +243,6 @@ class PlanResult(ReportJson):
             if self.sizing is None
             else SizingSummary.from_dict({**self.sizing, "rules": len(self.sizing["rules"])})
         )
-
-    @classmethod
-    def from_dict(cls, data: object) -> Self:
-        """From a plan's result (or the one a refused apply found); ReportError when unusable."""
-        with _reading("the plan", at="result"):
-            planned = super().from_dict(data)
-        with _reading("the plan's sizing", at="result.sizing"):
-            planned.sizing_summary  # noqa: B018 (read now, so that a malformed one is the report's error)
-        return planned
 
 
 @pydantic_dataclasses.dataclass(frozen=True, config=REPORT_JSON)
@@ -259,12 +274,6 @@ class ApplyResult(ReportJson):
     def partitions_repaired(self) -> int:
         return 0 if self.instant is None else self.plan.repairs
 
-    @classmethod
-    def from_dict(cls, data: object) -> Self:
-        """From an apply's result; ReportError when unusable."""
-        with _reading("the apply's result", at="result"):
-            return super().from_dict(data)
-
 
 @pydantic_dataclasses.dataclass(frozen=True, config=REPORT_JSON)
 class LayoutCheck:
@@ -280,14 +289,6 @@ class LayoutCheck:
     @property
     def ok(self) -> bool:
         return self.violations == 0
-
-    @classmethod
-    def of(cls, report: JobReport) -> LayoutCheck | None:
-        """The check a verify report holds; None when the job failed before checking."""
-        if report.command is not JobKind.VERIFY or "violationCount" not in report.result:
-            return None
-        with _reading("the layout check", at="result"):
-            return TypeAdapter(cls).validate_python({**report.result, "checkedAt": report.finished})
 
 
 # --- where a report goes in a cluster --------------------------------------------------------------------

@@ -9,7 +9,7 @@ be read is a ValidationError naming each field's path.
 
 from __future__ import annotations
 
-from typing import Any, Self
+from typing import Any, Protocol, Self
 
 from pydantic import ConfigDict, TypeAdapter
 from pydantic.alias_generators import to_camel
@@ -31,3 +31,9 @@ class ReportJson:
     def from_dict(cls, data: object) -> Self:
         """What ``to_dict`` gave, read back; ValidationError for anything else."""
         return TypeAdapter(cls).validate_python(data)
+
+
+class ReportedResult(Protocol):
+    """A command's typed result: its ``to_dict`` is the report's ``result``."""
+
+    def to_dict(self) -> dict[str, Any]: ...
