@@ -68,12 +68,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "local":
             return _local_apply(args)
         if args.command == "settings":
-            from hudi_bucket_operator.settings import reference
+            from hudi_bucket_operator.runtime.settings import reference
 
             print(reference(), end="")
             return 0
         if args.command == "crd":
-            from hudi_bucket_operator.crd import render
+            from hudi_bucket_operator.resource.crd import render
 
             print(render(), end="")
             return 0
@@ -89,8 +89,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run(args: argparse.Namespace) -> int:
     import kopf
 
-    from hudi_bucket_operator import handlers  # noqa: F401  (registers the handlers with Kopf)
-    from hudi_bucket_operator.settings import OperatorConfig
+    from hudi_bucket_operator.runtime import handlers  # noqa: F401  (registers the handlers with Kopf)
+    from hudi_bucket_operator.runtime.settings import OperatorConfig
 
     kopf.configure(verbose=args.verbose, log_format=getattr(kopf.LogFormat, args.log_format.upper()))
     if not args.verbose:  # one "Handler ... succeeded" line per table event is noise at a thousand tables
@@ -109,7 +109,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _local_apply(args: argparse.Namespace) -> int:
-    from hudi_bucket_operator.local import apply_locally, load_manifests
+    from hudi_bucket_operator.runtime.local import apply_locally, load_manifests
 
     results = asyncio.run(apply_locally(load_manifests(args.filename), args.state_dir, print))
     print(yaml.safe_dump_all(results, sort_keys=False))

@@ -27,7 +27,7 @@ import yaml
 from hudi_bucket.contract.requests import HUDI_BUNDLE_ENV, JobRequest, ShowRequest, WriteOptions, WriteRequest
 from hudi_bucket.core.engine import Engine
 from hudi_bucket.core.sizing import format_size
-from hudi_bucket_operator.local import Echo, apply_locally, load_manifests
+from hudi_bucket_operator.runtime.local import Echo, apply_locally, load_manifests
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 EXAMPLE, SIZED_EXAMPLE = EXAMPLES / "skewed-days.yaml", EXAMPLES / "sized-days.yaml"

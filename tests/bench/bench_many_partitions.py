@@ -39,9 +39,9 @@ from hudi_bucket.core.planning import PartitionLayout, make_plan
 from hudi_bucket.core.rules import BucketRules, PythonRegexMatcher
 from hudi_bucket.report_sink import MAX_REPORT_BYTES
 from hudi_bucket.spark.session import build_session
-from hudi_bucket_operator.decisions import JobPhase, Observed, ObservedJob
-from hudi_bucket_operator.reconcile import decide
-from hudi_bucket_operator.table_status import TableStatus
+from hudi_bucket_operator.decide.decisions import JobPhase, Observed, ObservedJob
+from hudi_bucket_operator.decide.reconcile import decide
+from hudi_bucket_operator.resource.table_status import TableStatus
 from paths import jvm_jar
 
 

@@ -11,8 +11,8 @@ from kubernetes.aio import client as aio_client
 from kubernetes.aio import config as aio_config
 
 from control_plane import ControlPlane
-from hudi_bucket_operator import kube
 from hudi_bucket_operator.errors import KubeConflictError, KubeError, KubeNotFoundError
+from hudi_bucket_operator.runtime import kube
 
 
 def test_the_operators_client_creates_reads_deletes_and_says_what_the_api_said(

@@ -13,8 +13,8 @@ from kubernetes.aio import client as aio_client
 from kubernetes.aio import config as aio_config
 
 from control_plane import ControlPlane
-from hudi_bucket_operator import kube
-from hudi_bucket_operator.leadership import Election, LeaseRecord, Timing
+from hudi_bucket_operator.runtime import kube
+from hudi_bucket_operator.runtime.leadership import Election, LeaseRecord, Timing
 
 LEASE = "hudi-bucket-operator"
 TIMING = Timing(3)  # a 2 s renew deadline, a 0.4 s retry period

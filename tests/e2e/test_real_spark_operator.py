@@ -18,13 +18,13 @@ import spark_submit
 from control_plane import ControlPlane
 from harness import until
 from hudi_bucket.contract.requests import JobKind
-from hudi_bucket_operator import naming
-from hudi_bucket_operator.backends import observed_job
-from hudi_bucket_operator.decisions import JobPhase, SubmitJob
-from hudi_bucket_operator.job_policy import JobDefaults
-from hudi_bucket_operator.placement import PodPlacement, Toleration
-from hudi_bucket_operator.render import render_spark_application
-from hudi_bucket_operator.spec import API_VERSION, KIND, parse_spec
+from hudi_bucket_operator.decide.decisions import JobPhase, SubmitJob
+from hudi_bucket_operator.decide.render import render_spark_application
+from hudi_bucket_operator.policy.job_policy import JobDefaults
+from hudi_bucket_operator.policy.placement import PodPlacement, Toleration
+from hudi_bucket_operator.resource import naming
+from hudi_bucket_operator.resource.spec import API_VERSION, KIND, parse_spec
+from hudi_bucket_operator.runtime.backends import observed_job
 from spark_operator import GROUP, PLURAL, VERSION
 
 REAL, STAND_IN, REFUSED = "real-spark-operator", "stand-in-spark-operator", "refused-spark-operator"

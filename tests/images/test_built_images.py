@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from containers import Image
-from hudi_bucket_operator.job_policy import JobDefaults
+from hudi_bucket_operator.policy.job_policy import JobDefaults
 from paths import REPO
 
 VALUES = yaml.safe_load((REPO / "charts" / "hudi-bucket-operator" / "values.yaml").read_text())
@@ -49,7 +49,7 @@ def test_operator_image_loads_the_operator_and_has_no_pyspark(
 ) -> None:
     code = (
         "import importlib.util, os, sys\n"
-        "import hudi_bucket_operator.handlers, hudi_bucket_operator.cli, hudi_bucket_operator.backends\n"
+        "import hudi_bucket_operator.runtime.handlers, hudi_bucket_operator.cli, hudi_bucket_operator.runtime.backends\n"
         "print(os.getuid(), sys.version.split()[0], [m for m in ('pyspark', 'pyarrow', 'numpy', 'pandas')"
         " if importlib.util.find_spec(m)])\n"
     )

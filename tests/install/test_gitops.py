@@ -1,6 +1,6 @@
 """GitOps tools read a HudiBucketTable's health the way its status means it.
 
-The statuses are the operator's own (built with hudi_bucket_operator.conditions). The Argo CD health
+The statuses are the operator's own (built with hudi_bucket_operator.resource.conditions). The Argo CD health
 check runs in a real Lua 5.1 interpreter (lupa; Argo CD's gopher-lua speaks Lua 5.1); the Flux
 healthCheckExprs run in a real CEL interpreter (cel-python) in the order Flux evaluates them.
 """
@@ -17,9 +17,9 @@ import yaml
 from lupa import lua51
 
 import helm_chart
-from hudi_bucket_operator import conditions
-from hudi_bucket_operator.spec import API_VERSION, GROUP, KIND
-from hudi_bucket_operator.table_status import TableStatus
+from hudi_bucket_operator.resource import conditions
+from hudi_bucket_operator.resource.spec import API_VERSION, GROUP, KIND
+from hudi_bucket_operator.resource.table_status import TableStatus
 from paths import REPO
 
 GITOPS = REPO / "gitops"

@@ -17,8 +17,8 @@ import pytest
 import yaml
 
 from hudi_bucket.contract.requests import HUDI_BUNDLE_ENV, JVM_JAR_ENV
-from hudi_bucket_operator.job_policy import JobDefaults
-from hudi_bucket_operator.settings import OperatorConfig
+from hudi_bucket_operator.policy.job_policy import JobDefaults
+from hudi_bucket_operator.runtime.settings import OperatorConfig
 from paths import REPO
 
 PYTHON = Path(sys.executable)
@@ -190,7 +190,7 @@ class Refuse(importlib.abc.MetaPathFinder):
         if name.partition(".")[0] in {SPARK_EXTRA!r}:
             raise ImportError("not in the operator image: " + name)
 sys.meta_path.insert(0, Refuse())
-import hudi_bucket_operator.handlers, hudi_bucket_operator.cli, hudi_bucket_operator.backends
+import hudi_bucket_operator.runtime.handlers, hudi_bucket_operator.cli, hudi_bucket_operator.runtime.backends
 print(sorted(m for m in sys.modules if m.partition(".")[0] in {SPARK_EXTRA!r}))
 """
     result = run(PYTHON, "-c", code, env={"PATH": str(BIN), "HBO_METRICS_PORT": "0"})

@@ -15,9 +15,9 @@ import pytest
 
 import helm_chart
 from helm_chart import FLINK_WRITER_KIND, NAMESPACE, VALUE_SETS, find, one, render
-from hudi_bucket_operator import kube
-from hudi_bucket_operator import render as job_render
-from hudi_bucket_operator.spec import GROUP, PLURAL
+from hudi_bucket_operator.decide import render as job_render
+from hudi_bucket_operator.resource.spec import GROUP, PLURAL
+from hudi_bucket_operator.runtime import kube
 from rbac_rules import Permission, granted
 
 TABLES, STATUS, FINALIZERS = PLURAL, f"{PLURAL}/status", f"{PLURAL}/finalizers"

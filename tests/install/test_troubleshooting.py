@@ -13,9 +13,9 @@ from pathlib import Path
 from types import ModuleType
 
 import hudi_bucket_operator
-from hudi_bucket_operator import conditions
-from hudi_bucket_operator.conditions import Reason
 from hudi_bucket_operator.errors import InvalidSpecError
+from hudi_bucket_operator.resource import conditions
+from hudi_bucket_operator.resource.conditions import Reason
 from paths import REPO
 
 DOC = REPO / "docs" / "troubleshooting.md"
@@ -41,8 +41,8 @@ EVENT_TYPES = {"Normal", "Warning"}
 
 def operator_modules() -> list[ModuleType]:
     """Every module of the operator, imported (so that every subclass of InvalidSpecError exists)."""
-    names = [m.name for m in pkgutil.iter_modules(hudi_bucket_operator.__path__)]
-    return [importlib.import_module(f"hudi_bucket_operator.{name}") for name in names]
+    found = pkgutil.walk_packages(hudi_bucket_operator.__path__, "hudi_bucket_operator.")
+    return [importlib.import_module(module.name) for module in found if not module.ispkg]
 
 
 def refusals() -> set[str]:

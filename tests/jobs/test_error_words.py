@@ -1,5 +1,5 @@
 """A job's error text can hold its environment: why the operator refuses ``${`` in a table's settings
-and copies a job's words into the table's status only redacted (operator/hudi_bucket_operator/redaction.py).
+and copies a job's words into the table's status only redacted (operator/hudi_bucket_operator/decide/redaction.py).
 
 Hadoop replaces ``${env.NAME}`` in any setting it reads with the JVM's environment, where a job keeps the
 Secrets named in spec.spark.envFromSecrets; a value it then cannot parse is echoed in the job's error.
@@ -18,7 +18,7 @@ import pytest
 from cli_runs import run
 
 from hudi_bucket.cli import EXIT_FAILED
-from hudi_bucket_operator.redaction import REDACTED, job_words
+from hudi_bucket_operator.decide.redaction import REDACTED, job_words
 
 pytestmark = pytest.mark.spark
 

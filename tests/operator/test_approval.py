@@ -13,10 +13,10 @@ from hudi_bucket.contract.requests import ApplyRequest, JobKind, PlanRequest
 from hudi_bucket.core.planning import ChangeReason, PartitionChange, Plan
 from hudi_bucket.core.rules import BucketRules
 from hudi_bucket.errors import PlanNotApprovedError
-from hudi_bucket_operator.decisions import Decision, JobPhase, Observed, ObservedJob
-from hudi_bucket_operator.reconcile import decide
-from hudi_bucket_operator.spec import RETRY
-from hudi_bucket_operator.table_status import TableStatus
+from hudi_bucket_operator.decide.decisions import Decision, JobPhase, Observed, ObservedJob
+from hudi_bucket_operator.decide.reconcile import decide
+from hudi_bucket_operator.resource.spec import RETRY
+from hudi_bucket_operator.resource.table_status import TableStatus
 
 NOW = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
 RULES = BucketRules.parse("11-11,16", 4)

@@ -6,10 +6,10 @@ from typing import Any
 
 import pytest
 
-from hudi_bucket_operator import naming
-from hudi_bucket_operator.backends import observed_job
-from hudi_bucket_operator.decisions import JobPhase
-from hudi_bucket_operator.spec import KIND
+from hudi_bucket_operator.decide.decisions import JobPhase
+from hudi_bucket_operator.resource import naming
+from hudi_bucket_operator.resource.spec import KIND
+from hudi_bucket_operator.runtime.backends import observed_job
 
 
 def application(state: str | None, kind: str = "plan", owner: str = KIND) -> dict[str, Any]:

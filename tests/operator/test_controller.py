@@ -8,13 +8,13 @@ from typing import Any
 
 import pytest
 
-from hudi_bucket_operator import controller
-from hudi_bucket_operator.backends import TableRef
-from hudi_bucket_operator.decisions import Observed, SubmitJob
+from hudi_bucket_operator.decide.decisions import Observed, SubmitJob
 from hudi_bucket_operator.errors import KubeError
-from hudi_bucket_operator.job_policy import Policy
-from hudi_bucket_operator.spec import TableSpec
-from hudi_bucket_operator.writers import ObservedWriter, Writer
+from hudi_bucket_operator.policy.job_policy import Policy
+from hudi_bucket_operator.resource.spec import TableSpec
+from hudi_bucket_operator.resource.writers import ObservedWriter, Writer
+from hudi_bucket_operator.runtime import controller
+from hudi_bucket_operator.runtime.backends import TableRef
 
 pytestmark = pytest.mark.asyncio
 

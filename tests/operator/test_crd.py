@@ -43,10 +43,10 @@ from hudi_bucket.contract.requests import JobKind
 from hudi_bucket.core.hashing_config import HashingConfig
 from hudi_bucket.core.planning import ChangeReason, PartitionChange, Plan
 from hudi_bucket.core.rules import MAX_BUCKETS, BucketRules, Rule
+from hudi_bucket_operator.decide.reconcile import JobPhase, Observed, ObservedJob, decide
 from hudi_bucket_operator.errors import ScheduleError
-from hudi_bucket_operator.reconcile import JobPhase, Observed, ObservedJob, decide
-from hudi_bucket_operator.schedule import Schedule
-from hudi_bucket_operator.spec import (
+from hudi_bucket_operator.resource.schedule import Schedule
+from hudi_bucket_operator.resource.spec import (
     GROUP,
     KIND,
     MAX_CORES,
@@ -60,7 +60,7 @@ from hudi_bucket_operator.spec import (
     MetadataTablePolicy,
     parse_spec,
 )
-from hudi_bucket_operator.table_status import TableStatus
+from hudi_bucket_operator.resource.table_status import TableStatus
 from k8s_schema import cel_holds, is_transition_rule, to_json_schema
 
 # --- the resource -------------------------------------------------------------------------------------

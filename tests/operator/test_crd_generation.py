@@ -12,9 +12,9 @@ import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
 from hbt_admission import CRD_PATH, SCHEMA
-from hudi_bucket_operator import crd
 from hudi_bucket_operator.cli import main
-from hudi_bucket_operator.crd_schema import FILLED, NULLABLE, Cel, Int32, MatchedByCel, list_map
+from hudi_bucket_operator.resource import crd
+from hudi_bucket_operator.resource.crd_schema import FILLED, NULLABLE, Cel, Int32, MatchedByCel, list_map
 from paths import REPO
 
 CHART_CRD = REPO / "charts" / "hudi-bucket-operator" / "crds" / CRD_PATH.name

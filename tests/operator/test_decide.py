@@ -18,13 +18,19 @@ from hudi_bucket.contract.requests import JobKind
 from hudi_bucket.core.hashing_config import HashingConfig
 from hudi_bucket.core.planning import ChangeReason, PartitionChange, Plan
 from hudi_bucket.core.rules import BucketRules
-from hudi_bucket_operator.conditions import condition
-from hudi_bucket_operator.decisions import JobPhase, Observed, ObservedJob
-from hudi_bucket_operator.job_policy import JobDefaults, Policy
-from hudi_bucket_operator.reconcile import HISTORY_LIMIT, decide
-from hudi_bucket_operator.rounds import report_needed
-from hudi_bucket_operator.spec import PAUSED, RETRY
-from hudi_bucket_operator.table_status import Condition, HistoryEntry, LastJob, SizingDone, TableStatus
+from hudi_bucket_operator.decide.decisions import JobPhase, Observed, ObservedJob
+from hudi_bucket_operator.decide.reconcile import HISTORY_LIMIT, decide
+from hudi_bucket_operator.decide.rounds import report_needed
+from hudi_bucket_operator.policy.job_policy import JobDefaults, Policy
+from hudi_bucket_operator.resource.conditions import condition
+from hudi_bucket_operator.resource.spec import PAUSED, RETRY
+from hudi_bucket_operator.resource.table_status import (
+    Condition,
+    HistoryEntry,
+    LastJob,
+    SizingDone,
+    TableStatus,
+)
 
 NOW = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
 RULES = BucketRules.parse("11-11,16", 4)

@@ -21,12 +21,12 @@ from hudi_bucket.contract.reports import (
 from hudi_bucket.contract.requests import ApplyRequest, JobKind, PlanRequest, VerifyRequest
 from hudi_bucket.core.planning import ChangeReason, PartitionChange, Plan
 from hudi_bucket.core.rules import BucketRules
-from hudi_bucket_operator.conditions import LAYOUT_HEALTHY, READY, condition
-from hudi_bucket_operator.decisions import SEQUENCE, Decision, JobPhase, Observed, ObservedJob
-from hudi_bucket_operator.reconcile import decide
-from hudi_bucket_operator.rounds import VERIFY_ROUND
-from hudi_bucket_operator.spec import PAUSED, RETRY
-from hudi_bucket_operator.table_status import Condition, LastJob, TableStatus
+from hudi_bucket_operator.decide.decisions import SEQUENCE, Decision, JobPhase, Observed, ObservedJob
+from hudi_bucket_operator.decide.reconcile import decide
+from hudi_bucket_operator.decide.rounds import VERIFY_ROUND
+from hudi_bucket_operator.resource.conditions import LAYOUT_HEALTHY, READY, condition
+from hudi_bucket_operator.resource.spec import PAUSED, RETRY
+from hudi_bucket_operator.resource.table_status import Condition, LastJob, TableStatus
 
 NOW = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
 STAMP = "2026-11-23T12:00:00Z"

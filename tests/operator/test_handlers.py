@@ -14,15 +14,16 @@ import pytest_asyncio
 
 from hbt_resources import SPEC
 from hudi_bucket.contract.requests import JobKind
-from hudi_bucket_operator import handlers, leadership, naming
-from hudi_bucket_operator.backends import TableRef, job_name_for
-from hudi_bucket_operator.decisions import JobPhase, ObservedJob, SubmitJob
+from hudi_bucket_operator.decide.decisions import JobPhase, ObservedJob, SubmitJob
 from hudi_bucket_operator.errors import KubeError
-from hudi_bucket_operator.handlers import Memory
-from hudi_bucket_operator.job_policy import Policy
-from hudi_bucket_operator.settings import OperatorConfig
-from hudi_bucket_operator.spec import UNMANAGED, TableSpec
-from hudi_bucket_operator.workqueue import WorkQueue
+from hudi_bucket_operator.policy.job_policy import Policy
+from hudi_bucket_operator.resource import naming
+from hudi_bucket_operator.resource.spec import UNMANAGED, TableSpec
+from hudi_bucket_operator.runtime import handlers, leadership
+from hudi_bucket_operator.runtime.backends import TableRef, job_name_for
+from hudi_bucket_operator.runtime.handlers import Memory
+from hudi_bucket_operator.runtime.settings import OperatorConfig
+from hudi_bucket_operator.runtime.workqueue import WorkQueue
 
 pytestmark = pytest.mark.asyncio
 

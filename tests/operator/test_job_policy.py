@@ -22,7 +22,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hbt_admission import ADMISSION, CRD_PATH, EXAMPLES, SMALL, with_spec
-from hudi_bucket_operator import images
 from hudi_bucket_operator.errors import (
     ImageNotAllowedError,
     InvalidSpecError,
@@ -30,7 +29,7 @@ from hudi_bucket_operator.errors import (
     ServiceAccountNotAllowedError,
     SettingNotAllowedError,
 )
-from hudi_bucket_operator.job_policy import (
+from hudi_bucket_operator.policy.job_policy import (
     HADOOP_CONF_ALLOWED,
     OWNED_SPARK_CONF,
     SPARK_CONF_ALLOWED,
@@ -42,9 +41,10 @@ from hudi_bucket_operator.job_policy import (
     job_settings,
     spark_conf_refusal,
 )
-from hudi_bucket_operator.settings import OperatorConfig
-from hudi_bucket_operator.spark_conf import Setting
-from hudi_bucket_operator.spec import KIND, Resources, SparkSettings, parse_spec
+from hudi_bucket_operator.resource import images
+from hudi_bucket_operator.resource.spark_conf import Setting
+from hudi_bucket_operator.resource.spec import KIND, Resources, SparkSettings, parse_spec
+from hudi_bucket_operator.runtime.settings import OperatorConfig
 from paths import s3a_jars
 
 DEFAULTS = JobDefaults(image="registry.example/hudi-job:1.0", spark_version="3.5.8")

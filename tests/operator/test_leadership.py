@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hudi_bucket_operator.leadership import LeaseRecord, Step, Timing, identity, next_step
+from hudi_bucket_operator.runtime.leadership import LeaseRecord, Step, Timing, identity, next_step
 
 ME = "operator-7d9f_1a2b3c4d"
 

@@ -13,7 +13,7 @@ from hudi_rs import records
 from bucket_tables import live_groups, no_bloom_filters
 from hudi_bucket.commands.write import write
 from hudi_bucket.contract.requests import HUDI_BUNDLE_ENV, WriteOptions
-from hudi_bucket_operator.local import apply_locally
+from hudi_bucket_operator.runtime.local import apply_locally
 from paths import hudi_bundle
 
 pytestmark = pytest.mark.spark

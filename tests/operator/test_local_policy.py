@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from hudi_bucket_operator.local import apply_locally
+from hudi_bucket_operator.runtime.local import apply_locally
 
 
 def manifest(uri: Path | str, spark: dict[str, Any]) -> dict[str, Any]:

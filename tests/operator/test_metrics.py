@@ -6,8 +6,8 @@ from __future__ import annotations
 from prometheus_client import REGISTRY
 from prometheus_client.metrics import MetricWrapperBase
 
-from hudi_bucket_operator import metrics
-from hudi_bucket_operator.table_status import LastJob, LayoutFound, TableStatus
+from hudi_bucket_operator.resource.table_status import LastJob, LayoutFound, TableStatus
+from hudi_bucket_operator.runtime import metrics
 from paths import REPO
 
 

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from hudi_bucket_operator import naming
+from hudi_bucket_operator.resource import naming
 
 UID = "6f1c2a9e-3b7d-4c1e-9a55-0d2f8e7b1c40"
 DNS_1035 = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hudi_bucket_operator.redaction import MAX_JOB_WORDS, REDACTED, job_words
+from hudi_bucket_operator.decide.redaction import MAX_JOB_WORDS, REDACTED, job_words
 
 SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
 

@@ -17,13 +17,20 @@ import hbt_admission
 import k8s_schema
 from hudi_bucket.contract.reports import ConfigMapReport
 from hudi_bucket.contract.requests import JobKind, parse_argv
-from hudi_bucket_operator import naming
-from hudi_bucket_operator.decisions import SubmitJob
+from hudi_bucket_operator.decide.decisions import SubmitJob
+from hudi_bucket_operator.decide.render import DEFAULT_SPARK_CONF, render_spark_application
 from hudi_bucket_operator.errors import ImageNotAllowedError, InvalidSpecError, SettingNotAllowedError
-from hudi_bucket_operator.job_policy import JobDefaults, image_allowed
-from hudi_bucket_operator.placement import Affinity, PodPlacement, Toleration
-from hudi_bucket_operator.render import DEFAULT_SPARK_CONF, render_spark_application
-from hudi_bucket_operator.spec import API_VERSION, KIND, Resources, SparkSettings, TableSpec, parse_spec
+from hudi_bucket_operator.policy.job_policy import JobDefaults, image_allowed
+from hudi_bucket_operator.policy.placement import Affinity, PodPlacement, Toleration
+from hudi_bucket_operator.resource import naming
+from hudi_bucket_operator.resource.spec import (
+    API_VERSION,
+    KIND,
+    Resources,
+    SparkSettings,
+    TableSpec,
+    parse_spec,
+)
 from paths import SPARK_APPLICATION_CRD as CRD
 
 needs_the_crd = pytest.mark.shared  # the Spark Operator's real CRD is in ../shared

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import pytest
 
 from hudi_bucket_operator.errors import ScheduleError
-from hudi_bucket_operator.schedule import Schedule
+from hudi_bucket_operator.resource.schedule import Schedule
 
 LAST = datetime(2026, 11, 23, 12, 30, 15, tzinfo=UTC)  # a Monday
 

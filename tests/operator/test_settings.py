@@ -14,10 +14,11 @@ from pydantic import BeforeValidator
 
 from hudi_bucket_operator.cli import main
 from hudi_bucket_operator.errors import SettingsError
-from hudi_bucket_operator.job_policy import JobDefaults
-from hudi_bucket_operator.placement import PodPlacement, Toleration
-from hudi_bucket_operator.schedule import parse_duration
-from hudi_bucket_operator.settings import (
+from hudi_bucket_operator.policy.job_policy import JobDefaults
+from hudi_bucket_operator.policy.placement import PodPlacement, Toleration
+from hudi_bucket_operator.resource.schedule import parse_duration
+from hudi_bucket_operator.resource.spec import Resources
+from hudi_bucket_operator.runtime.settings import (
     HELM,
     HELM_VALUES,
     SPARK_VERSION,
@@ -25,7 +26,6 @@ from hudi_bucket_operator.settings import (
     OperatorConfig,
     reference,
 )
-from hudi_bucket_operator.spec import Resources
 from paths import REPO
 
 CHART = REPO / "charts" / "hudi-bucket-operator"

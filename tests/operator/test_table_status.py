@@ -13,7 +13,7 @@ import pytest
 from hbt_admission import ADMISSION
 from hudi_bucket.core.planning import ChangeReason, PartitionChange, Plan
 from hudi_bucket.core.rules import BucketRules
-from hudi_bucket_operator.table_status import MAX_ITEMS, PlanSummary, TableStatus
+from hudi_bucket_operator.resource.table_status import MAX_ITEMS, PlanSummary, TableStatus
 
 # A status with every field the CRD declares, as the operator writes it.
 WRITTEN: dict[str, Any] = {

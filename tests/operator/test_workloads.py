@@ -7,10 +7,9 @@ from typing import Any
 
 import pytest
 
-from hudi_bucket_operator import kube, workloads
 from hudi_bucket_operator.errors import KubeNotFoundError
-from hudi_bucket_operator.spec import parse_spec
-from hudi_bucket_operator.writers import (
+from hudi_bucket_operator.resource.spec import parse_spec
+from hudi_bucket_operator.resource.writers import (
     ObservedWriter,
     SuspendField,
     WriterAction,
@@ -18,6 +17,7 @@ from hudi_bucket_operator.writers import (
     WriterPolicy,
     WriterVerb,
 )
+from hudi_bucket_operator.runtime import kube, workloads
 
 pytestmark = pytest.mark.asyncio
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from hudi_bucket_operator.workqueue import WorkQueue
+from hudi_bucket_operator.runtime.workqueue import WorkQueue
 
 pytestmark = pytest.mark.asyncio
 

@@ -25,16 +25,16 @@ from hudi_bucket.core.hashing_config import HashingConfig
 from hudi_bucket.core.planning import ChangeReason, PartitionChange, Plan
 from hudi_bucket.core.rules import BucketRules
 from hudi_bucket.errors import PlanNotApprovedError
-from hudi_bucket_operator import decisions, maintenance
-from hudi_bucket_operator.apply_window import writers_needed
-from hudi_bucket_operator.conditions import condition
-from hudi_bucket_operator.decisions import Decision, JobPhase, ObservedJob, recorded
+from hudi_bucket_operator.decide import decisions, maintenance
+from hudi_bucket_operator.decide.apply_window import writers_needed
+from hudi_bucket_operator.decide.decisions import Decision, JobPhase, ObservedJob, recorded
+from hudi_bucket_operator.decide.reconcile import decide, failed
 from hudi_bucket_operator.errors import InvalidSpecError
-from hudi_bucket_operator.job_policy import Policy
-from hudi_bucket_operator.reconcile import decide, failed
-from hudi_bucket_operator.spec import APPLY_NOW, PAUSED, parse_spec
-from hudi_bucket_operator.table_status import TableStatus
-from hudi_bucket_operator.writers import (
+from hudi_bucket_operator.policy.job_policy import Policy
+from hudi_bucket_operator.resource.conditions import condition
+from hudi_bucket_operator.resource.spec import APPLY_NOW, PAUSED, parse_spec
+from hudi_bucket_operator.resource.table_status import TableStatus
+from hudi_bucket_operator.resource.writers import (
     ObservedWriter,
     SuspendField,
     WorkloadRef,

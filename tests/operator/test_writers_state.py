@@ -9,9 +9,16 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from hudi_bucket_operator import maintenance
-from hudi_bucket_operator.table_status import TableStatus
-from hudi_bucket_operator.writers_state import ApplySteps, Outcome, PausedWriter, Prior, Step, WritersState
+from hudi_bucket_operator.decide import maintenance
+from hudi_bucket_operator.resource.table_status import TableStatus
+from hudi_bucket_operator.resource.writers_state import (
+    ApplySteps,
+    Outcome,
+    PausedWriter,
+    Prior,
+    Step,
+    WritersState,
+)
 
 PLAN = "sha256:" + "3f9a" * 16
 BEGUN = {"planId": PLAN, "generation": 3, "retryToken": "r1", "checkRecords": False}

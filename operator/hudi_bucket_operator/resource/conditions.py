@@ -12,7 +12,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Final, NamedTuple
 
-from hudi_bucket_operator.table_status import Condition, TableStatus
+from hudi_bucket_operator.resource.table_status import Condition, TableStatus
 
 READY, RECONCILING, STALLED = "Ready", "Reconciling", "Stalled"  # Ready and Stalled are phases too
 LAYOUT_HEALTHY = "LayoutHealthy"

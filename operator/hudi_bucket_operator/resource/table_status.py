@@ -25,8 +25,8 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 
 from hudi_bucket.core.planning import PartitionChange, ReportedPlan
-from hudi_bucket_operator.crd_schema import FREE_FORM, NULLABLE, Int32, Int64, extra, list_map
-from hudi_bucket_operator.writers_state import StoredWriters
+from hudi_bucket_operator.resource.crd_schema import FREE_FORM, NULLABLE, Int32, Int64, extra, list_map
+from hudi_bucket_operator.resource.writers_state import StoredWriters
 
 # Bounds of the status's lists and texts, as the CRD states them.
 MAX_CONDITIONS = 16

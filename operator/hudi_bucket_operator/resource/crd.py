@@ -12,12 +12,12 @@ from typing import Any
 
 import yaml
 
-from hudi_bucket_operator.conditions import READY
-from hudi_bucket_operator.crd_schema import FILLED_IN
-from hudi_bucket_operator.manifest import TableSpecSection
-from hudi_bucket_operator.naming import OPERATOR
-from hudi_bucket_operator.spec import GROUP, KIND, PLURAL, VERSION
-from hudi_bucket_operator.table_status import TableStatus
+from hudi_bucket_operator.resource.conditions import READY
+from hudi_bucket_operator.resource.crd_schema import FILLED_IN
+from hudi_bucket_operator.resource.manifest import TableSpecSection
+from hudi_bucket_operator.resource.naming import OPERATOR
+from hudi_bucket_operator.resource.spec import GROUP, KIND, PLURAL, VERSION
+from hudi_bucket_operator.resource.table_status import TableStatus
 
 SHORT_NAMES = ("hbt",)
 CATEGORIES = ("hudi",)
@@ -52,7 +52,7 @@ PRINTER_COLUMNS: tuple[dict[str, Any], ...] = (
 HEADER = f"""\
 # {KIND}: one Apache Hudi table's partition-level bucket rules, reconciled by {OPERATOR}.
 #
-# Generated from the models (operator/hudi_bucket_operator/manifest.py for the spec, table_status.py for
+# Generated from the models (operator/hudi_bucket_operator/resource/manifest.py for the spec, table_status.py for
 # the status) by `{OPERATOR} crd`: do not edit. Change the models, then run
 #   {OPERATOR} crd > crds/{PLURAL}.{GROUP}.yaml
 #   cp crds/{PLURAL}.{GROUP}.yaml charts/{OPERATOR}/crds/

@@ -11,11 +11,18 @@ from datetime import datetime, timedelta
 from hudi_bucket.contract.reports import JobReport
 from hudi_bucket.contract.requests import ApplyRequest, JobKind, PlanRequest, VerifyRequest
 from hudi_bucket.errors import PlanNotApprovedError
-from hudi_bucket_operator import conditions
-from hudi_bucket_operator.conditions import Reason, normal
-from hudi_bucket_operator.decisions import SEQUENCE, Decision, Observed, ObservedJob, SubmitJob, layout_broken
-from hudi_bucket_operator.spec import RETRY, ApplyPolicy, TableSpec
-from hudi_bucket_operator.table_status import LastJob, LayoutFound, TableStatus
+from hudi_bucket_operator.decide.decisions import (
+    SEQUENCE,
+    Decision,
+    Observed,
+    ObservedJob,
+    SubmitJob,
+    layout_broken,
+)
+from hudi_bucket_operator.resource import conditions
+from hudi_bucket_operator.resource.conditions import Reason, normal
+from hudi_bucket_operator.resource.spec import RETRY, ApplyPolicy, TableSpec
+from hudi_bucket_operator.resource.table_status import LastJob, LayoutFound, TableStatus
 
 SIZING_ROUND = "@sizing-"  # in a retry token: the start (Unix seconds) of a scheduled re-measurement
 VERIFY_ROUND = "@verify-"  # in a retry token: the start (Unix seconds) of a layout check

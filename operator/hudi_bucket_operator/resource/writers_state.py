@@ -30,7 +30,7 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
-from hudi_bucket_operator.writers import ObservedWriter, SuspendField, Writer
+from hudi_bucket_operator.resource.writers import ObservedWriter, SuspendField, Writer
 
 
 class _Stored(BaseModel):

@@ -56,7 +56,8 @@ from hudi_bucket.core.sizing import (
     parse_size,
 )
 from hudi_bucket.errors import HudiBucketError
-from hudi_bucket_operator.crd_schema import (
+from hudi_bucket_operator.errors import ScheduleError
+from hudi_bucket_operator.resource.crd_schema import (
     ATOMIC_LIST,
     FILLED,
     Cel,
@@ -68,11 +69,10 @@ from hudi_bucket_operator.crd_schema import (
     extra,
     list_map,
 )
-from hudi_bucket_operator.errors import ScheduleError
-from hudi_bucket_operator.images import REFERENCE
-from hudi_bucket_operator.schedule import DURATION, Schedule, parse_duration
-from hudi_bucket_operator.schedule import FORMAT as SCHEDULE_FORMAT
-from hudi_bucket_operator.spark_conf import OWNED_SPARK_CONF, SETTING_NAME, SPARK_SIZE
+from hudi_bucket_operator.resource.images import REFERENCE
+from hudi_bucket_operator.resource.schedule import DURATION, Schedule, parse_duration
+from hudi_bucket_operator.resource.schedule import FORMAT as SCHEDULE_FORMAT
+from hudi_bucket_operator.resource.spark_conf import OWNED_SPARK_CONF, SETTING_NAME, SPARK_SIZE
 
 # Bounds of spec.spark, as the CRD states them.
 MAX_CORES = 256

@@ -20,13 +20,13 @@ from typing import Any, Protocol
 
 from hudi_bucket.contract.reports import ConfigMapReport, JobReport
 from hudi_bucket.contract.requests import JobKind
-from hudi_bucket_operator import naming
-from hudi_bucket_operator.decisions import SEQUENCE, JobPhase, ObservedJob, SubmitJob
+from hudi_bucket_operator.decide.decisions import SEQUENCE, JobPhase, ObservedJob, SubmitJob
+from hudi_bucket_operator.decide.render import render_spark_application
 from hudi_bucket_operator.errors import KubeConflictError, KubeNotFoundError
-from hudi_bucket_operator.job_policy import Policy
-from hudi_bucket_operator.kube import SPARK_APPLICATIONS, KubeClient
-from hudi_bucket_operator.render import render_spark_application
-from hudi_bucket_operator.spec import KIND, TableSpec
+from hudi_bucket_operator.policy.job_policy import Policy
+from hudi_bucket_operator.resource import naming
+from hudi_bucket_operator.resource.spec import KIND, TableSpec
+from hudi_bucket_operator.runtime.kube import SPARK_APPLICATIONS, KubeClient
 
 
 @dataclass(frozen=True)

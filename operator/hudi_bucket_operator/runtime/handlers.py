@@ -28,14 +28,24 @@ from typing import Any, cast
 
 import kopf
 
-from hudi_bucket_operator import kube, leadership, maintenance, metrics, naming, workloads
-from hudi_bucket_operator.backends import JobBackend, LocalBackend, SparkOperatorBackend, observed_job
-from hudi_bucket_operator.controller import reconcile_once, table_ref
-from hudi_bucket_operator.decisions import JobPhase, ObservedJob
+from hudi_bucket_operator.decide import maintenance
+from hudi_bucket_operator.decide.decisions import JobPhase, ObservedJob
 from hudi_bucket_operator.errors import KubeNotFoundError
-from hudi_bucket_operator.settings import OperatorConfig
-from hudi_bucket_operator.spec import API_VERSION, GROUP, KIND, PLURAL, UNMANAGED, VERSION, WRITERS_FINALIZER
-from hudi_bucket_operator.workqueue import WorkQueue
+from hudi_bucket_operator.resource import naming
+from hudi_bucket_operator.resource.spec import (
+    API_VERSION,
+    GROUP,
+    KIND,
+    PLURAL,
+    UNMANAGED,
+    VERSION,
+    WRITERS_FINALIZER,
+)
+from hudi_bucket_operator.runtime import kube, leadership, metrics, workloads
+from hudi_bucket_operator.runtime.backends import JobBackend, LocalBackend, SparkOperatorBackend, observed_job
+from hudi_bucket_operator.runtime.controller import reconcile_once, table_ref
+from hudi_bucket_operator.runtime.settings import OperatorConfig
+from hudi_bucket_operator.runtime.workqueue import WorkQueue
 
 LEGACY_FINALIZER = f"{GROUP}/timers"  # what earlier builds (a poll timer per table) put on every table
 TABLES = kube.Resource(GROUP, VERSION, PLURAL)

@@ -9,9 +9,8 @@ from dataclasses import replace
 from datetime import datetime
 
 from hudi_bucket.contract.requests import JobKind
-from hudi_bucket_operator import conditions, maintenance, writers_state
-from hudi_bucket_operator.conditions import Event, EventType, Reason, warning
-from hudi_bucket_operator.decisions import (
+from hudi_bucket_operator.decide import maintenance
+from hudi_bucket_operator.decide.decisions import (
     SEQUENCE,
     Decision,
     Observed,
@@ -20,12 +19,14 @@ from hudi_bucket_operator.decisions import (
     recorded,
     with_last_job,
 )
+from hudi_bucket_operator.decide.rounds import approved_as_planned, planned_anew, report_needed, retry_token
 from hudi_bucket_operator.errors import InvalidSpecError
-from hudi_bucket_operator.rounds import approved_as_planned, planned_anew, report_needed, retry_token
-from hudi_bucket_operator.spec import APPLY_NOW, TableSpec, parse_spec
-from hudi_bucket_operator.table_status import Condition, LastJob, TableStatus
-from hudi_bucket_operator.writers import Writer, WritersSpec
-from hudi_bucket_operator.writers_state import ApplySteps, Outcome, WritersState
+from hudi_bucket_operator.resource import conditions, writers_state
+from hudi_bucket_operator.resource.conditions import Event, EventType, Reason, warning
+from hudi_bucket_operator.resource.spec import APPLY_NOW, TableSpec, parse_spec
+from hudi_bucket_operator.resource.table_status import Condition, LastJob, TableStatus
+from hudi_bucket_operator.resource.writers import Writer, WritersSpec
+from hudi_bucket_operator.resource.writers_state import ApplySteps, Outcome, WritersState
 
 # The result of a finished apply (with the status that names it as the last job) and ``decide`` itself.
 RecordApply = Callable[[TableStatus, TableSpec, ObservedJob, datetime], Decision]

@@ -10,15 +10,16 @@ from datetime import UTC, datetime
 from typing import Any
 
 from hudi_bucket.contract.reports import JobError, JobReport, Outcome, ReportError
-from hudi_bucket_operator import maintenance, metrics
-from hudi_bucket_operator.apply_window import writers_needed
-from hudi_bucket_operator.backends import JobBackend, TableRef
-from hudi_bucket_operator.decisions import Decision, JobPhase, Observed, ObservedJob, last_job
+from hudi_bucket_operator.decide import maintenance
+from hudi_bucket_operator.decide.apply_window import writers_needed
+from hudi_bucket_operator.decide.decisions import Decision, JobPhase, Observed, ObservedJob, last_job
+from hudi_bucket_operator.decide.reconcile import decide, failed
+from hudi_bucket_operator.decide.rounds import report_needed
 from hudi_bucket_operator.errors import KubeError
-from hudi_bucket_operator.reconcile import decide, failed
-from hudi_bucket_operator.rounds import report_needed
-from hudi_bucket_operator.table_status import TableStatus
-from hudi_bucket_operator.writers import ObservedWriter, Writer
+from hudi_bucket_operator.resource.table_status import TableStatus
+from hudi_bucket_operator.resource.writers import ObservedWriter, Writer
+from hudi_bucket_operator.runtime import metrics
+from hudi_bucket_operator.runtime.backends import JobBackend, TableRef
 
 
 def table_ref(body: dict[str, Any]) -> TableRef:

@@ -16,12 +16,12 @@ from typing import Any
 
 import yaml
 
-from hudi_bucket_operator.backends import LocalBackend
-from hudi_bucket_operator.controller import reconcile_once, table_ref
 from hudi_bucket_operator.errors import InvalidSpecError
-from hudi_bucket_operator.job_policy import Policy
-from hudi_bucket_operator.settings import OperatorConfig
-from hudi_bucket_operator.spec import KIND
+from hudi_bucket_operator.policy.job_policy import Policy
+from hudi_bucket_operator.resource.spec import KIND
+from hudi_bucket_operator.runtime.backends import LocalBackend
+from hudi_bucket_operator.runtime.controller import reconcile_once, table_ref
+from hudi_bucket_operator.runtime.settings import OperatorConfig
 
 Echo = Callable[[str], None]
 

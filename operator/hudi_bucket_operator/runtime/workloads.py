@@ -11,9 +11,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
-from hudi_bucket_operator import kube
 from hudi_bucket_operator.errors import KubeNotFoundError
-from hudi_bucket_operator.writers import (
+from hudi_bucket_operator.resource.writers import (
     ObservedWriter,
     Writer,
     WriterAction,
@@ -21,6 +20,7 @@ from hudi_bucket_operator.writers import (
     merge_patch_for,
     observe_custom,
 )
+from hudi_bucket_operator.runtime import kube
 
 _SCALED = {"Deployment": kube.DEPLOYMENTS, "StatefulSet": kube.STATEFUL_SETS}
 

@@ -18,12 +18,19 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from hudi_bucket_operator.errors import SettingsError
-from hudi_bucket_operator.job_policy import ANY_NAMESPACE, LOCAL_AND_S3A, JobDefaults, Policy
-from hudi_bucket_operator.manifest import MAX_CORES, MAX_EXECUTORS, MAX_TTL_SECONDS, DnsName, Expect, Memory
-from hudi_bucket_operator.placement import PodPlacement
-from hudi_bucket_operator.schedule import parse_duration
-from hudi_bucket_operator.spec import Resources
-from hudi_bucket_operator.writers import SuspendField, WriterKind, WriterPolicy
+from hudi_bucket_operator.policy.job_policy import ANY_NAMESPACE, LOCAL_AND_S3A, JobDefaults, Policy
+from hudi_bucket_operator.policy.placement import PodPlacement
+from hudi_bucket_operator.resource.manifest import (
+    MAX_CORES,
+    MAX_EXECUTORS,
+    MAX_TTL_SECONDS,
+    DnsName,
+    Expect,
+    Memory,
+)
+from hudi_bucket_operator.resource.schedule import parse_duration
+from hudi_bucket_operator.resource.spec import Resources
+from hudi_bucket_operator.resource.writers import SuspendField, WriterKind, WriterPolicy
 
 # The Spark of the job image (Dockerfile.job), which the tests run on (constraints.txt pins its PySpark).
 SPARK_VERSION = JobDefaults.spark_version

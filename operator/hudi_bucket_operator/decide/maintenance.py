@@ -19,9 +19,9 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import TypeGuard
 
-from hudi_bucket_operator.conditions import Event, Reason, normal
 from hudi_bucket_operator.errors import InvalidSpecError
-from hudi_bucket_operator.writers import (
+from hudi_bucket_operator.resource.conditions import Event, Reason, normal
+from hudi_bucket_operator.resource.writers import (
     WRITER_OF,
     ObservedWriter,
     Window,
@@ -30,7 +30,7 @@ from hudi_bucket_operator.writers import (
     WritersSpec,
     WriterVerb,
 )
-from hudi_bucket_operator.writers_state import (
+from hudi_bucket_operator.resource.writers_state import (
     HOLDING,
     ApplySteps,
     LastPause,

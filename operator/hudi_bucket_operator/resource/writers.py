@@ -27,7 +27,7 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
-from hudi_bucket_operator.schedule import Schedule
+from hudi_bucket_operator.resource.schedule import Schedule
 
 DEFAULT_QUIESCE_TIMEOUT = 15 * 60  # seconds
 WRITER_OF = "hudi.bucketops.io/writer-of"  # a workload's consent: the tables it lets pause it

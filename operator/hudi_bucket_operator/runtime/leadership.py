@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from hudi_bucket_operator import kube
 from hudi_bucket_operator.errors import KubeError, KubeNotFoundError
+from hudi_bucket_operator.runtime import kube
 
 log = logging.getLogger(__name__)
 

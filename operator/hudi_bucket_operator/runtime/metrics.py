@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from prometheus_client import Counter, Gauge, Histogram, start_http_server
 
-from hudi_bucket_operator.table_status import HistoryEntry, LastJob, TableStatus
+from hudi_bucket_operator.resource.table_status import HistoryEntry, LastJob, TableStatus
 
 RECONCILES = Counter(
     "hbo_reconciles_total", "Reconcile passes, by the phase they left the table in", ["phase"]

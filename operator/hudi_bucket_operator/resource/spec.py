@@ -29,7 +29,7 @@ from hudi_bucket.core.recordkeys import KeyStyle
 from hudi_bucket.core.rules import MAX_PATTERN_LENGTH, MAX_RULES, BucketRules
 from hudi_bucket.core.sizing import SizingPolicy
 from hudi_bucket_operator.errors import InvalidSpecError
-from hudi_bucket_operator.manifest import (
+from hudi_bucket_operator.resource.manifest import (
     MAX_CORES,
     MAX_EXECUTORS,
     MAX_TTL_SECONDS,
@@ -42,8 +42,8 @@ from hudi_bucket_operator.manifest import (
     WritersSection,
     problems,
 )
-from hudi_bucket_operator.schedule import Schedule, parse_duration
-from hudi_bucket_operator.writers import DEFAULT_QUIESCE_TIMEOUT, Window, WorkloadRef, WriterRefs
+from hudi_bucket_operator.resource.schedule import Schedule, parse_duration
+from hudi_bucket_operator.resource.writers import DEFAULT_QUIESCE_TIMEOUT, Window, WorkloadRef, WriterRefs
 
 __all__ = [  # what callers import from here, though declared with the models
     "MAX_CORES",

@@ -27,7 +27,6 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from hudi_bucket_operator import images
 from hudi_bucket_operator.errors import (
     ImageNotAllowedError,
     ResourcesNotAllowedError,
@@ -37,8 +36,9 @@ from hudi_bucket_operator.errors import (
     TableUriNotAllowedError,
     WriterNotAllowedError,
 )
-from hudi_bucket_operator.placement import PodPlacement
-from hudi_bucket_operator.spark_conf import (
+from hudi_bucket_operator.policy.placement import PodPlacement
+from hudi_bucket_operator.resource import images
+from hudi_bucket_operator.resource.spark_conf import (
     HADOOP_CONF_ALLOWED,
     MIB,
     OWNED_SPARK_CONF,
@@ -50,8 +50,8 @@ from hudi_bucket_operator.spark_conf import (
     reason_refused,
     spark_bytes,
 )
-from hudi_bucket_operator.spec import Resources, SparkSettings, TableSpec
-from hudi_bucket_operator.writers import WriterPolicy, WritersSpec
+from hudi_bucket_operator.resource.spec import Resources, SparkSettings, TableSpec
+from hudi_bucket_operator.resource.writers import WriterPolicy, WritersSpec
 
 __all__ = [  # the lists, declared in spark_conf.py, as callers know them
     "HADOOP_CONF_ALLOWED",

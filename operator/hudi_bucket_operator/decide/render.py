@@ -22,10 +22,10 @@ from dataclasses import replace
 from typing import Any
 
 from hudi_bucket.contract.reports import ConfigMapReport, ReportOwner
-from hudi_bucket_operator import naming
-from hudi_bucket_operator.decisions import SubmitJob
-from hudi_bucket_operator.job_policy import JobDefaults, job_settings
-from hudi_bucket_operator.spec import API_VERSION, KIND, Resources, SparkSettings
+from hudi_bucket_operator.decide.decisions import SubmitJob
+from hudi_bucket_operator.policy.job_policy import JobDefaults, job_settings
+from hudi_bucket_operator.resource import naming
+from hudi_bucket_operator.resource.spec import API_VERSION, KIND, Resources, SparkSettings
 
 SPARK_API_VERSION = "sparkoperator.k8s.io/v1beta2"
 SPARK_KIND = "SparkApplication"

@@ -26,9 +26,8 @@ from typing import Any
 from hudi_bucket.contract.reports import JobReport, LayoutCheck, Outcome, ReportError, TableBuckets
 from hudi_bucket.contract.requests import JobKind
 from hudi_bucket.core.planning import ReportedPlan
-from hudi_bucket_operator import apply_window, conditions, maintenance, redaction, rounds, writers_state
-from hudi_bucket_operator.conditions import Event, Reason, normal, warning
-from hudi_bucket_operator.decisions import (
+from hudi_bucket_operator.decide import apply_window, maintenance, redaction, rounds
+from hudi_bucket_operator.decide.decisions import (
     SEQUENCE,
     Decision,
     JobPhase,
@@ -40,9 +39,11 @@ from hudi_bucket_operator.decisions import (
     with_last_job,
 )
 from hudi_bucket_operator.errors import InvalidSpecError
-from hudi_bucket_operator.job_policy import admit
-from hudi_bucket_operator.spec import ApplyPolicy, TableSpec, parse_spec
-from hudi_bucket_operator.table_status import (
+from hudi_bucket_operator.policy.job_policy import admit
+from hudi_bucket_operator.resource import conditions, writers_state
+from hudi_bucket_operator.resource.conditions import Event, Reason, normal, warning
+from hudi_bucket_operator.resource.spec import ApplyPolicy, TableSpec, parse_spec
+from hudi_bucket_operator.resource.table_status import (
     BucketConfig,
     HistoryEntry,
     LastJob,

@@ -11,11 +11,11 @@ from typing import Any
 
 from hudi_bucket.contract.reports import JobReport
 from hudi_bucket.contract.requests import ApplyRequest, JobKind, PlanRequest, VerifyRequest
-from hudi_bucket_operator.conditions import Event
-from hudi_bucket_operator.job_policy import Policy
-from hudi_bucket_operator.spec import PAUSED, TableSpec
-from hudi_bucket_operator.table_status import LastJob, TableStatus
-from hudi_bucket_operator.writers import ObservedWriter, WriterAction
+from hudi_bucket_operator.policy.job_policy import Policy
+from hudi_bucket_operator.resource.conditions import Event
+from hudi_bucket_operator.resource.spec import PAUSED, TableSpec
+from hudi_bucket_operator.resource.table_status import LastJob, TableStatus
+from hudi_bucket_operator.resource.writers import ObservedWriter, WriterAction
 
 # A job's place in its round: a check first, then the plan, then its apply.
 SEQUENCE = {JobKind.VERIFY: -1, JobKind.PLAN: 0, JobKind.APPLY: 1}
