@@ -87,6 +87,17 @@ all_there() {
   local name
   for name in "${names[@]}"; do tagged "${TAG[$name]}" || return 1; done
 }
+# The manifest blob of a tag in the layout (empty if the tag is not there).
+tag_manifest() {
+  python3 - "$LAYOUT" "$1" <<'PY'
+import json, sys
+layout, tag = sys.argv[1], sys.argv[2]
+for m in json.load(open(f"{layout}/index.json"))["manifests"]:
+    if (m.get("annotations") or {}).get("org.opencontainers.image.ref.name") == tag:
+        algorithm, digest = m["digest"].split(":", 1)
+        print(f"{layout}/blobs/{algorithm}/{digest}")
+PY
+}
 say() { local name; for name in "${names[@]}"; do echo "$name oci:$LAYOUT:${TAG[$name]}"; done; }
 if all_there; then say; exit 0; fi
 
@@ -155,9 +166,13 @@ for name in "${names[@]}"; do
   # sed, not head: head would close the pipe on buildah listing more than one line (SIGPIPE: 141 under pipefail)
   size=$(buildah "${STORAGE[@]}" images --format '{{.Size}}' "localhost/hudi-bucket-operator-build:$tag" | sed -n 1p)
   echo "images/build.sh: $name built in $((built - started)) s, stored in $((SECONDS - built)) s ($size)" >&2
-  # Earlier builds of this image are not needed again (a checkout of their sources rebuilds its own).
+  # Earlier builds of this image are not needed again (a checkout of their sources rebuilds its own), once
+  # a day old: a younger one may be another checkout's, whose run is loading it now (one HBO_CACHE, two
+  # checkouts). Its age is its manifest's, as pushed.
   for old in $(grep -o "\"$name-[0-9a-f]\{16\}\"" "$LAYOUT/index.json" | tr -d '"' | sort -u); do
     [ "$old" = "$tag" ] && continue
+    manifest=$(tag_manifest "$old")
+    [ -n "$manifest" ] && [ -n "$(find "$manifest" -mmin +1440 2>/dev/null)" ] || continue
     umoci rm --image "$LAYOUT:$old" 2>/dev/null || true
     buildah "${STORAGE[@]}" rmi "localhost/hudi-bucket-operator-build:$old" >/dev/null 2>&1 || true
   done
