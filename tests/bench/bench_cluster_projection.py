@@ -45,7 +45,7 @@ from fresh_process import run_once, with_event_log
 from hudi_bucket.commands.write import write
 from hudi_bucket.contract.requests import HUDI_BUNDLE_ENV, JVM_JAR_ENV, WriteOptions
 from hudi_bucket.spark.session import build_session, scoped_conf
-from paths import hudi_bundle, jvm_jar
+from lib.paths import hudi_bundle, jvm_jar
 
 DAY = "2025-11-11"
 HUDI = {

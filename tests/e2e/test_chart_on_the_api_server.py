@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 import yaml
 
-import helm_chart
 from control_plane import ControlPlane
-from helm_chart import VALUE_SETS
+from lib import helm_chart
+from lib.helm_chart import VALUE_SETS
 
 # The Prometheus Operator's kind, whose CRD no test installs: the Kubernetes schema tests check it.
 NOT_SERVED = {"ServiceMonitor"}

@@ -13,15 +13,14 @@ import kubernetes_validate
 import pytest
 import yaml
 
-import helm_chart
-import k8s_schema
-from helm_chart import CHART, NAMESPACE, VALUE_SETS, find, one, render
 from hudi_bucket_operator.cli import build_parser
 from hudi_bucket_operator.policy.job_policy import JobDefaults, image_allowed
 from hudi_bucket_operator.policy.placement import PodPlacement
 from hudi_bucket_operator.resource.spec import GROUP, KIND, PLURAL, VERSION, Resources
 from hudi_bucket_operator.runtime.settings import OperatorConfig
-from paths import REPO
+from lib import helm_chart, k8s_schema
+from lib.helm_chart import CHART, NAMESPACE, VALUE_SETS, find, one, render
+from lib.paths import REPO
 
 pytestmark = pytest.mark.usefixtures("helm_available")
 

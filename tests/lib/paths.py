@@ -12,7 +12,7 @@ import zipfile
 from functools import cache
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]  # tests/lib/paths.py
 SHARED = Path(os.environ.get("HUDI_BUCKET_SHARED", REPO.parent / "shared"))
 FIXTURE_TABLES = SHARED / "fixtures" / "hudi-tables"
 K8S_FIXTURES = SHARED / "fixtures" / "k8s"
