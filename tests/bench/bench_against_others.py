@@ -45,7 +45,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).parents[1]))  # tests/: paths.py
+sys.path.insert(0, str(Path(__file__).parents[1]))  # tests/: lib/paths.py
 
 import pyspark
 from pyspark.sql import SparkSession

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).parents[1]))  # tests/: the helpers that write Hudi tables
+sys.path.insert(0, str(Path(__file__).parents[1]))  # tests/: lib/, the helpers that write Hudi tables
 
 from event_log import Projection, Run, table
 from pyspark.sql import SparkSession

@@ -29,7 +29,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parents[1]))  # tests/: the helpers that write Hudi tables
+sys.path.insert(0, str(Path(__file__).parents[1]))  # tests/: lib/, the helpers that write Hudi tables
 
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F  # noqa: N812

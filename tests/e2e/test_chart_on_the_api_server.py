@@ -1,4 +1,4 @@
-"""The chart, rendered with each value set the chart tests use (every value, tests/helm_chart.py), is
+"""The chart, rendered with each value set the chart tests use (every value, tests/lib/helm_chart.py), is
 accepted by the real API server: a server-side dry run of every object, so admission, the built-in
 schemas and defaulting see exactly what `helm install` would send."""
 

@@ -115,7 +115,7 @@ def _objects_in(node: Any, where: str = "") -> list[tuple[str, Mapping[str, Any]
 
 def test_values_schema_refuses_unknown_keys_everywhere() -> None:
     # Kubernetes' own structures are passed through as they are; the API server checks them (and
-    # tests/helm_chart.py checks the rendered objects against Kubernetes' schemas).
+    # tests/lib/helm_chart.py checks the rendered objects against Kubernetes' schemas).
     passed_through = {
         ".affinity.nodeAffinity", ".affinity.podAffinity", ".affinity.podAntiAffinity",
         ".extraEnv[]", ".extraVolumes[]", ".extraVolumeMounts[]", ".topologySpreadConstraints[]",

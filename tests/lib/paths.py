@@ -1,7 +1,7 @@
 """Where the test material lives: the repo, and ../shared beside it (real Hudi tables, real CRDs).
 
 A clone has no ../shared: the tests that need it (marked ``shared``, or using ``fixture_table``) are
-skipped, each with ``SHARED_MISSING`` as its reason (see conftest.py), and everything else runs.
+skipped, each with ``SHARED_MISSING`` as its reason (see tests/conftest.py), and everything else runs.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """parse_spec turns a HudiBucketTable spec into a TableSpec, or refuses it naming every problem.
 
 What admission refuses, parse_spec refuses too: a cluster may run without CEL, and the local mode has no
-API server at all. The manifests and the admission model come from hbt_admission.py.
+API server at all. The manifests and the admission model come from lib/hbt_admission.py.
 """
 
 from __future__ import annotations
