@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from hypothesis import settings
 
-from hudi_tables import HudiBucketTables
-from paths import SHARED_FOUND, SHARED_MISSING, hudi_bundle, jvm_jar, s3a_jars, unzip_table
-from written_tables import WrittenTables
+from lib.hudi_tables import HudiBucketTables
+from lib.paths import SHARED_FOUND, SHARED_MISSING, hudi_bundle, jvm_jar, s3a_jars, unzip_table
+from lib.written_tables import WrittenTables
 
 if TYPE_CHECKING:
     from object_store.server import S3Server

@@ -45,7 +45,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).parents[1]))  # tests/: paths.py
+sys.path.insert(0, str(Path(__file__).parents[1]))  # tests/: lib/paths.py
 
 import pyspark
 from pyspark.sql import SparkSession
@@ -56,7 +56,7 @@ from hudi_bucket.contract.requests import HUDI_BUNDLE_ENV, JVM_JAR_ENV
 from hudi_bucket.core.metadata_indexes import MetadataIndexes
 from hudi_bucket.spark.session import build_session
 from hudi_bucket.writing.hudi_engine import index_options
-from paths import hudi_bundle, jvm_jar
+from lib.paths import hudi_bundle, jvm_jar
 
 SKEWED_DAY = "2025-11-11"
 OTHER_DAYS = ("2025-11-08", "2025-11-09", "2025-11-10", "2025-11-12", "2025-11-13")

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).parents[1]))  # tests/: the helpers that write Hudi tables
+sys.path.insert(0, str(Path(__file__).parents[1]))  # tests/: lib/, the helpers that write Hudi tables
 
 from event_log import Projection, Run, table
 from pyspark.sql import SparkSession
@@ -45,7 +45,7 @@ from fresh_process import run_once, with_event_log
 from hudi_bucket.commands.write import write
 from hudi_bucket.contract.requests import HUDI_BUNDLE_ENV, JVM_JAR_ENV, WriteOptions
 from hudi_bucket.spark.session import build_session, scoped_conf
-from paths import hudi_bundle, jvm_jar
+from lib.paths import hudi_bundle, jvm_jar
 
 DAY = "2025-11-11"
 HUDI = {

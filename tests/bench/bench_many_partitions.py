@@ -42,7 +42,7 @@ from hudi_bucket.spark.session import build_session
 from hudi_bucket_operator.decide.decisions import JobPhase, Observed, ObservedJob
 from hudi_bucket_operator.decide.reconcile import decide
 from hudi_bucket_operator.resource.table_status import TableStatus
-from paths import jvm_jar
+from lib.paths import jvm_jar
 
 
 def make_table(root: Path, partitions: int, rows: int) -> float:

@@ -29,7 +29,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parents[1]))  # tests/: the helpers that write Hudi tables
+sys.path.insert(0, str(Path(__file__).parents[1]))  # tests/: lib/, the helpers that write Hudi tables
 
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F  # noqa: N812
@@ -37,7 +37,7 @@ from pyspark.sql import functions as F  # noqa: N812
 from fresh_process import run_once
 from hudi_bucket.contract.requests import HUDI_BUNDLE_ENV
 from hudi_bucket.spark.session import build_session
-from paths import hudi_bundle, jvm_jar
+from lib.paths import hudi_bundle, jvm_jar
 
 DAYS = ("2025-11-01", "2025-11-02", "2025-11-03", "2025-11-04")
 RULES = ("--expressions", "2025-11-0[12],8", "--default", "4", "--current-buckets", "4")

@@ -49,7 +49,7 @@ from operator_kit import (  # noqa: E402
 )
 
 from control_plane import AuditEvent, ControlPlane, ensure_binaries  # noqa: E402
-from paths import K8S_FIXTURES, REPO  # noqa: E402
+from lib.paths import K8S_FIXTURES, REPO  # noqa: E402
 
 NAMESPACE = "bench"
 # Measured before this design (issue 12): a timer per table, one LIST per table per 10 s poll.

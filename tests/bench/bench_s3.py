@@ -58,7 +58,7 @@ from hudi_bucket.storage.local import LocalStorage  # noqa: E402
 from hudi_bucket.storage.native_s3 import SWITCH  # noqa: E402
 from hudi_bucket.writing import direct_write, staged_write  # noqa: E402
 from hudi_bucket.writing import rescale as rescale_module  # noqa: E402
-from paths import jvm_jar, s3a_jars  # noqa: E402
+from lib.paths import jvm_jar, s3a_jars  # noqa: E402
 
 DAYS = [f"2025-11-{d:02d}" for d in range(8, 14)]
 INITIAL, DOUBLED, RESHUFFLED = (4, 8), (8, 16), (6, 12)  # (default, 2025-11-11)

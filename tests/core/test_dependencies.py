@@ -11,7 +11,7 @@ from importlib.metadata import packages_distributions, requires
 
 from packaging.requirements import Requirement
 
-from paths import REPO
+from lib.paths import REPO
 
 PACKAGE = REPO / "spark_app" / "hudi_bucket"
 BASE = [PACKAGE / "core", PACKAGE / "contract", PACKAGE / "errors.py"]

@@ -21,8 +21,8 @@ from hudi_bucket.core.properties import (
     with_valid_checksum,
 )
 from hudi_bucket.errors import CorruptTableError
-from paths import ALL_TABLES
-from written_tables import TABLES
+from lib.paths import ALL_TABLES
+from lib.written_tables import TABLES
 
 # What the fixture README says of each table: version, type, partition fields, hive-style, record key.
 EXPECTED = {

@@ -18,12 +18,12 @@ from typing import Any, TypeVar
 import yaml
 from kubernetes import client
 
-import helm_chart
 import pods
 from control_plane import ControlPlane
 from hudi_bucket.commands.write import write
 from hudi_bucket.contract.requests import WriteOptions
-from paths import REPO, SPARK_APPLICATION_CRD
+from lib import helm_chart
+from lib.paths import REPO, SPARK_APPLICATION_CRD
 
 API_GROUP, API_VERSION, PLURAL = "hudi.bucketops.io", "v1alpha1", "hudibuckettables"
 SPARK_APPLICATIONS = ("sparkoperator.k8s.io", "v1beta2", "sparkapplications")

@@ -36,7 +36,7 @@ import pods
 import spark_submit
 from control_plane import ControlPlane
 from hudi_bucket.contract.requests import HUDI_BUNDLE_ENV, JVM_JAR_ENV
-from paths import hudi_bundle, jvm_jar, s3a_jars
+from lib.paths import hudi_bundle, jvm_jar, s3a_jars
 
 GROUP, VERSION, PLURAL = "sparkoperator.k8s.io", "v1beta2", "sparkapplications"
 MANAGED_BY = "app.kubernetes.io/managed-by=hudi-bucket-operator"

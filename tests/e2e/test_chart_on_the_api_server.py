@@ -1,4 +1,4 @@
-"""The chart, rendered with each value set the chart tests use (every value, tests/helm_chart.py), is
+"""The chart, rendered with each value set the chart tests use (every value, tests/lib/helm_chart.py), is
 accepted by the real API server: a server-side dry run of every object, so admission, the built-in
 schemas and defaulting see exactly what `helm install` would send."""
 
@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 import yaml
 
-import helm_chart
 from control_plane import ControlPlane
-from helm_chart import VALUE_SETS
+from lib import helm_chart
+from lib.helm_chart import VALUE_SETS
 
 # The Prometheus Operator's kind, whose CRD no test installs: the Kubernetes schema tests check it.
 NOT_SERVED = {"ServiceMonitor"}

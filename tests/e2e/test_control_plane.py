@@ -12,7 +12,7 @@ from kubernetes import client
 from kubernetes.client import ApiException
 
 from control_plane import ControlPlane
-from paths import REPO
+from lib.paths import REPO
 
 CRDS = REPO / "crds"
 

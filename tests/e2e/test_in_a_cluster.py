@@ -18,10 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hudi_rs import records
 from kubernetes import client
 
-import bucket_tables
 from control_plane import AuditEvent, ControlPlane
 from harness import (
     Cluster,
@@ -36,10 +34,12 @@ from harness import (
 from hudi_bucket import cli
 from hudi_bucket.contract.requests import JobKind
 from hudi_bucket_operator.resource.spec import parse_spec
-from hudi_spark import data_rows, hudi_read, hudi_write
-from hudi_tables import MERGE_ON_READ, one_record_per_key, write_hudi_bucket_table
-from hudi_tables import records as hudi_records
-from rbac_rules import Permission, granted
+from lib import bucket_tables
+from lib.hudi_rs import records
+from lib.hudi_spark import data_rows, hudi_read, hudi_write
+from lib.hudi_tables import MERGE_ON_READ, one_record_per_key, write_hudi_bucket_table
+from lib.hudi_tables import records as hudi_records
+from lib.rbac_rules import Permission, granted
 from spark_operator import SparkOperatorStandIn
 
 pytestmark = [

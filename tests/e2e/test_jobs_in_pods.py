@@ -24,7 +24,6 @@ from typing import Any
 
 import pytest
 import real_spark_operator
-from hudi_rs import records
 from kubernetes import client
 from object_store.server import S3Server, ensure_binary
 from pyarrow import fs as pafs
@@ -34,11 +33,12 @@ from control_plane.cluster import KUBERNETES_SERVICE_IP
 from harness import Cluster, open_window, until, write_orders_table
 from hudi_bucket import cli
 from ingestion import IngestionPod, writer_options
+from lib.hudi_rs import records
+from lib.paths import SHARED_FOUND, SHARED_MISSING
 from node import Node
 from node.containerd import POD_SUBNET
 from node.node import NODE_IP
 from node.pod_security import restricted_namespace
-from paths import SHARED_FOUND, SHARED_MISSING
 from spark_submit import DRIVER_CONTAINER, container
 
 pytestmark = pytest.mark.spark  # the table is written, and read back, with the session's Spark

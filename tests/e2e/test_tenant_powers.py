@@ -40,11 +40,11 @@ from harness import (
     operator_in_pod,
     until,
 )
-from helm_chart import FLINK_WRITER_KIND
 from hudi_bucket.contract.reports import ConfigMapReport, JobReport, Outcome, PlanResult, TableBuckets
 from hudi_bucket.contract.requests import JobKind
 from hudi_bucket.core.planning import ChangeReason, PartitionChange, Plan
 from hudi_bucket.core.rules import BucketRules
+from lib.helm_chart import FLINK_WRITER_KIND
 from spark_submit import container
 
 RELEASE = "hudi-bucket-operator-policy"  # holds the chart's name: the release's full name

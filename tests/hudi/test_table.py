@@ -12,8 +12,8 @@ from hudi_bucket.errors import CorruptTableError, NotAHudiTableError, Unsupporte
 from hudi_bucket.hudi.fs_view import list_partitions, load_file_groups
 from hudi_bucket.hudi.table import load_table
 from hudi_bucket.storage import LocalStorage
-from paths import ALL_TABLES
-from written_tables import PARTITIONS, TABLES, WITH_DATA
+from lib.paths import ALL_TABLES
+from lib.written_tables import PARTITIONS, TABLES, WITH_DATA
 
 # name -> (table version, layout, merge-on-read, metadata table live, partition fields)
 EXPECTED = {

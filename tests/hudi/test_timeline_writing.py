@@ -9,7 +9,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from hudi import HudiTableBuilder
-from hudi_rs import records
 
 from hudi_bucket.core.commits import INSERT_OVERWRITE, CommitMetadata, WriteStat
 from hudi_bucket.core.filegroups import FileGroup
@@ -24,6 +23,7 @@ from hudi_bucket.hudi.table import (
     timeline_store,
 )
 from hudi_bucket.storage import LocalStorage
+from lib.hudi_rs import records
 
 
 def merge_into_new_file_group(

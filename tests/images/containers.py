@@ -13,7 +13,7 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from paths import REPO
+from lib.paths import REPO
 
 BUILD_SCRIPT = REPO / "images" / "build.sh"
 CACHE = Path(

@@ -16,7 +16,7 @@ import yaml
 
 from containers import Image
 from hudi_bucket_operator.policy.job_policy import JobDefaults
-from paths import REPO
+from lib.paths import REPO
 
 VALUES = yaml.safe_load((REPO / "charts" / "hudi-bucket-operator" / "values.yaml").read_text())
 MAIN = JobDefaults(image="i", spark_version="v").main_application_file  # local:///opt/...

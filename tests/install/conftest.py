@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-import helm_chart
+from lib import helm_chart
 
 
 @pytest.fixture(scope="session")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]
 
-import helm_chart  # noqa: E402
+from lib import helm_chart  # noqa: E402
 
 
 def main() -> int:

@@ -13,15 +13,14 @@ import kubernetes_validate
 import pytest
 import yaml
 
-import helm_chart
-import k8s_schema
-from helm_chart import CHART, NAMESPACE, VALUE_SETS, find, one, render
 from hudi_bucket_operator.cli import build_parser
 from hudi_bucket_operator.policy.job_policy import JobDefaults, image_allowed
 from hudi_bucket_operator.policy.placement import PodPlacement
 from hudi_bucket_operator.resource.spec import GROUP, KIND, PLURAL, VERSION, Resources
 from hudi_bucket_operator.runtime.settings import OperatorConfig
-from paths import REPO
+from lib import helm_chart, k8s_schema
+from lib.helm_chart import CHART, NAMESPACE, VALUE_SETS, find, one, render
+from lib.paths import REPO
 
 pytestmark = pytest.mark.usefixtures("helm_available")
 
@@ -116,7 +115,7 @@ def _objects_in(node: Any, where: str = "") -> list[tuple[str, Mapping[str, Any]
 
 def test_values_schema_refuses_unknown_keys_everywhere() -> None:
     # Kubernetes' own structures are passed through as they are; the API server checks them (and
-    # tests/helm_chart.py checks the rendered objects against Kubernetes' schemas).
+    # tests/lib/helm_chart.py checks the rendered objects against Kubernetes' schemas).
     passed_through = {
         ".affinity.nodeAffinity", ".affinity.podAffinity", ".affinity.podAntiAffinity",
         ".extraEnv[]", ".extraVolumes[]", ".extraVolumeMounts[]", ".topologySpreadConstraints[]",

@@ -8,9 +8,9 @@ import kubernetes_validate
 import pytest
 import yaml
 
-import helm_chart
-from helm_chart import DEPLOY_MANIFEST, NAMESPACE
-from paths import REPO
+from lib import helm_chart
+from lib.helm_chart import DEPLOY_MANIFEST, NAMESPACE
+from lib.paths import REPO
 
 pytestmark = pytest.mark.usefixtures("helm_available")
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-import helm_chart
-from paths import REPO
+from lib import helm_chart
+from lib.paths import REPO
 
 DOC = REPO / "docs" / "install.md"
 TEXT = DOC.read_text()

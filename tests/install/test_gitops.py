@@ -16,11 +16,11 @@ import pytest
 import yaml
 from lupa import lua51
 
-import helm_chart
 from hudi_bucket_operator.resource import conditions
 from hudi_bucket_operator.resource.spec import API_VERSION, GROUP, KIND
 from hudi_bucket_operator.resource.table_status import TableStatus
-from paths import REPO
+from lib import helm_chart
+from lib.paths import REPO
 
 GITOPS = REPO / "gitops"
 HEALTH_LUA = (GITOPS / "argocd" / "health.lua").read_text()

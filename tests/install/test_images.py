@@ -19,7 +19,7 @@ import yaml
 from hudi_bucket.contract.requests import HUDI_BUNDLE_ENV, JVM_JAR_ENV
 from hudi_bucket_operator.policy.job_policy import JobDefaults
 from hudi_bucket_operator.runtime.settings import OperatorConfig
-from paths import REPO
+from lib.paths import REPO
 
 PYTHON = Path(sys.executable)
 BIN = PYTHON.parent

@@ -13,12 +13,12 @@ from typing import Any
 
 import pytest
 
-import helm_chart
-from helm_chart import FLINK_WRITER_KIND, NAMESPACE, VALUE_SETS, find, one, render
 from hudi_bucket_operator.decide import render as job_render
 from hudi_bucket_operator.resource.spec import GROUP, PLURAL
 from hudi_bucket_operator.runtime import kube
-from rbac_rules import Permission, granted
+from lib import helm_chart
+from lib.helm_chart import FLINK_WRITER_KIND, NAMESPACE, VALUE_SETS, find, one, render
+from lib.rbac_rules import Permission, granted
 
 TABLES, STATUS, FINALIZERS = PLURAL, f"{PLURAL}/status", f"{PLURAL}/finalizers"
 OPERATOR_CALLS: frozenset[Permission] = frozenset(

@@ -16,7 +16,7 @@ import hudi_bucket_operator
 from hudi_bucket_operator.errors import InvalidSpecError
 from hudi_bucket_operator.resource import conditions
 from hudi_bucket_operator.resource.conditions import Reason
-from paths import REPO
+from lib.paths import REPO
 
 DOC = REPO / "docs" / "troubleshooting.md"
 TEXT = DOC.read_text()

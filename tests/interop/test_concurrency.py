@@ -24,8 +24,6 @@ from typing import Any
 
 import pytest
 
-from bucket_tables import verified
-from crashes import Crash, crash
 from hudi_bucket.checks.preconditions import AnotherJobRunningError
 from hudi_bucket.commands import apply as apply_module
 from hudi_bucket.commands.apply import apply
@@ -36,8 +34,10 @@ from hudi_bucket.core.rules import BucketRules
 from hudi_bucket.planning import plan
 from hudi_bucket.spark.context import TableContext
 from hudi_bucket.writing.instants import RolledBackByAnotherWriterError
-from hudi_spark import hudi_write
-from hudi_tables import HudiBucketTables, one_record_per_key, records
+from lib.bucket_tables import verified
+from lib.crashes import Crash, crash
+from lib.hudi_spark import hudi_write
+from lib.hudi_tables import HudiBucketTables, one_record_per_key, records
 
 pytestmark = pytest.mark.spark
 

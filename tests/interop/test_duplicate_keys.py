@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_runs import run
 
-from hudi_spark import hudi_read, hudi_write
+from lib.cli_runs import run
+from lib.hudi_spark import hudi_read, hudi_write
 
 pytestmark = pytest.mark.spark
 

@@ -16,19 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hudi_rs import snapshot
 
-from bucket_tables import live_groups, verified
-from file_slice_tables import (
-    FULL_RECORD,
-    METADATA_ONLY,
-    SCHEMA,
-    Templates,
-    Written,
-    bootstrapped,
-    merge_on_read,
-    rows,
-)
 from hudi_bucket.commands.apply import apply
 from hudi_bucket.commands.rollback import rollback
 from hudi_bucket.commands.write import write
@@ -40,7 +28,19 @@ from hudi_bucket.hudi.table import load_table
 from hudi_bucket.spark.context import TableContext
 from hudi_bucket.storage import LocalStorage
 from hudi_bucket.writing import rescale
-from hudi_spark import hudi_read, hudi_write
+from lib.bucket_tables import live_groups, verified
+from lib.file_slice_tables import (
+    FULL_RECORD,
+    METADATA_ONLY,
+    SCHEMA,
+    Templates,
+    Written,
+    bootstrapped,
+    merge_on_read,
+    rows,
+)
+from lib.hudi_rs import snapshot
+from lib.hudi_spark import hudi_read, hudi_write
 
 pytestmark = pytest.mark.spark
 

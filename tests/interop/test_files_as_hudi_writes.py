@@ -14,7 +14,7 @@ from hudi_bucket.contract.requests import ApplyOptions
 from hudi_bucket.core.rules import BucketRules
 from hudi_bucket.spark.context import TableContext
 from hudi_bucket.spark.parquet_footers import footer
-from hudi_tables import HudiBucketTables
+from lib.hudi_tables import HudiBucketTables
 
 pytestmark = pytest.mark.spark
 

@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 
-from bucket_tables import verified
 from hudi_bucket.commands.apply import apply
 from hudi_bucket.commands.verify import verify
 from hudi_bucket.contract.requests import ApplyOptions, RescaleOptions
@@ -19,7 +18,8 @@ from hudi_bucket.errors import PlanError, PreflightError
 from hudi_bucket.planning import plan
 from hudi_bucket.spark.context import TableContext
 from hudi_bucket.spark.session import scoped_conf
-from hudi_spark import (
+from lib.bucket_tables import verified
+from lib.hudi_spark import (
     bucket_options,
     hudi_read,
     hudi_rs_rows,
@@ -27,7 +27,7 @@ from hudi_spark import (
     hudi_write,
     reset_bucket_calculator,
 )
-from hudi_tables import (
+from lib.hudi_tables import (
     MERGE_ON_READ,
     WITH_INDEXES,
     HudiBucketTables,

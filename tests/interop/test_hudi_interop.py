@@ -14,15 +14,15 @@ from typing import Any
 
 import pytest
 
-from bucket_tables import verified
-from crashes import CRASH_POINTS, Crash, crash
 from hudi_bucket.commands.apply import apply
 from hudi_bucket.contract.requests import ApplyOptions, RescaleOptions
 from hudi_bucket.core.rules import BucketRules
 from hudi_bucket.planning import plan
 from hudi_bucket.spark.context import TableContext
-from hudi_spark import bucket_options, hudi_read, hudi_rs_rows, hudi_sql, hudi_write
-from hudi_tables import DAYS, HUDI_RULES, HudiBucketTables, one_record_per_key, records
+from lib.bucket_tables import verified
+from lib.crashes import CRASH_POINTS, Crash, crash
+from lib.hudi_spark import bucket_options, hudi_read, hudi_rs_rows, hudi_sql, hudi_write
+from lib.hudi_tables import DAYS, HUDI_RULES, HudiBucketTables, one_record_per_key, records
 
 pytestmark = pytest.mark.spark
 

@@ -13,10 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_runs import run
-from hudi_rs import latest_file_slices
 
-from bucket_tables import live_groups
 from hudi_bucket.commands.apply import apply
 from hudi_bucket.commands.verify import verify, verify_table
 from hudi_bucket.contract.requests import HUDI_BUNDLE_ENV, ApplyOptions, RescaleOptions
@@ -25,8 +22,11 @@ from hudi_bucket.core.planning import ChangeReason
 from hudi_bucket.core.rules import BucketRules
 from hudi_bucket.planning import plan
 from hudi_bucket.spark.context import TableContext
-from hudi_spark import bucket_options, data_rows, hudi_read, hudi_write
-from hudi_tables import MERGE_ON_READ, HudiBucketTables, day_of, one_record_per_key, records
+from lib.bucket_tables import live_groups
+from lib.cli_runs import run
+from lib.hudi_rs import latest_file_slices
+from lib.hudi_spark import bucket_options, data_rows, hudi_read, hudi_write
+from lib.hudi_tables import MERGE_ON_READ, HudiBucketTables, day_of, one_record_per_key, records
 
 pytestmark = pytest.mark.spark
 

@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 
-from bucket_tables import verified
 from hudi_bucket.commands.apply import apply
 from hudi_bucket.contract.requests import ApplyOptions
 from hudi_bucket.core.engine import Engine
@@ -22,7 +21,8 @@ from hudi_bucket.errors import PreflightError
 from hudi_bucket.hudi.timeline_io import TimelineStore
 from hudi_bucket.spark.context import TableContext
 from hudi_bucket.spark.session import scoped_conf
-from hudi_spark import (
+from lib.bucket_tables import verified
+from lib.hudi_spark import (
     bucket_options,
     column_stats_entries,
     hudi_read,
@@ -35,7 +35,7 @@ from hudi_spark import (
     reset_bucket_calculator,
     storage_listing,
 )
-from hudi_tables import (
+from lib.hudi_tables import (
     MERGE_ON_READ,
     WITH_INDEXES,
     HudiBucketTables,

@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 
-import bucket_tables
 from hudi_bucket.checks.duplicates import CustomMergeError
 from hudi_bucket.commands.apply import apply
 from hudi_bucket.commands.verify import verify
@@ -21,8 +20,9 @@ from hudi_bucket.planning import plan
 from hudi_bucket.spark import metadata_writer
 from hudi_bucket.spark.context import TableContext
 from hudi_bucket.storage import LocalStorage
-from hudi_spark import hudi_rs_rows
-from hudi_tables import HUDI_RULES, WITH_INDEXES, HudiBucketTables, one_record_per_key
+from lib import bucket_tables
+from lib.hudi_spark import hudi_rs_rows
+from lib.hudi_tables import HUDI_RULES, WITH_INDEXES, HudiBucketTables, one_record_per_key
 
 pytestmark = pytest.mark.spark
 

@@ -13,13 +13,13 @@ from typing import Any
 
 import pytest
 
-from bucket_tables import verified
 from hudi_bucket.commands.apply import apply
 from hudi_bucket.contract.requests import ApplyOptions
 from hudi_bucket.core.rules import BucketRules
 from hudi_bucket.spark.context import TableContext
-from hudi_spark import data_rows, hudi_read, hudi_rs_rows, hudi_write
-from paths import ALL_TABLES
+from lib.bucket_tables import verified
+from lib.hudi_spark import data_rows, hudi_read, hudi_rs_rows, hudi_write
+from lib.paths import ALL_TABLES
 
 pytestmark = pytest.mark.spark
 

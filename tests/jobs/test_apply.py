@@ -4,10 +4,7 @@ a crash at any point leaves the table as it was and converges on the next run.""
 from __future__ import annotations
 
 import pytest
-from hudi_rs import REWRITTEN, records
 
-from bucket_tables import verified
-from crashes import CRASH_POINTS, Crash, crash
 from hudi_bucket.commands import apply as apply_module
 from hudi_bucket.commands.apply import apply
 from hudi_bucket.contract.requests import ApplyOptions
@@ -19,7 +16,10 @@ from hudi_bucket.hudi.rollback import rollback
 from hudi_bucket.planning import plan
 from hudi_bucket.spark import metadata_writer
 from hudi_bucket.spark.context import TableContext
-from hudi_spark import (
+from lib.bucket_tables import verified
+from lib.crashes import CRASH_POINTS, Crash, crash
+from lib.hudi_rs import REWRITTEN, records
+from lib.hudi_spark import (
     bucket_options,
     data_rows,
     hudi_read,

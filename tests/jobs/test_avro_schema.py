@@ -32,8 +32,8 @@ from hudi_bucket.hudi.fs_view import load_file_groups
 from hudi_bucket.hudi.table import latest_table_schema, load_table
 from hudi_bucket.spark.avro_schema import avro_name, to_avro_json, to_avro_schema
 from hudi_bucket.storage import LocalStorage
-from paths import ALL_TABLES
-from written_tables import EMPTY, EMPTY_SCHEMA, WITH_DATA
+from lib.paths import ALL_TABLES
+from lib.written_tables import EMPTY, EMPTY_SCHEMA, WITH_DATA
 
 EMPTY_TABLES = ("cow_v6_empty", "cow_v8_empty")
 TABLES_WITH_DATA = [name for name in ALL_TABLES if name not in EMPTY_TABLES]

@@ -10,10 +10,8 @@ from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
-from hudi_rs import REWRITTEN, records
 from pyspark.sql import functions as F  # noqa: N812
 
-from bucket_tables import verified
 from hudi_bucket.commands.apply import apply
 from hudi_bucket.commands.write import write
 from hudi_bucket.contract.requests import ApplyOptions, WriteOptions
@@ -27,6 +25,8 @@ from hudi_bucket.storage.local import LocalStorage
 from hudi_bucket.writing import direct_write
 from hudi_bucket.writing import rescale as rescale_module
 from hudi_bucket.writing.bucket_files import BucketWriteError, write_bucket_files
+from lib.bucket_tables import verified
+from lib.hudi_rs import REWRITTEN, records
 
 pytestmark = pytest.mark.spark
 

@@ -12,14 +12,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_runs import run
-from hudi_rs import REWRITTEN, records
 
 from hudi_bucket.cli import EXIT_FAILED, EXIT_OK, EXIT_USAGE, JVM_FAILURE_HINT, main
 from hudi_bucket.commands.write import write
 from hudi_bucket.contract.reports import JobReport, Outcome, PlanResult
 from hudi_bucket.contract.requests import JobKind, WriteOptions
 from hudi_bucket.spark import metadata_writer
+from lib.cli_runs import run
+from lib.hudi_rs import REWRITTEN, records
 
 pytestmark = pytest.mark.spark
 

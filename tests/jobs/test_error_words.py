@@ -15,10 +15,10 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from cli_runs import run
 
 from hudi_bucket.cli import EXIT_FAILED
 from hudi_bucket_operator.decide.redaction import REDACTED, job_words
+from lib.cli_runs import run
 
 pytestmark = pytest.mark.spark
 

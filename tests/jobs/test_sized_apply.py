@@ -12,7 +12,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from bucket_tables import live_groups, no_bloom_filters, verified
 from hudi_bucket.commands.apply import apply
 from hudi_bucket.commands.write import write
 from hudi_bucket.contract.requests import ApplyOptions, WriteOptions
@@ -20,7 +19,8 @@ from hudi_bucket.core.rules import BucketRules
 from hudi_bucket.core.sizing import SizingPolicy, measure
 from hudi_bucket.planning import plan, sized_plan
 from hudi_bucket.spark.context import TableContext
-from hudi_spark import data_rows, hudi_read, hudi_rs_rows
+from lib.bucket_tables import live_groups, no_bloom_filters, verified
+from lib.hudi_spark import data_rows, hudi_read, hudi_rs_rows
 
 pytestmark = pytest.mark.spark
 

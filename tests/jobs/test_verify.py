@@ -7,9 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hudi_rs import records
 
-import bucket_tables
 from hudi_bucket.checks.layout_check import VerifyResult, Violation, ViolationKind, verify_table
 from hudi_bucket.contract.reports import JobReport, Outcome
 from hudi_bucket.contract.requests import JobKind
@@ -19,7 +17,9 @@ from hudi_bucket.errors import InvalidBucketCountError
 from hudi_bucket.hudi.fs_view import list_partitions
 from hudi_bucket.hudi.table import load_table
 from hudi_bucket.storage import LocalStorage
-from written_tables import ROWS
+from lib import bucket_tables
+from lib.hudi_rs import records
+from lib.written_tables import ROWS
 
 pytestmark = pytest.mark.spark
 

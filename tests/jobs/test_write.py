@@ -14,7 +14,6 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from hudi_rs import ordered, records
 
 from hudi_bucket.checks.layout_check import verify_table
 from hudi_bucket.cli import EXIT_OK, main
@@ -30,6 +29,7 @@ from hudi_bucket.errors import HudiBucketError, NotAHudiTableError, NotBucketInd
 from hudi_bucket.hudi.table_properties import read_table_properties, write_table_properties
 from hudi_bucket.spark.context import TableContext
 from hudi_bucket.storage import LocalStorage
+from lib.hudi_rs import ordered, records
 
 pytestmark = pytest.mark.spark
 

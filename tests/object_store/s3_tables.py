@@ -10,14 +10,14 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from cli_runs import run
-from hudi_rs import snapshot
 from object_store.server import S3Server
 from pyarrow import fs as pafs
 
 from hudi_bucket.core.filegroups import PARTITION_METAFILE, BaseFile
 from hudi_bucket.core.metafields import META_COLUMNS
-from hudi_spark import is_data_file
+from lib.cli_runs import run
+from lib.hudi_rs import snapshot
+from lib.hudi_spark import is_data_file
 
 
 def ok(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, Any]:

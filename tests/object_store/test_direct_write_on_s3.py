@@ -13,7 +13,6 @@ from object_store.s3_tables import hudi_rs_rows, hudi_spark_rows
 from object_store.server import S3Server
 from pyarrow import fs as pafs
 
-from bucket_tables import verified
 from hudi_bucket.commands.apply import apply
 from hudi_bucket.commands.write import write
 from hudi_bucket.contract.requests import ApplyOptions, WriteOptions
@@ -22,6 +21,7 @@ from hudi_bucket.spark.context import TableContext
 from hudi_bucket.storage.hadoop import HadoopStorage
 from hudi_bucket.writing import rescale as rescale_module
 from hudi_bucket.writing.bucket_files import BucketWriteError
+from lib.bucket_tables import verified
 
 
 def keys(s3: S3Server, prefix: str) -> list[str]:

@@ -6,9 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from cli_runs import run
 from object_store.s3_tables import expected_rows, hudi_rs_rows, hudi_spark_rows, ok, put_parquet
 from object_store.server import S3Server
+
+from lib.cli_runs import run
 
 DAYS = ["2025-11-10", "2025-11-11", "2025-11-12"]
 WRITE = ["--record-key", "id", "--partition-field", "day", "--ordering-field", "ts"]

@@ -8,18 +8,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_runs import run
 from object_store.conftest import UploadTable
 from object_store.faults import SlowDownProxy
 from object_store.s3_tables import expected_rows, hudi_rs_rows, hudi_spark_rows, ok, put_parquet
 from object_store.server import S3Server
 from pyarrow import fs as pafs
 
-from crashes import Crash, crash
 from hudi_bucket.commands.apply import apply
 from hudi_bucket.contract.requests import ApplyOptions
 from hudi_bucket.core.rules import BucketRules
 from hudi_bucket.spark.context import TableContext
+from lib.cli_runs import run
+from lib.crashes import Crash, crash
 
 # Spaces, a percent sign (an escape to URIs), non-ASCII letters and a colon (a scheme separator to
 # Hadoop's Path): all legal in S3 keys. Hudi writes values raw by default, and escapes them Hive's way

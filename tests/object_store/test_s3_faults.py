@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_runs import Run, run
 from object_store.faults import (
     COMPLETE_MULTIPART_UPLOAD,
     INTERNAL_ERROR,
@@ -47,8 +46,9 @@ from hudi_bucket.commands.write import write
 from hudi_bucket.contract.requests import WriteOptions
 from hudi_bucket.core.filegroups import BaseFile
 from hudi_bucket.spark.context import TableContext
-from hudi_spark import metadata_table_listing
-from hudi_tables import WITH_INDEXES, HudiBucketTables
+from lib.cli_runs import Run, run
+from lib.hudi_spark import metadata_table_listing
+from lib.hudi_tables import WITH_INDEXES, HudiBucketTables
 
 BUCKET = "faulty"
 TIMEOUT_MS = 1500  # the socket timeout (fs.s3a.connection.timeout): what a stall costs

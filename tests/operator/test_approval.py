@@ -7,7 +7,6 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from hbt_resources import SPEC
 from hudi_bucket.contract.reports import JobError, JobReport, Outcome, PlanResult, TableBuckets
 from hudi_bucket.contract.requests import ApplyRequest, JobKind, PlanRequest
 from hudi_bucket.core.planning import ChangeReason, PartitionChange, Plan
@@ -17,6 +16,7 @@ from hudi_bucket_operator.decide.decisions import Decision, JobPhase, Observed, 
 from hudi_bucket_operator.decide.reconcile import decide
 from hudi_bucket_operator.resource.spec import RETRY
 from hudi_bucket_operator.resource.table_status import TableStatus
+from lib.hbt_resources import SPEC
 
 NOW = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
 RULES = BucketRules.parse("11-11,16", 4)

@@ -15,29 +15,7 @@ from typing import Any
 import jsonschema
 import pytest
 from jsonpath_ng.ext import parse as parse_jsonpath
-from structural_schema import (
-    all_validations,
-    nulls_in_declared_fields,
-    structural_problems,
-    unbounded,
-    undescribed,
-)
 
-import hbt_admission
-import k8s_schema
-from hbt_admission import (
-    ADMISSION,
-    BAD_MANIFESTS,
-    CRD,
-    GOOD_MANIFESTS,
-    PLAN_ID,
-    SCHEMA,
-    SKEWED_DAYS,
-    SMALL,
-    SPEC_SCHEMA,
-    VERSION_DOC,
-    with_spec,
-)
 from hudi_bucket.contract.reports import ApplyResult, JobReport, Outcome, PlanResult, TableBuckets
 from hudi_bucket.contract.requests import JobKind
 from hudi_bucket.core.hashing_config import HashingConfig
@@ -61,7 +39,28 @@ from hudi_bucket_operator.resource.spec import (
     parse_spec,
 )
 from hudi_bucket_operator.resource.table_status import TableStatus
-from k8s_schema import cel_holds, is_transition_rule, to_json_schema
+from lib import hbt_admission, k8s_schema
+from lib.hbt_admission import (
+    ADMISSION,
+    BAD_MANIFESTS,
+    CRD,
+    GOOD_MANIFESTS,
+    PLAN_ID,
+    SCHEMA,
+    SKEWED_DAYS,
+    SMALL,
+    SPEC_SCHEMA,
+    VERSION_DOC,
+    with_spec,
+)
+from lib.k8s_schema import cel_holds, is_transition_rule, to_json_schema
+from lib.structural_schema import (
+    all_validations,
+    nulls_in_declared_fields,
+    structural_problems,
+    unbounded,
+    undescribed,
+)
 
 # --- the resource -------------------------------------------------------------------------------------
 

@@ -11,11 +11,11 @@ from typing import Annotated, Any
 import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
-from hbt_admission import CRD_PATH, SCHEMA
 from hudi_bucket_operator.cli import main
 from hudi_bucket_operator.resource import crd
 from hudi_bucket_operator.resource.crd_schema import FILLED, NULLABLE, Cel, Int32, MatchedByCel, list_map
-from paths import REPO
+from lib.hbt_admission import CRD_PATH, SCHEMA
+from lib.paths import REPO
 
 CHART_CRD = REPO / "charts" / "hudi-bucket-operator" / "crds" / CRD_PATH.name
 REGENERATE = f"hudi-bucket-operator crd > crds/{CRD_PATH.name} && cp crds/{CRD_PATH.name} {CHART_CRD.parent.relative_to(REPO)}/"

@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 
-from hbt_resources import SPEC
 from hudi_bucket.contract.reports import ApplyResult, JobError, JobReport, Outcome, PlanResult, TableBuckets
 from hudi_bucket.contract.requests import JobKind
 from hudi_bucket.core.hashing_config import HashingConfig
@@ -31,6 +30,7 @@ from hudi_bucket_operator.resource.table_status import (
     SizingDone,
     TableStatus,
 )
+from lib.hbt_resources import SPEC
 
 NOW = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
 RULES = BucketRules.parse("11-11,16", 4)

@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 
-from hbt_resources import SPEC
 from hudi_bucket.contract.reports import (
     ApplyResult,
     JobError,
@@ -27,6 +26,7 @@ from hudi_bucket_operator.decide.rounds import VERIFY_ROUND
 from hudi_bucket_operator.resource.conditions import LAYOUT_HEALTHY, READY, condition
 from hudi_bucket_operator.resource.spec import PAUSED, RETRY
 from hudi_bucket_operator.resource.table_status import Condition, LastJob, TableStatus
+from lib.hbt_resources import SPEC
 
 NOW = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
 STAMP = "2026-11-23T12:00:00Z"

@@ -12,7 +12,6 @@ import kopf
 import pytest
 import pytest_asyncio
 
-from hbt_resources import SPEC
 from hudi_bucket.contract.requests import JobKind
 from hudi_bucket_operator.decide.decisions import JobPhase, ObservedJob, SubmitJob
 from hudi_bucket_operator.errors import KubeError
@@ -24,6 +23,7 @@ from hudi_bucket_operator.runtime.backends import TableRef, job_name_for
 from hudi_bucket_operator.runtime.handlers import Memory
 from hudi_bucket_operator.runtime.settings import OperatorConfig
 from hudi_bucket_operator.runtime.workqueue import WorkQueue
+from lib.hbt_resources import SPEC
 
 pytestmark = pytest.mark.asyncio
 

@@ -21,7 +21,6 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hbt_admission import ADMISSION, CRD_PATH, EXAMPLES, SMALL, with_spec
 from hudi_bucket_operator.errors import (
     ImageNotAllowedError,
     InvalidSpecError,
@@ -45,7 +44,8 @@ from hudi_bucket_operator.resource import images
 from hudi_bucket_operator.resource.spark_conf import Setting
 from hudi_bucket_operator.resource.spec import KIND, Resources, SparkSettings, parse_spec
 from hudi_bucket_operator.runtime.settings import OperatorConfig
-from paths import s3a_jars
+from lib.hbt_admission import ADMISSION, CRD_PATH, EXAMPLES, SMALL, with_spec
+from lib.paths import s3a_jars
 
 DEFAULTS = JobDefaults(image="registry.example/hudi-job:1.0", spark_version="3.5.8")
 # Refused at admission by the CRD's CEL rules (no admin may allow it), and by the operator saying so.

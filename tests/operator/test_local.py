@@ -8,13 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hudi_rs import records
 
-from bucket_tables import live_groups, no_bloom_filters
 from hudi_bucket.commands.write import write
 from hudi_bucket.contract.requests import HUDI_BUNDLE_ENV, WriteOptions
 from hudi_bucket_operator.runtime.local import apply_locally
-from paths import hudi_bundle
+from lib.bucket_tables import live_groups, no_bloom_filters
+from lib.hudi_rs import records
+from lib.paths import hudi_bundle
 
 pytestmark = pytest.mark.spark
 

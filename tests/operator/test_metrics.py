@@ -8,7 +8,7 @@ from prometheus_client.metrics import MetricWrapperBase
 
 from hudi_bucket_operator.resource.table_status import LastJob, LayoutFound, TableStatus
 from hudi_bucket_operator.runtime import metrics
-from paths import REPO
+from lib.paths import REPO
 
 
 def sample(name: str, **labels: str) -> float:

@@ -13,8 +13,6 @@ from typing import Any
 import pytest
 import yaml
 
-import hbt_admission
-import k8s_schema
 from hudi_bucket.contract.reports import ConfigMapReport
 from hudi_bucket.contract.requests import JobKind, parse_argv
 from hudi_bucket_operator.decide.decisions import SubmitJob
@@ -31,7 +29,8 @@ from hudi_bucket_operator.resource.spec import (
     TableSpec,
     parse_spec,
 )
-from paths import SPARK_APPLICATION_CRD as CRD
+from lib import hbt_admission, k8s_schema
+from lib.paths import SPARK_APPLICATION_CRD as CRD
 
 needs_the_crd = pytest.mark.shared  # the Spark Operator's real CRD is in ../shared
 UID = "0b6f3c52-9d41-4f0e-8a7e-2f5d8c1b9e33"

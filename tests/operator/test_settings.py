@@ -26,7 +26,7 @@ from hudi_bucket_operator.runtime.settings import (
     OperatorConfig,
     reference,
 )
-from paths import REPO
+from lib.paths import REPO
 
 CHART = REPO / "charts" / "hudi-bucket-operator"
 DEPLOYMENT = (CHART / "templates" / "deployment.yaml").read_text()

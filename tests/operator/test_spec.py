@@ -1,7 +1,7 @@
 """parse_spec turns a HudiBucketTable spec into a TableSpec, or refuses it naming every problem.
 
 What admission refuses, parse_spec refuses too: a cluster may run without CEL, and the local mode has no
-API server at all. The manifests and the admission model come from hbt_admission.py.
+API server at all. The manifests and the admission model come from lib/hbt_admission.py.
 """
 
 from __future__ import annotations
@@ -13,20 +13,6 @@ from typing import Any
 import pytest
 import yaml
 
-from hbt_admission import (
-    ADMISSION,
-    BAD_MANIFESTS,
-    EXAMPLES,
-    GOOD_MANIFESTS,
-    PLAN_ID,
-    PLAN_THEN_APPROVE,
-    SIZED,
-    SKEWED_DAYS,
-    SMALL,
-    rules_of,
-    with_spec,
-    without_spec,
-)
 from hudi_bucket.contract.requests import (
     ApplyRequest,
     JobKind,
@@ -49,6 +35,20 @@ from hudi_bucket_operator.resource.spec import (
     SparkSettings,
     TableSpec,
     parse_spec,
+)
+from lib.hbt_admission import (
+    ADMISSION,
+    BAD_MANIFESTS,
+    EXAMPLES,
+    GOOD_MANIFESTS,
+    PLAN_ID,
+    PLAN_THEN_APPROVE,
+    SIZED,
+    SKEWED_DAYS,
+    SMALL,
+    rules_of,
+    with_spec,
+    without_spec,
 )
 
 SKEWED_EXPRESSIONS = r"\d{4}-(06-(01|17|18)|11-(01|10|11)),256;\d{4}-12-(24|25|31),128;^dt=2019-,4"

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from hbt_admission import ADMISSION
 from hudi_bucket.core.planning import ChangeReason, PartitionChange, Plan
 from hudi_bucket.core.rules import BucketRules
 from hudi_bucket_operator.resource.table_status import MAX_ITEMS, PlanSummary, TableStatus
+from lib.hbt_admission import ADMISSION
 
 # A status with every field the CRD declares, as the operator writes it.
 WRITTEN: dict[str, Any] = {

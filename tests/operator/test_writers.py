@@ -18,7 +18,6 @@ from typing import Any
 
 import pytest
 
-from hbt_resources import SPEC
 from hudi_bucket.contract.reports import ApplyResult, JobError, JobReport, Outcome, PlanResult, TableBuckets
 from hudi_bucket.contract.requests import JobKind
 from hudi_bucket.core.hashing_config import HashingConfig
@@ -45,6 +44,7 @@ from hudi_bucket_operator.resource.writers import (
     get_path,
     merge_patch_for,
 )
+from lib.hbt_resources import SPEC
 
 NOW = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)  # noon: outside a 01:00-04:00 window
 NIGHT = datetime(2026, 11, 24, 1, 30, tzinfo=UTC)

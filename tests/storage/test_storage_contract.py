@@ -13,8 +13,8 @@ import pytest
 from hudi_bucket.errors import StorageError
 from hudi_bucket.storage import FileInfo, LocalStorage, Storage, native_s3, storage_for, walk
 from hudi_bucket.storage.hadoop import HadoopStorage
-from paths import ALL_TABLES
-from written_tables import TABLES
+from lib.paths import ALL_TABLES
+from lib.written_tables import TABLES
 
 ON_DISK = ["local", pytest.param("hadoop", marks=pytest.mark.spark)]
 EVERY_BACKEND = [

@@ -7,7 +7,7 @@ import platform
 import subprocess
 from pathlib import Path
 
-from paths import REPO
+from lib.paths import REPO
 
 IMAGES_BUILD = REPO / "images" / "build.sh"
 PAUSE_USER = "65535:65535"  # as Kubernetes' own pause image: nobody needs root to sleep

@@ -13,7 +13,7 @@ from pathlib import Path
 from kubernetes import client
 
 sys.path.insert(0, str(Path(__file__).parents[1]))  # tests/e2e, for control_plane and node
-sys.path.insert(1, str(Path(__file__).parents[2]))  # tests, for paths
+sys.path.insert(1, str(Path(__file__).parents[2]))  # tests, for lib.paths
 
 from control_plane import ControlPlane
 from node.node import IMAGE_PREFIX, Node

@@ -22,9 +22,9 @@ from urllib.parse import urlparse
 import yaml
 from kubernetes import client
 
-import helm_chart
 from control_plane import ControlPlane
 from control_plane.processes import ManagedProcess
+from lib import helm_chart
 from node import Node
 from spark_submit import spark_home
 

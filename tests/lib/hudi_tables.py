@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from hudi_spark import (
+from lib.hudi_spark import (
     bucket_options,
     data_rows,
     hudi_read,

@@ -9,8 +9,8 @@ from typing import Any
 import celpy
 import jsonschema
 
-import k8s_schema
-from k8s_schema import is_transition_rule, to_json_schema
+from lib import k8s_schema
+from lib.k8s_schema import is_transition_rule, to_json_schema
 
 _OPENAPI_KEYWORDS = frozenset(
     [

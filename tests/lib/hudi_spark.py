@@ -15,12 +15,11 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from hudi_rs import snapshot
-
 from hudi_bucket.core.metafields import META_COLUMNS
 from hudi_bucket.hudi import config_store
 from hudi_bucket.hudi.table import load_table
 from hudi_bucket.storage import LocalStorage
+from lib.hudi_rs import snapshot
 
 HUDI_FORMAT = "hudi"
 

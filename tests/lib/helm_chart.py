@@ -25,7 +25,7 @@ from typing import Any
 import jsonschema
 import yaml
 
-from paths import REPO
+from lib.paths import REPO
 
 CHART = REPO / "charts" / "hudi-bucket-operator"
 RELEASE = "hudi-bucket-operator"

@@ -1,7 +1,7 @@
 """Where the test material lives: the repo, and ../shared beside it (real Hudi tables, real CRDs).
 
 A clone has no ../shared: the tests that need it (marked ``shared``, or using ``fixture_table``) are
-skipped, each with ``SHARED_MISSING`` as its reason (see conftest.py), and everything else runs.
+skipped, each with ``SHARED_MISSING`` as its reason (see tests/conftest.py), and everything else runs.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import zipfile
 from functools import cache
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]  # tests/lib/paths.py
 SHARED = Path(os.environ.get("HUDI_BUCKET_SHARED", REPO.parent / "shared"))
 FIXTURE_TABLES = SHARED / "fixtures" / "hudi-tables"
 K8S_FIXTURES = SHARED / "fixtures" / "k8s"

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from hudi_bucket.spark.session import scoped_conf
-from hudi_spark import hudi_write
+from lib.hudi_spark import hudi_write
 
 SELECTOR = "org.apache.hudi.client.bootstrap.selector"
 METADATA_ONLY, FULL_RECORD = "MetadataOnlyBootstrapModeSelector", "FullRecordBootstrapModeSelector"

@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 import yaml
 
-import k8s_schema
 from hudi_bucket.core.rules import MAX_BUCKETS
 from hudi_bucket_operator.resource.spec import GROUP, MAX_RULES, PLURAL, VERSION
-from paths import REPO
+from lib import k8s_schema
+from lib.paths import REPO
 
 CRD_PATH = REPO / "crds" / f"{PLURAL}.{GROUP}.yaml"
 CRD: dict[str, Any] = yaml.safe_load(CRD_PATH.read_text())
