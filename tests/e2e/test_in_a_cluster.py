@@ -10,7 +10,10 @@ scenario leaves the cluster as the next one expects it.
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -33,6 +36,7 @@ from harness import (
 )
 from hudi_bucket import cli
 from hudi_bucket.contract.requests import JobKind
+from hudi_bucket_operator.plugin.views import short_id
 from hudi_bucket_operator.resource.spec import parse_spec
 from lib import bucket_tables
 from lib.hudi_rs import records
@@ -80,6 +84,51 @@ def spec(uri: Path, **apply: str) -> dict[str, Any]:
 
 def rows(root: Path) -> list[dict[str, Any]]:
     return records(root, columns=COLUMNS)
+
+
+# People with rights on the tables in LAKE and none beyond: the plugin acts with its user's own.
+TABLE_USERS = {"reader": ["get", "list"], "author": ["get", "list", "patch"]}
+
+
+def table_user(world: World, name: str, verbs: list[str]) -> Path:
+    """A kubeconfig of a user who may do ``verbs`` to the tables in LAKE, and nothing else."""
+    role = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "Role",
+        "metadata": {"name": f"tables-{name}", "namespace": LAKE},
+        "rules": [{"apiGroups": ["hudi.bucketops.io"], "resources": ["hudibuckettables"], "verbs": verbs}],
+    }
+    binding = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "RoleBinding",
+        "metadata": {"name": f"tables-{name}", "namespace": LAKE},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": f"tables-{name}"},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": name}],
+    }
+    world.cluster.kubectl(
+        "apply", "-f", "-", input=json.dumps({"kind": "List", "apiVersion": "v1", "items": [role, binding]})
+    )
+    for verb in verbs:
+        world.cluster.control_plane.wait_until_allowed(name, verb, TABLES, LAKE)
+    return world.cluster.control_plane.kubeconfig_for_user(world.work / f"user-{name}", name)
+
+
+def kubectl_hbt(kubeconfig: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    """`kubectl hbt` as its users run it: a real kubectl finding the plugin (this environment's) on PATH."""
+    kubectl = os.environ.get("KUBECTL") or shutil.which("kubectl")
+    assert kubectl, "no kubectl on PATH"
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
+    done = subprocess.run(
+        [kubectl, "hbt", f"--kubeconfig={kubeconfig}", "-n", LAKE, *args],
+        env={**os.environ, "PATH": path},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    if check:
+        assert done.returncode == 0, done.stderr
+    return done
 
 
 @dataclass
@@ -155,9 +204,27 @@ def test_a_manual_plan_waits_for_approval_then_applies(world: World) -> None:
         "the AwaitingApproval event (Kopf posts events in the background)",
     )
 
-    cluster.patch_table(LAKE, "orders", {"spec": {"apply": {"policy": "Manual", "approvedPlan": plan_id}}})
+    # Approved with the kubectl plugin, by someone who may read tables and not change them (refused, as
+    # kubectl says it), then by the table's author, who may change them and nothing else.
+    reader, author = (table_user(world, name, verbs) for name, verbs in TABLE_USERS.items())
+    listed = kubectl_hbt(reader, "list")
+    assert "orders   AwaitingApproval" in listed.stdout
+    assert f"{short_id(plan_id)} 1 partition " in listed.stdout
+    planned = kubectl_hbt(reader, "plan", "orders").stdout
+    assert planned.startswith(f"Plan {plan_id}\n  table     {LAKE}/orders\n  approved  no")
+    assert "+ config  11-11,6 default 2" in planned
+    assert next(line for line in planned.splitlines() if "day=2025-11-11" in line).split()[2:5] == [
+        "2",
+        "->",
+        "6",
+    ]
+    refused = kubectl_hbt(reader, "approve", "orders", check=False)
+    assert refused.returncode == 1
+    assert 'cannot patch resource "hudibuckettables"' in refused.stderr
+    assert kubectl_hbt(author, "approve", "orders").stdout == f"{LAKE}/orders: plan {plan_id} approved\n"
     status = cluster.phase_is(LAKE, "orders", "Ready")
     assert cluster.job_kinds(LAKE, "orders") == ["plan", "apply"]  # the approval plans no second time
+    assert plan_id[7:19] in kubectl_hbt(reader, "history", "orders").stdout
     assert status["observedGeneration"] == 2
     assert status["config"]["expressions"] == "11-11,6"
     assert status["history"][0]["planId"] == plan_id

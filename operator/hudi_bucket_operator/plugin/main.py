@@ -1,0 +1,133 @@
+"""`kubectl hbt`: see and act on HudiBucketTables without reading YAML (the kubectl plugin `kubectl-hbt`).
+
+It talks to the cluster through kubectl itself, so the user's kubeconfig, context and credentials apply,
+and the plugin can do exactly what its user could do by hand: nothing more.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from hudi_bucket_operator.plugin.views import (
+    Table,
+    approval_line,
+    history_view,
+    plan_to_approve,
+    plan_view,
+    table_list,
+)
+from hudi_bucket_operator.resource.spec import GROUP, PAUSED, PLURAL
+
+RESOURCE = f"{PLURAL}.{GROUP}"
+FIELD_MANAGER = "kubectl-hbt"
+
+
+class PluginError(Exception):
+    """What the plugin cannot do, said to its user."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="kubectl hbt", description=__doc__.splitlines()[0])
+    parser.add_argument("-n", "--namespace", help="the tables' namespace (default: the context's)")
+    parser.add_argument("--context", help="the kubeconfig context to use")
+    parser.add_argument("--kubeconfig", help="the kubeconfig file to use")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    listing = commands.add_parser("list", help="every table: phase, config, plan, wait, verify, writers")
+    listing.add_argument("-A", "--all-namespaces", action="store_true", help="tables of every namespace")
+    for name, text in (
+        ("plan", "the plan as a diff of bucket counts, with rows, bytes and file sizes"),
+        ("history", "the applies that rewrote the table, newest first"),
+        ("pause", "start no new job for the table (a running one finishes)"),
+        ("resume", "let the table's jobs start again"),
+    ):
+        commands.add_parser(name, help=text).add_argument("table")
+    approve = commands.add_parser("approve", help="approve the table's plan (spec.apply.approvedPlan)")
+    approve.add_argument("table")
+    approve.add_argument(
+        "--git", action="store_true", help="only print what to commit where the manifest lives"
+    )
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    kubectl = Kubectl(args.namespace, args.context, args.kubeconfig)
+    try:
+        print(run(args, kubectl))
+    except PluginError as err:
+        print(f"kubectl hbt: {err}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def run(args: argparse.Namespace, kubectl: Kubectl) -> str:
+    if args.command == "list":
+        found = kubectl.json("get", RESOURCE, *(["--all-namespaces"] if args.all_namespaces else []))
+        return table_list(Table.of(item) for item in found.get("items", []))
+    table = Table.of(kubectl.json("get", RESOURCE, args.table))
+    if args.command == "plan":
+        return plan_view(table)
+    if args.command == "history":
+        return history_view(table)
+    if args.command in ("pause", "resume"):
+        value = "true" if args.command == "pause" else None
+        kubectl.patch(args.table, {"metadata": {"annotations": {PAUSED: value}}})
+        return f"{table.namespace}/{table.name} {args.command}d"
+    return _approve(table, kubectl, git=args.git)
+
+
+def _approve(table: Table, kubectl: Kubectl, *, git: bool) -> str:
+    try:
+        plan_id = plan_to_approve(table)
+    except ValueError as err:
+        raise PluginError(str(err)) from None
+    if git:
+        return f"Commit this to {table.name}'s manifest:\n{approval_line(plan_id)}"
+    if table.managed_by:
+        # The GitOps tool would put Git's approvedPlan back: the approval belongs in Git.
+        raise PluginError(
+            f"{table.namespace}/{table.name} is managed by {table.managed_by}, which would undo an approval "
+            f"made in the cluster: commit this to its manifest instead:\n{approval_line(plan_id)}"
+        )
+    kubectl.patch(table.name, {"spec": {"apply": {"approvedPlan": plan_id}}})
+    return f"{table.namespace}/{table.name}: plan {plan_id} approved"
+
+
+class Kubectl:
+    """kubectl, run with the plugin's namespace, context and kubeconfig."""
+
+    def __init__(self, namespace: str | None, context: str | None, kubeconfig: str | None) -> None:
+        self.flags = [
+            f"--{flag}={value}"
+            for flag, value in (("namespace", namespace), ("context", context), ("kubeconfig", kubeconfig))
+            if value
+        ]
+
+    def _run(self, *args: str) -> str:
+        binary = shutil.which("kubectl")
+        if binary is None:
+            raise PluginError("kubectl not found on PATH")
+        done = subprocess.run([binary, *self.flags, *args], capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            raise PluginError(done.stderr.strip() or f"kubectl {' '.join(args)} failed")
+        return done.stdout
+
+    def json(self, *args: str) -> dict[str, Any]:
+        found: dict[str, Any] = json.loads(self._run(*args, "--output=json"))
+        return found
+
+    def patch(self, name: str, patch: dict[str, Any]) -> None:
+        self._run(
+            "patch",
+            RESOURCE,
+            name,
+            "--type=merge",
+            f"--field-manager={FIELD_MANAGER}",
+            f"--patch={json.dumps(patch)}",
+        )

@@ -1,0 +1,271 @@
+"""What `kubectl hbt` prints, made from the tables as the API server holds them (no I/O).
+
+A table is read leniently: the plugin shows what the status says even when the spec is one the operator
+refuses, so that a broken table is listed beside the others rather than hidden.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from hudi_bucket.core.sizing import format_size
+from hudi_bucket_operator.resource.conditions import RECONCILING, Reason, condition
+from hudi_bucket_operator.resource.table_status import PlanSummary, TableStatus
+from hudi_bucket_operator.resource.writers_state import ApplySteps, Step
+
+NOTHING = "-"
+# File-size bands of the plan's chart: the powers of four from 1 MiB to 4 GiB, each a row.
+_BANDS = tuple(4**power * 2**20 for power in range(7))
+_BAR = 30  # characters of the longest bar
+
+
+@dataclass(frozen=True)
+class Table:
+    """One HudiBucketTable as the plugin reads it."""
+
+    namespace: str
+    name: str
+    status: TableStatus
+    approved_plan: str = ""
+    managed_by: str = ""  # a GitOps tool keeping the manifest in step with Git, if one does
+
+    @classmethod
+    def of(cls, resource: Mapping[str, Any]) -> Table:
+        metadata = resource.get("metadata") or {}
+        apply = (resource.get("spec") or {}).get("apply") or {}
+        return cls(
+            namespace=str(metadata.get("namespace", "")),
+            name=str(metadata.get("name", "")),
+            status=TableStatus.of(resource.get("status")),
+            approved_plan=str(apply.get("approvedPlan") or ""),
+            managed_by=gitops_manager(metadata),
+        )
+
+    @property
+    def plan(self) -> PlanSummary | None:
+        return self.status.plan
+
+
+def gitops_manager(metadata: Mapping[str, Any]) -> str:
+    """Argo CD or Flux, when the resource carries the marks either puts on what it applies, else ''.
+
+    Flux reconciles what it applies unless told not to; whether an Argo CD application self-heals is
+    not on the resource, so any Argo-tracked table is taken to be kept in step with Git."""
+    labels = metadata.get("labels") or {}
+    annotations = metadata.get("annotations") or {}
+    if "argocd.argoproj.io/tracking-id" in annotations or "argocd.argoproj.io/instance" in labels:
+        return "Argo CD"
+    flux = any(key.startswith(("kustomize.toolkit.fluxcd.io/", "helm.toolkit.fluxcd.io/")) for key in labels)
+    if flux and annotations.get("kustomize.toolkit.fluxcd.io/reconcile") != "disabled":
+        return "Flux"
+    return ""
+
+
+def awaiting_since(status: TableStatus) -> str | None:
+    """When the plan awaiting approval started waiting: Reconciling turned False as planning ended."""
+    if status.phase != Reason.AWAITING_APPROVAL:
+        return None
+    found = condition(status, RECONCILING)
+    return None if found is None else found.last_transition_time
+
+
+def age(stamp: str | None, now: datetime) -> str:
+    """How long ago ``stamp`` (RFC 3339) was, in its largest unit: 45s, 12m, 3h, 2d."""
+    if not stamp:
+        return NOTHING
+    seconds = max(0, int((now - datetime.fromisoformat(stamp.replace("Z", "+00:00"))).total_seconds()))
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
+
+
+def _columns(rows: Sequence[Sequence[str]]) -> str:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return "\n".join(
+        "   ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
+        for row in rows
+    )
+
+
+def _config(status: TableStatus) -> str:
+    config = status.config
+    if config is None or config.default is None:
+        return NOTHING
+    rules = len([rule for rule in (config.expressions or "").split(";") if rule])
+    return f"{rules} rule{'s' if rules != 1 else ''}, default {config.default}"
+
+
+def _plan(table: Table) -> str:
+    plan = table.plan
+    if plan is None or not plan.id:
+        return NOTHING
+    if plan.noop:
+        return "none needed"
+    count = plan.partitions or 0
+    said = f"{short_id(plan.id)} {count} partition{'' if count == 1 else 's'}"
+    return f"{said}, approved" if plan.id == table.approved_plan else said
+
+
+def _verify(status: TableStatus, now: datetime) -> str:
+    layout = status.layout
+    if layout is None or not layout.checked_at:
+        return NOTHING
+    found = "ok" if not layout.violations else f"{layout.violations} violations"
+    return f"{found} {age(layout.checked_at, now)} ago"
+
+
+def _writers(status: TableStatus, now: datetime) -> str:
+    state = status.writers
+    if isinstance(state, ApplySteps) and state.step is not Step.AWAITING_WINDOW and state.paused_at:
+        return f"{len(state.items or ())} paused {age(state.paused_at, now)}"
+    return NOTHING
+
+
+def short_id(plan_id: str) -> str:
+    """A plan id as people read it: its first 12 hex digits (``kubectl hbt approve`` takes the whole)."""
+    return plan_id.removeprefix("sha256:")[:12]
+
+
+def table_list(tables: Iterable[Table], now: datetime | None = None) -> str:
+    """``kubectl hbt list``: each table's phase, config, plan, wait, last verify and writers."""
+    now = now or datetime.now(UTC)
+    header = ("NAMESPACE", "NAME", "PHASE", "CONFIG", "PLAN", "WAITING", "VERIFIED", "WRITERS")
+    rows = [header] + [
+        (
+            table.namespace,
+            table.name,
+            table.status.phase or "New",
+            _config(table.status),
+            _plan(table),
+            age(awaiting_since(table.status), now),
+            _verify(table.status, now),
+            _writers(table.status, now),
+        )
+        for table in sorted(tables, key=lambda t: (t.namespace, t.name))
+    ]
+    return _columns(rows) if len(rows) > 1 else "No HudiBucketTables found."
+
+
+def plan_view(table: Table) -> str:
+    """``kubectl hbt plan``: the plan as a diff of each partition's bucket count, with its rows and bytes,
+    and a chart of the average file size per partition before and after."""
+    plan = table.plan
+    if plan is None or not plan.id:
+        return f"{table.namespace}/{table.name} has no plan yet (phase {table.status.phase or 'New'})."
+    lines = [f"Plan {plan.id}", f"  table     {table.namespace}/{table.name}"]
+    approved = "yes" if plan.id == table.approved_plan else "no: kubectl hbt approve " + table.name
+    lines.append(f"  approved  {approved}")
+    if plan.noop:
+        return "\n".join([*lines, "  The table already is what the spec asks: nothing to apply."])
+    config, rules = table.status.config, plan.rules
+    if rules is not None:
+        before = NOTHING if config is None else f"{config.expressions or ''} default {config.default}"
+        lines += [f"- config  {before}", f"+ config  {rules.expressions or ''} default {rules.default}"]
+    lines.append(
+        f"  rewrites  {plan.partitions or 0} partitions, {plan.rows or 0:,} rows, "
+        f"{format_size(plan.bytes or 0)}"
+        + (f" ({plan.repairs} to repair their layout)" if plan.repairs else "")
+    )
+    items = plan.items or []
+    if items:
+        rows = [("", "PARTITION", "BUCKETS", "ROWS", "BYTES", "FILE SIZE", "REASON")]
+        for item in items:
+            old = NOTHING if item.old_buckets is None else str(item.old_buckets)
+            size_before = _file_size(item.bytes, item.file_groups)
+            size_after = _file_size(item.bytes, item.new_buckets)
+            shuffle = ", shuffle-free" if item.shuffle_free else ""
+            rows.append(
+                (
+                    "~",
+                    item.partition or "",
+                    f"{old} -> {item.new_buckets}",
+                    f"{item.rows or 0:,}",
+                    format_size(item.bytes or 0),
+                    f"{size_before} -> {size_after}",
+                    f"{item.reason or ''}{shuffle}",
+                )
+            )
+        lines += ["", _columns(rows)]
+        if plan.omitted:
+            lines.append(f"  ... and {plan.omitted} more partitions (the largest are shown)")
+        lines += ["", *file_size_chart(plan)]
+    return "\n".join(lines)
+
+
+def _file_size(size: int | None, files: int | None) -> str:
+    return NOTHING if not size or not files else format_size(size // files)
+
+
+def file_size_chart(plan: PlanSummary) -> list[str]:
+    """The shown partitions by average file size, before and after, one row per band."""
+    before = [(item.bytes or 0) / item.file_groups for item in plan.items or [] if item.file_groups]
+    after = [(item.bytes or 0) / item.new_buckets for item in plan.items or [] if item.new_buckets]
+    counts = [_banded(before), _banded(after)]
+    most = max(*counts[0], *counts[1], 1)
+    labels = _band_labels()
+    width = max(map(len, labels))
+    lines = ["Average file size per partition (before | after)"]
+    for band, label in enumerate(labels):
+        before_bar, after_bar = (_bar(count[band], most) for count in counts)
+        lines.append(f"  {label:>{width}}  {before_bar:<{_BAR + 6}} | {after_bar}".rstrip())
+    return lines
+
+
+def _banded(sizes: Iterable[float]) -> list[int]:
+    counts = [0] * (len(_BANDS) + 1)
+    for size in sizes:
+        counts[sum(1 for edge in _BANDS if size >= edge)] += 1
+    return counts
+
+
+def _band_labels() -> list[str]:
+    edges = [format_size(edge).replace(".0", "") for edge in _BANDS]
+    return [f"< {edges[0]}", *(f"{a} - {b}" for a, b in itertools.pairwise(edges)), f">= {edges[-1]}"]
+
+
+def _bar(count: int, most: int) -> str:
+    if not count:
+        return ""
+    return "#" * max(1, math.floor(_BAR * count / most)) + f" {count}"
+
+
+def history_view(table: Table) -> str:
+    """``kubectl hbt history``: the applies that rewrote the table, newest first."""
+    entries = table.status.history or []
+    if not entries:
+        return f"{table.namespace}/{table.name} has no apply in its history yet."
+    rows = [("FINISHED", "OUTCOME", "PLAN", "PARTITIONS", "ROWS", "SECONDS", "WRITERS PAUSED", "JOB")]
+    for entry in entries:
+        downtime = entry.writers_downtime_seconds
+        rows.append(
+            (
+                entry.finished or NOTHING,
+                entry.outcome or NOTHING,
+                short_id(entry.plan_id or "") or NOTHING,
+                str(entry.partitions if entry.partitions is not None else NOTHING),
+                f"{entry.rows:,}" if entry.rows is not None else NOTHING,
+                f"{entry.seconds:.0f}" if entry.seconds is not None else NOTHING,
+                NOTHING if downtime is None else f"{downtime:.0f}s",
+                entry.job or NOTHING,
+            )
+        )
+    return _columns(rows)
+
+
+def plan_to_approve(table: Table) -> str:
+    """The id of the plan there is to approve; ValueError when there is none."""
+    plan = table.plan
+    if plan is None or not plan.id or plan.noop:
+        raise ValueError(f"{table.namespace}/{table.name} has no plan to approve")
+    return plan.id
+
+
+def approval_line(plan_id: str) -> str:
+    """What to commit to approve the plan in Git, where the manifest lives."""
+    return f"spec:\n  apply:\n    approvedPlan: {plan_id}"

@@ -1,0 +1,240 @@
+"""`kubectl hbt`: what it prints for tables in each phase, and what it changes, through kubectl.
+
+The views are read from statuses made the operator's way (a job's plan report bounded by
+``PlanSummary.of``); the commands run against a kubectl stand-in that records its calls here, and
+against the real API server in tests/e2e/test_plugin_on_the_api_server.py.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import stat
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hudi_bucket.contract.reports import JobReport
+from hudi_bucket_operator.plugin import main as plugin
+from hudi_bucket_operator.plugin.views import Table, file_size_chart, plan_view, table_list
+from hudi_bucket_operator.resource.table_status import PlanSummary, TableStatus
+
+REPORTS = Path(__file__).parents[1] / "contract" / "reports"
+NOW = datetime(2026, 11, 24, 12, 0, tzinfo=UTC)
+PLAN = PlanSummary.of(JobReport.from_json((REPORTS / "plan.json").read_bytes()).plan_result().plan, 100)
+
+
+def condition(kind: str, status: str, reason: str, since: str) -> dict[str, str]:
+    return {"type": kind, "status": status, "reason": reason, "lastTransitionTime": since}
+
+
+def resource(name: str, status: dict[str, Any], **metadata: Any) -> dict[str, Any]:
+    return {
+        "metadata": {"namespace": "lake", "name": name, **metadata},
+        "spec": {"table": {"uri": f"s3a://lake/{name}"}, "buckets": {"default": 4}},
+        "status": status,
+    }
+
+
+AWAITING = resource(
+    "orders",
+    {
+        "phase": "AwaitingApproval",
+        "conditions": [
+            condition("Ready", "False", "AwaitingApproval", "2026-11-24T08:00:00Z"),
+            condition("Reconciling", "False", "Idle", "2026-11-24T09:30:00Z"),
+        ],
+        "config": {"expressions": "^region=emea$,4", "default": 4},
+        "plan": TableStatus(plan=PLAN).to_api()["plan"],
+    },
+)
+READY = resource(
+    "customers",
+    {
+        "phase": "Ready",
+        "config": {"expressions": "a,8;b,2", "default": 4},
+        "plan": {"id": "sha256:" + "0" * 64, "noop": True},
+        "layout": {"checkedAt": "2026-11-24T11:00:00Z", "violations": 0},
+        "history": [
+            {"job": "customers-apply-1", "planId": "sha256:" + "3f9a" * 16, "partitions": 2, "rows": 1200,
+             "seconds": 42.4, "outcome": "Succeeded", "finished": "2026-11-24T01:00:00Z",
+             "writersDowntimeSeconds": 61.0},
+        ],
+    },
+)  # fmt: skip
+APPLYING = resource(
+    "events",
+    {
+        "phase": "Applying",
+        "writers": {
+            "step": "Applying", "planId": "sha256:" + "3f9a" * 16, "generation": 3, "retryToken": "",
+            "checkRecords": False, "pausedAt": "2026-11-24T11:45:00Z",
+            "items": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": "ingest",
+                       "plural": "deployments", "prior": {"replicas": 2}}],
+        },
+        "layout": {"checkedAt": "2026-11-22T12:00:00Z", "violations": 3},
+    },
+)  # fmt: skip
+NEW = resource("fresh", {})
+
+
+def test_the_list_shows_each_tables_phase_plan_wait_verify_and_writers() -> None:
+    shown = table_list([Table.of(r) for r in (AWAITING, READY, APPLYING, NEW)], NOW).splitlines()
+    assert shown[0].split() == [
+        "NAMESPACE",
+        "NAME",
+        "PHASE",
+        "CONFIG",
+        "PLAN",
+        "WAITING",
+        "VERIFIED",
+        "WRITERS",
+    ]
+    rows = {line.split()[1]: line for line in shown[1:]}
+    assert list(rows) == ["customers", "events", "fresh", "orders"]  # sorted by namespace and name
+    assert "AwaitingApproval" in rows["orders"]
+    assert "4b8d1e4d0bec 3 partitions" in rows["orders"]
+    assert " 2h " in rows["orders"]  # waiting since planning ended (Reconciling turned False at 09:30)
+    assert "1 rule, default 4" in rows["orders"]
+    assert "none needed" in rows["customers"]
+    assert "ok 1h ago" in rows["customers"]
+    assert "2 rules, default 4" in rows["customers"]
+    assert "3 violations 2d ago" in rows["events"]
+    assert rows["events"].endswith("1 paused 15m")
+    assert rows["fresh"].split()[2:] == ["New", "-", "-", "-", "-", "-"]
+    assert table_list([], NOW) == "No HudiBucketTables found."
+
+
+def test_an_approved_plan_says_so_in_the_list() -> None:
+    approved = {**AWAITING, "spec": {"apply": {"approvedPlan": PLAN.id}}}
+    assert "3 partitions, approved" in table_list([Table.of(approved)], NOW)
+
+
+def test_the_plan_is_a_diff_of_bucket_counts_with_rows_bytes_and_file_sizes() -> None:
+    shown = plan_view(Table.of(AWAITING))
+    assert shown.startswith(
+        f"Plan {PLAN.id}\n  table     lake/orders\n  approved  no: kubectl hbt approve orders"
+    )
+    assert "- config  ^region=emea$,4 default 4" in shown
+    assert "+ config  ^region=emea$,8;^day=2026-11-(?:0[12]|10)$,16 default 4" in shown
+    assert "rewrites  3 partitions, 9,101,900 rows, 2.0 GiB (1 to repair their layout)" in shown
+    lines = {line.split()[1]: line for line in shown.splitlines() if line.startswith("~ ")}
+    assert set(lines) == {change.partition for change in PLAN.items or []}
+    emea = next(item for item in PLAN.items or [] if item.partition == "region=emea")
+    assert f"{emea.old_buckets} -> {emea.new_buckets}" in lines["region=emea"]
+    assert "- -> 4" in lines["region=apac"]
+    assert "convert" in lines["region=apac"]
+    assert "Average file size per partition (before | after)" in shown
+
+
+def test_the_file_size_chart_counts_each_partition_once_before_and_once_after() -> None:
+    chart = file_size_chart(PLAN)[1:]
+    assert len({line.index("|") for line in chart}) == 1  # one column
+    # Each side of a band's row ends with its count, when the band has partitions.
+    counted = [[int(found[1]) if (found := re.search(r"# (\d+)$", side.strip())) else 0 for side in line.split("|")]
+               for line in chart]  # fmt: skip
+    shown = len(PLAN.items or [])
+    assert [sum(column) for column in zip(*counted, strict=True)] == [shown, shown]
+
+
+def test_a_table_without_a_plan_or_with_nothing_to_do_says_so() -> None:
+    assert plan_view(Table.of(NEW)) == "lake/fresh has no plan yet (phase New)."
+    assert plan_view(Table.of(READY)).endswith("The table already is what the spec asks: nothing to apply.")
+
+
+# --- the commands, through kubectl -------------------------------------------------------------------
+
+
+@pytest.fixture
+def kubectl(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A kubectl on PATH that records its arguments and answers `get` with ``answer.json``."""
+    script = tmp_path / "kubectl"
+    script.write_text(
+        "#!/bin/sh\n"
+        f'printf "%s\\n" "$*" >> {tmp_path}/calls\n'
+        'case "$*" in *" get "*|get\\ *) cat ' + f"{tmp_path}/answer.json;; esac\n"
+    )
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
+    return tmp_path
+
+
+def answer(kubectl: Path, found: dict[str, Any]) -> None:
+    (kubectl / "answer.json").write_text(json.dumps(found))
+
+
+def calls(kubectl: Path) -> list[str]:
+    return (kubectl / "calls").read_text().splitlines()
+
+
+def test_approve_patches_the_approved_plan_with_the_users_own_kubectl(
+    kubectl: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    answer(kubectl, AWAITING)
+    assert plugin.main(["-n", "lake", "--context", "prod", "approve", "orders"]) == 0
+    assert capsys.readouterr().out == f"lake/orders: plan {PLAN.id} approved\n"
+    patch = calls(kubectl)[-1]
+    assert patch.startswith("--namespace=lake --context=prod patch hudibuckettables.hudi.bucketops.io orders")
+    assert "--field-manager=kubectl-hbt" in patch
+    assert json.dumps({"spec": {"apply": {"approvedPlan": PLAN.id}}}) in patch
+
+
+@pytest.mark.parametrize(
+    ("metadata", "manager"),
+    [
+        ({"annotations": {"argocd.argoproj.io/tracking-id": "lake:hudi.bucketops.io/HudiBucketTable:lake/orders"}},
+         "Argo CD"),
+        ({"labels": {"kustomize.toolkit.fluxcd.io/name": "lake"}}, "Flux"),
+    ],
+)  # fmt: skip
+def test_approve_refuses_a_table_kept_in_step_with_git_and_prints_the_line_to_commit(
+    kubectl: Path, capsys: pytest.CaptureFixture[str], metadata: dict[str, Any], manager: str
+) -> None:
+    answer(kubectl, {**AWAITING, "metadata": {**AWAITING["metadata"], **metadata}})
+    assert plugin.main(["approve", "orders"]) == 1
+    said = capsys.readouterr().err
+    assert f"lake/orders is managed by {manager}, which would undo an approval made in the cluster" in said
+    assert f"spec:\n  apply:\n    approvedPlan: {PLAN.id}" in said
+    assert not any(" patch " in call for call in calls(kubectl))
+
+
+def test_approve_for_git_only_prints_the_line(kubectl: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    answer(kubectl, AWAITING)
+    assert plugin.main(["approve", "orders", "--git"]) == 0
+    assert capsys.readouterr().out.endswith(f"approvedPlan: {PLAN.id}\n")
+    assert not any(" patch " in call for call in calls(kubectl))
+
+
+def test_there_is_nothing_to_approve_without_a_plan_that_changes_something(
+    kubectl: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    answer(kubectl, READY)
+    assert plugin.main(["approve", "customers"]) == 1
+    assert capsys.readouterr().err == "kubectl hbt: lake/customers has no plan to approve\n"
+
+
+def test_pause_and_resume_set_and_remove_the_paused_annotation(kubectl: Path) -> None:
+    answer(kubectl, READY)
+    assert plugin.main(["pause", "customers"]) == 0
+    assert plugin.main(["resume", "customers"]) == 0
+    pause, resume = (call for call in calls(kubectl) if " patch " in f" {call}")
+    assert '{"metadata": {"annotations": {"hudi.bucketops.io/paused": "true"}}}' in pause
+    assert '{"metadata": {"annotations": {"hudi.bucketops.io/paused": null}}}' in resume
+
+
+def test_list_reads_every_namespace_when_asked(kubectl: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    answer(kubectl, {"items": [AWAITING, READY]})
+    assert plugin.main(["list", "-A"]) == 0
+    assert calls(kubectl) == ["get hudibuckettables.hudi.bucketops.io --all-namespaces --output=json"]
+    assert "orders" in capsys.readouterr().out
+
+
+def test_a_kubectl_failure_is_said_as_kubectl_said_it(
+    kubectl: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (kubectl / "kubectl").write_text("#!/bin/sh\necho 'Error from server (NotFound): nope' >&2\nexit 1\n")
+    assert plugin.main(["plan", "missing"]) == 1
+    assert capsys.readouterr().err == "kubectl hbt: Error from server (NotFound): nope\n"
