@@ -45,7 +45,8 @@ from pyarrow import fs as pafs  # noqa: E402
 from pyspark.sql import DataFrame, SparkSession  # noqa: E402
 from pyspark.sql import functions as F  # noqa: E402, N812
 
-from hudi_bucket.commands.apply import apply, plan  # noqa: E402
+from hudi_bucket.commands.apply import apply  # noqa: E402
+from hudi_bucket.commands.plan import plan  # noqa: E402
 from hudi_bucket.commands.write import write  # noqa: E402
 from hudi_bucket.contract.requests import ApplyOptions, RescaleOptions, WriteOptions  # noqa: E402
 from hudi_bucket.core.rules import BucketRules  # noqa: E402
