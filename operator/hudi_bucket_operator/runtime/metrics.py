@@ -168,7 +168,7 @@ def table_values(status: TableStatus, verify: Schedule | None) -> PerTable[float
         ready=float(conditions.is_ready(status)),
         plan_waiting_since=_seconds(waiting) if status.phase == Reason.AWAITING_APPROVAL else None,
         last_verify=_seconds(checked),
-        layout_violations=layout.violations if layout and layout.violations is not None else None,
+        layout_violations=layout.violations if layout else None,
         verify_due=verify.next_after(datetime.fromisoformat(checked)).timestamp()
         if verify and checked
         else None,
@@ -177,7 +177,7 @@ def table_values(status: TableStatus, verify: Schedule | None) -> PerTable[float
         writers_resume_deadline=_seconds(deadline),
         writers_last_downtime=last_pause.downtime_seconds if last_pause else None,
         last_rescale_seconds=latest.seconds if latest else None,
-        last_rescale_rows=latest.rows if latest and latest.rows is not None else None,
+        last_rescale_rows=latest.rows if latest else None,
         last_rescale_finished=_seconds(latest.finished) if latest else None,
     )
 
