@@ -11,6 +11,7 @@ from typing import Any
 import kopf
 import pytest
 import pytest_asyncio
+from prometheus_client import REGISTRY
 
 from hudi_bucket.contract.requests import JobKind
 from hudi_bucket_operator.decide.decisions import JobPhase, ObservedJob, SubmitJob
@@ -168,11 +169,19 @@ async def test_a_failed_api_call_is_retried_not_blamed_on_the_table(memo: Memory
     assert all(w["phase"] != "Stalled" for w in memo.kube.writes)
 
 
-async def test_a_deleted_table_is_forgotten(memo: Memory) -> None:
+def phase_series(phase: str) -> float | None:
+    return REGISTRY.get_sample_value(
+        "hbo_table_phase", {"namespace": "lake", "name": "orders", "phase": phase}
+    )
+
+
+async def test_a_deleted_table_is_forgotten_and_so_are_its_series(memo: Memory) -> None:
     await table_event(memo)
     await settled(memo)
+    assert phase_series(memo.kube.writes[-1]["phase"]) == 1
     await table_event(memo, kind="DELETED")
     assert (UID in memo.statuses, UID in memo.tables, UID in memo.expected) == (False, False, False)
+    assert phase_series(memo.kube.writes[-1]["phase"]) is None
 
 
 async def test_a_table_marked_unmanaged_is_forgotten_and_left_alone(memo: Memory) -> None:
@@ -183,6 +192,7 @@ async def test_a_table_marked_unmanaged_is_forgotten_and_left_alone(memo: Memory
     await settled(memo)
     assert UID not in memo.tables
     assert len(memo.kube.writes) == 1  # only the first pass wrote
+    assert phase_series(memo.kube.writes[-1]["phase"]) is None
 
 
 async def test_the_resync_queues_every_known_table(memo: Memory) -> None:

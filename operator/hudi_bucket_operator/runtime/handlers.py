@@ -167,9 +167,11 @@ async def changed(
 ) -> None:
     kept = memory(memo)
     kept.jobs = job_index
-    uid = body.get("metadata", {}).get("uid", "")
-    unmanaged = body.get("metadata", {}).get("annotations", {}).get(UNMANAGED, "").lower() == "true"
+    meta = body.get("metadata", {})
+    uid = meta.get("uid", "")
+    unmanaged = meta.get("annotations", {}).get(UNMANAGED, "").lower() == "true"
     if event.get("type") == "DELETED" or unmanaged:  # forget it: not even the resync looks at it
+        metrics.forget_table(meta.get("namespace", ""), meta.get("name", ""))
         kept.tables.pop(uid, None)
         kept.statuses.pop(uid, None)
         kept.expected.pop(uid, None)
@@ -231,6 +233,9 @@ async def _reconcile(uid: str, memo: Memory) -> None:
         except KubeNotFoundError:  # deleted meanwhile: nothing left to report on
             return
     memo.statuses[uid] = status
+    if uid in memo.tables:  # not deleted meanwhile, its series removed
+        verify = decision.spec.verify if decision.spec is not None else None
+        metrics.record_table(namespace, meta["name"], decision.status, verify)
     await _hold_while_writers_paused(memo, table, maintenance.holding(decision.status.writers))
     # Only now, with their prior state recorded in the status: a crash from here on resumes them.
     await workloads.perform(memo.kube, namespace, decision.writer_actions)

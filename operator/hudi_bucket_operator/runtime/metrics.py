@@ -1,11 +1,22 @@
 """Prometheus metrics: reconciles, jobs by kind and outcome, rescale durations and rows rewritten, layout
-violations found and partitions repaired."""
+violations found and partitions repaired; and per table (labelled by namespace and name, one series
+each, the phase a state set of them as kube-state-metrics' kube_pod_status_phase) what its status says:
+its phase and readiness, since when a plan awaits approval, its last layout check, its writers' pause
+and its last rescale. ``table_values`` reads those from a status (pure); ``record_table`` sets them.
+"""
 
 from __future__ import annotations
 
+from datetime import datetime
+from typing import Generic, NamedTuple, TypeVar
+
 from prometheus_client import Counter, Gauge, Histogram, start_http_server
 
+from hudi_bucket_operator.resource import conditions
+from hudi_bucket_operator.resource.conditions import Reason
+from hudi_bucket_operator.resource.schedule import Schedule
 from hudi_bucket_operator.resource.table_status import HistoryEntry, LastJob, TableStatus
+from hudi_bucket_operator.resource.writers_state import HOLDING, ApplySteps, Step
 
 RECONCILES = Counter(
     "hbo_reconciles_total", "Reconcile passes, by the phase they left the table in", ["phase"]
@@ -26,10 +37,87 @@ PARTITIONS_REPAIRED = Counter(
     "hbo_partitions_repaired_total", "Partitions apply jobs rewrote to repair their bucket layout"
 )
 
+# Per table: set by the leader after each pass, removed when the table is deleted or unmanaged.
+TABLE = ["namespace", "name"]
+PHASES = (
+    Reason.VERIFYING, Reason.PLANNING, Reason.AWAITING_APPROVAL, Reason.AWAITING_WINDOW,
+    Reason.PAUSING_WRITERS, Reason.APPLYING, Reason.RESUMING_WRITERS, conditions.READY, conditions.STALLED,
+    Reason.PAUSED,
+)  # fmt: skip
+T = TypeVar("T")
+TABLE_PHASE = Gauge(
+    "hbo_table_phase", "1 for the table's phase (status.phase), 0 for the others", [*TABLE, "phase"]
+)
+
+
+class PerTable(NamedTuple, Generic[T]):
+    """One value a table for each gauge below: the gauges themselves, or what they show."""
+
+    ready: T
+    plan_waiting_since: T
+    last_verify: T
+    layout_violations: T
+    verify_due: T
+    writers_paused: T
+    writers_paused_since: T
+    writers_resume_deadline: T
+    writers_last_downtime: T
+    last_rescale_seconds: T
+    last_rescale_rows: T
+    last_rescale_finished: T
+
+
+TABLE_GAUGES = PerTable(
+    ready=Gauge("hbo_table_ready", "1 while the table's Ready condition is True, else 0", TABLE),
+    plan_waiting_since=Gauge(
+        "hbo_table_plan_awaiting_approval_since_timestamp_seconds",
+        "When the table's plan began awaiting approval (only while it does)",
+        TABLE,
+    ),
+    last_verify=Gauge(
+        "hbo_table_last_verify_timestamp_seconds",
+        "When the table's layout was last checked (spec.verify)",
+        TABLE,
+    ),
+    layout_violations=Gauge(
+        "hbo_table_layout_violations", "Bucket layout violations the table's last layout check found", TABLE
+    ),
+    verify_due=Gauge(
+        "hbo_table_verify_due_timestamp_seconds",
+        "When the table's next layout check is due (spec.verify.schedule after the last check)",
+        TABLE,
+    ),
+    writers_paused=Gauge(
+        "hbo_table_writers_paused", "1 while the operator holds the table's writers paused, else 0", TABLE
+    ),
+    writers_paused_since=Gauge(
+        "hbo_table_writers_paused_since_timestamp_seconds",
+        "When the table's writers were paused (while they are)",
+        TABLE,
+    ),
+    writers_resume_deadline=Gauge(
+        "hbo_table_writers_resume_deadline_timestamp_seconds",
+        "When the paused writers are resumed at the latest: the quiesce timeout while pausing, the admins' "
+        "apply deadline while applying",
+        TABLE,
+    ),
+    writers_last_downtime=Gauge(
+        "hbo_table_writers_last_downtime_seconds", "How long the table's last pause held its writers", TABLE
+    ),
+    last_rescale_seconds=Gauge(
+        "hbo_table_last_rescale_duration_seconds",
+        "Wall time of the table's last apply (status.history)",
+        TABLE,
+    ),
+    last_rescale_rows=Gauge("hbo_table_last_rescale_rows", "Rows the table's last apply rewrote", TABLE),
+    last_rescale_finished=Gauge(
+        "hbo_table_last_rescale_timestamp_seconds", "When the table's last apply finished", TABLE
+    ),
+)
 
 METRICS = (
     RECONCILES, JOBS_SUBMITTED, JOBS_FINISHED, RESCALE_SECONDS, ROWS_REWRITTEN, LAYOUT_VIOLATIONS,
-    PARTITIONS_REPAIRED, LEADER,
+    PARTITIONS_REPAIRED, LEADER, TABLE_PHASE, *TABLE_GAUGES,
 )  # fmt: skip
 
 
@@ -57,6 +145,62 @@ def record_job(status: TableStatus) -> None:
         PARTITIONS_REPAIRED.inc(latest.repairs or 0)
     if job.kind == "verify":
         LAYOUT_VIOLATIONS.inc((status.layout.violations or 0) if status.layout else 0)
+
+
+def table_values(status: TableStatus, verify: Schedule | None) -> PerTable[float | None]:
+    """What each per-table gauge shows for a table with ``status`` and spec.verify's schedule ``verify``:
+    None where the status says nothing of it (no series then, rather than a 0 that an alert on a
+    timestamp would read as 1970)."""
+    reconciling = conditions.condition(status, conditions.RECONCILING)
+    # A plan's wait began when planning ended: Reconciling went False then.
+    waiting = reconciling.last_transition_time if reconciling else None
+    layout = status.layout
+    checked = layout.checked_at if layout else None
+    writers = status.writers
+    steps = writers if isinstance(writers, ApplySteps) and writers.step in HOLDING else None
+    paused_at = steps.paused_at if steps else None
+    deadline = None
+    if steps and paused_at:
+        deadline = steps.apply_deadline if steps.step is Step.APPLYING else steps.deadline
+    last_pause = writers.last if writers else None
+    latest = status.history[0] if status.history else None
+    return PerTable(
+        ready=float(conditions.is_ready(status)),
+        plan_waiting_since=_seconds(waiting) if status.phase == Reason.AWAITING_APPROVAL else None,
+        last_verify=_seconds(checked),
+        layout_violations=layout.violations if layout else None,
+        verify_due=verify.next_after(datetime.fromisoformat(checked)).timestamp()
+        if verify and checked
+        else None,
+        writers_paused=float(paused_at is not None),
+        writers_paused_since=_seconds(paused_at),
+        writers_resume_deadline=_seconds(deadline),
+        writers_last_downtime=last_pause.downtime_seconds if last_pause else None,
+        last_rescale_seconds=latest.seconds if latest else None,
+        last_rescale_rows=latest.rows if latest else None,
+        last_rescale_finished=_seconds(latest.finished) if latest else None,
+    )
+
+
+def _seconds(stamp: str | None) -> float | None:
+    return datetime.fromisoformat(stamp).timestamp() if stamp else None
+
+
+def record_table(namespace: str, name: str, status: TableStatus, verify: Schedule | None) -> None:
+    """Set the table's gauges to what its status says."""
+    for phase in PHASES:
+        TABLE_PHASE.labels(namespace, name, phase).set(float(status.phase == phase))
+    for gauge, value in zip(TABLE_GAUGES, table_values(status, verify), strict=True):
+        if value is None:
+            gauge.remove(namespace, name)
+        else:
+            gauge.labels(namespace, name).set(value)
+
+
+def forget_table(namespace: str, name: str) -> None:
+    """Remove the table's series: it was deleted, or is no longer the operator's to manage."""
+    for gauge in (TABLE_PHASE, *TABLE_GAUGES):
+        gauge.remove_by_labels({"namespace": namespace, "name": name})
 
 
 def serve(port: int) -> None:
