@@ -10,8 +10,8 @@ import kubernetes_validate
 import pytest
 import yaml
 
-import helm_chart
-from helm_chart import CHART, NAMESPACE, find, one, render
+from lib import helm_chart
+from lib.helm_chart import CHART, NAMESPACE, find, one, render
 
 pytestmark = pytest.mark.usefixtures("helm_available")
 

@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from hudi_bucket_operator.runtime import metrics
-from paths import REPO
+from lib.paths import REPO
 
 MONITORING = REPO / "charts" / "hudi-bucket-operator" / "monitoring"
 RULES = yaml.safe_load((MONITORING / "alerts.yaml").read_text())
