@@ -16,7 +16,6 @@ from hudi_bucket.core.rules import (
 )
 from hudi_bucket.core.sizing import (
     PartitionSize,
-    SizingError,
     SizingPolicy,
     Verdict,
     choose_all,
@@ -27,6 +26,7 @@ from hudi_bucket.core.sizing import (
     rules_for,
     size_table,
 )
+from hudi_bucket.errors import SizingError
 
 MiB = 1 << 20
 TARGET = 128 * MiB

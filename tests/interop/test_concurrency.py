@@ -26,16 +26,15 @@ import pytest
 
 from bucket_tables import verified
 from crashes import Crash, crash
-from hudi_bucket.checks.preconditions import AnotherJobRunningError
 from hudi_bucket.commands import apply as apply_module
 from hudi_bucket.commands.apply import apply
 from hudi_bucket.commands.write import write
 from hudi_bucket.contract.requests import ApplyOptions, WriteOptions
 from hudi_bucket.core.heartbeat import HEARTBEAT_FOLDER, Liveness
 from hudi_bucket.core.rules import BucketRules
+from hudi_bucket.errors import AnotherJobRunningError, RolledBackByAnotherWriterError
 from hudi_bucket.planning import plan
 from hudi_bucket.spark.context import TableContext
-from hudi_bucket.writing.instants import RolledBackByAnotherWriterError
 from hudi_spark import hudi_write
 from hudi_tables import HudiBucketTables, one_record_per_key, records
 

@@ -14,13 +14,13 @@ from hudi_bucket.core.hashing_config import HashingConfig
 from hudi_bucket.core.rules import BucketRules, Matcher
 from hudi_bucket.core.sizing import (
     Sizing,
-    SizingError,
     SizingPolicy,
     choose_all,
     format_size,
     measure,
     size_table,
 )
+from hudi_bucket.errors import SizingError
 from hudi_bucket.hudi import config_store
 from hudi_bucket.hudi.fs_view import load_file_groups, rows_by_base_file
 from hudi_bucket.hudi.table import HudiTable

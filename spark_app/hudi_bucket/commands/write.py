@@ -34,6 +34,7 @@ from hudi_bucket.errors import (
     InvalidBucketCountError,
     NotAHudiTableError,
     NotBucketIndexedError,
+    SourceSchemaError,
     TableMismatchError,
     UnsupportedTableError,
 )
@@ -48,13 +49,7 @@ from hudi_bucket.hudi.table_creation import (
     recorded_num_buckets,
     write_partition_metadata,
 )
-from hudi_bucket.reading.source import (
-    KEY_COLUMNS,
-    SourceSchemaError,
-    keyed_records,
-    read_source,
-    table_columns,
-)
+from hudi_bucket.reading.source import KEY_COLUMNS, keyed_records, read_source, table_columns
 from hudi_bucket.reading.table_files import TableFiles, table_files
 from hudi_bucket.spark.avro_schema import to_avro_json
 from hudi_bucket.spark.context import TableContext

@@ -39,16 +39,10 @@ from hudi_bucket.contract.requests import JobKind
 from hudi_bucket.core.hashing_config import HashingConfig
 from hudi_bucket.core.planning import ReportedPlan
 from hudi_bucket.core.report_json import REPORT_JSON, ReportJson
-from hudi_bucket.errors import HudiBucketError, StorageError
+from hudi_bucket.errors import HudiBucketError, ReportError, StorageError
 
 REPORT_VERSION = 3
 TABLE_ITEMS = 50  # partitions a report names by their bucket count; the rest are counted
-
-
-class ReportError(HudiBucketError):
-    """A report that is not what this release's jobs write (another release's, or a damaged one)."""
-
-    hint = "run the job image released with this operator, then retry the job (the retry annotation)"
 
 
 @contextmanager

@@ -34,7 +34,7 @@ from hudi_bucket.core.rules import (
     Rule,
     check_complexity,
 )
-from hudi_bucket.errors import HudiBucketError, InvalidRuleError
+from hudi_bucket.errors import InvalidRuleError, SizingError, TooManyRulesError
 
 DEFAULT_TOLERANCE = 2.0
 NO_OP_PATTERN = "^$"  # the rule sizing writes when it needs none and the spec has none
@@ -70,16 +70,6 @@ def format_size(size: int) -> str:
             break
         amount /= 1024
     return f"{size} B" if unit == "B" else f"{amount:.1f} {unit}"
-
-
-class SizingError(HudiBucketError):
-    """The sizing policy cannot be applied as given."""
-
-    hint = "fix spec.buckets.sizing (or the --target-file-size options)"
-
-
-class TooManyRulesError(SizingError):
-    """The sized counts need more rules than the rule limit leaves."""
 
 
 @dataclass(frozen=True)
