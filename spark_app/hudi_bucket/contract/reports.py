@@ -227,7 +227,7 @@ class SizingSummary(ReportJson):
 class PlanResult(ReportJson):
     plan: ReportedPlan  # bounded: Plan.reported()
     preflight: dict[str, Any]  # the checks that passed, and notes (for people)
-    # Sizing.to_dict(): the rules, the largest choices. Absent from a plan made before sizing existed.
+    # Sizing.reported()'s JSON: the rules, the largest choices. Absent from a plan made before sizing existed.
     sizing: dict[str, Any] | None = None
 
     @property
