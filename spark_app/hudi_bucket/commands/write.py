@@ -28,6 +28,7 @@ from hudi_bucket.core.commits import INSERT, UPSERT, CommitMetadata, WriteStat
 from hudi_bucket.core.filegroups import FileGroup
 from hudi_bucket.core.metafields import FILE_NAME, META_COLUMNS, PARTITION_PATH, RECORD_KEY
 from hudi_bucket.core.properties import Properties, TableConfig
+from hudi_bucket.core.report_json import JsonObject
 from hudi_bucket.core.rules import MAX_BUCKETS, BucketRules
 from hudi_bucket.core.timeline import Action
 from hudi_bucket.errors import (
@@ -70,7 +71,7 @@ class WriteResult:
     rows_written: int
     partitions: int
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         return {
             "instant": self.instant,
             "created": self.created,
