@@ -17,14 +17,10 @@ from typing import Any
 
 import pytest
 
-from hudi_bucket.contract.reports import (
-    JobReport,
-    Outcome,
-    ReportError,
-    SizingSummary,
-)
+from hudi_bucket.contract.reports import JobReport, Outcome, SizingSummary
 from hudi_bucket.contract.requests import JobKind
 from hudi_bucket.core.planning import ChangeReason
+from hudi_bucket.errors import ReportError
 
 WRITTEN = Path(__file__).parent / "reports"
 REPORTS = sorted(path.name for path in WRITTEN.glob("*.json"))

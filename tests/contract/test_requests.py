@@ -31,8 +31,8 @@ from hudi_bucket.contract.requests import (
 from hudi_bucket.core.engine import Engine
 from hudi_bucket.core.recordkeys import KeyStyle
 from hudi_bucket.core.rules import BucketRules
-from hudi_bucket.core.sizing import SizingError, SizingPolicy
-from hudi_bucket.errors import InvalidRuleError
+from hudi_bucket.core.sizing import SizingPolicy
+from hudi_bucket.errors import InvalidRuleError, SizingError
 
 PLAN_ID = "sha256:" + "ab" * 32
 EVERY_TABLE_OPTION = {

@@ -4,13 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from hudi_bucket.core.completeness import (
-    IncompleteRewriteError,
-    RecordedSchemaError,
-    check_complete,
-    check_recorded_schema,
-    shortfalls,
-)
+from hudi_bucket.core.completeness import check_complete, check_recorded_schema, shortfalls
+from hudi_bucket.errors import IncompleteRewriteError, RecordedSchemaError
 
 SCHEMA = ["_hoodie_record_key", "key", "amount", "note"]
 

@@ -16,7 +16,6 @@ from hudi_bucket.core.rules import (
 )
 from hudi_bucket.core.sizing import (
     PartitionSize,
-    SizingError,
     SizingPolicy,
     Verdict,
     choose_all,
@@ -27,6 +26,7 @@ from hudi_bucket.core.sizing import (
     rules_for,
     size_table,
 )
+from hudi_bucket.errors import SizingError
 
 MiB = 1 << 20
 TARGET = 128 * MiB
@@ -237,7 +237,7 @@ def test_size_table_leaves_explicit_rules_and_out_of_scope_partitions_alone() ->
         Rule("^day=2025-11-10$", 40),
     )
     assert sizing.desired.default == 4
-    assert sizing.to_dict()["shuffleFree"] == 2
+    assert sizing.reported().shuffle_free == 2
     for size in sizes:
         expected = {"day=2025-11-07": 1, "day=2025-11-08": 16, "day=2025-11-10": 40, "day=2025-11-11": 256}
         assert sizing.desired.buckets_for(size.partition, PY) == expected.get(size.partition, 4)
@@ -279,7 +279,7 @@ def test_too_many_counts_share_counts_rather_than_fail() -> None:
     for choice in sizing.choices:
         assert choose_buckets(choice.bytes, choice.new_buckets, POLICY) == (choice.new_buckets, Verdict.KEEP)
         assert sizing.desired.buckets_for(choice.partition, PY) == choice.new_buckets
-    assert sizing.to_dict()["shuffleFree"] == len(sizing.resized)  # from 4, multiples and divisors suffice
+    assert sizing.reported().shuffle_free == len(sizing.resized)  # from 4, multiples and divisors suffice
 
 
 @settings(max_examples=200, deadline=None)

@@ -24,16 +24,15 @@ from typing import Any
 
 import pytest
 
-from hudi_bucket.checks.preconditions import AnotherJobRunningError
 from hudi_bucket.commands import apply as apply_module
 from hudi_bucket.commands.apply import apply
 from hudi_bucket.commands.write import write
 from hudi_bucket.contract.requests import ApplyOptions, WriteOptions
 from hudi_bucket.core.heartbeat import HEARTBEAT_FOLDER, Liveness
 from hudi_bucket.core.rules import BucketRules
+from hudi_bucket.errors import AnotherJobRunningError, RolledBackByAnotherWriterError
 from hudi_bucket.planning import plan
 from hudi_bucket.spark.context import TableContext
-from hudi_bucket.writing.instants import RolledBackByAnotherWriterError
 from lib.bucket_tables import verified
 from lib.crashes import Crash, crash
 from lib.hudi_spark import hudi_write

@@ -21,9 +21,8 @@ from hudi_bucket.commands.apply import apply
 from hudi_bucket.commands.rollback import rollback
 from hudi_bucket.commands.write import write
 from hudi_bucket.contract.requests import HUDI_BUNDLE_ENV, ApplyOptions, WriteOptions
-from hudi_bucket.core.completeness import IncompleteRewriteError, RecordedSchemaError
 from hudi_bucket.core.rules import BucketRules
-from hudi_bucket.errors import UnsupportedTableError
+from hudi_bucket.errors import IncompleteRewriteError, RecordedSchemaError, UnsupportedTableError
 from hudi_bucket.hudi.table import load_table
 from hudi_bucket.spark.context import TableContext
 from hudi_bucket.storage import LocalStorage

@@ -9,13 +9,12 @@ from typing import Any
 
 import pytest
 
-from hudi_bucket.checks.duplicates import CustomMergeError
 from hudi_bucket.commands.apply import apply
 from hudi_bucket.commands.verify import verify
 from hudi_bucket.contract.requests import ApplyOptions, RescaleOptions
 from hudi_bucket.core.planning import ChangeReason
 from hudi_bucket.core.rules import BucketRules
-from hudi_bucket.errors import LayoutViolationError, PlanError
+from hudi_bucket.errors import CustomMergeError, LayoutViolationError, PlanError
 from hudi_bucket.planning import plan
 from hudi_bucket.spark import metadata_writer
 from hudi_bucket.spark.context import TableContext

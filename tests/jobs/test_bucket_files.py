@@ -18,13 +18,14 @@ from hudi_bucket.contract.requests import ApplyOptions, WriteOptions
 from hudi_bucket.core.filegroups import BaseFile
 from hudi_bucket.core.metafields import COMMIT_SEQNO, COMMIT_TIME, FILE_NAME, PARTITION_PATH, RECORD_KEY
 from hudi_bucket.core.rules import BucketRules
+from hudi_bucket.errors import BucketWriteError
 from hudi_bucket.reading.table_files import table_files
 from hudi_bucket.spark.context import TableContext
 from hudi_bucket.spark.session import scoped_conf
 from hudi_bucket.storage.local import LocalStorage
 from hudi_bucket.writing import direct_write
 from hudi_bucket.writing import rescale as rescale_module
-from hudi_bucket.writing.bucket_files import BucketWriteError, write_bucket_files
+from hudi_bucket.writing.bucket_files import write_bucket_files
 from lib.bucket_tables import verified
 from lib.hudi_rs import REWRITTEN, records
 

@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 from pyspark.errors import PySparkException
 
-from hudi_bucket.reading.hudi_reads import HudiReadError, hudi_read_failures
+from hudi_bucket.errors import HudiReadError
+from hudi_bucket.reading.hudi_reads import hudi_read_failures
 
 
 def context(bootstrap_base_path: str | None) -> Any:

@@ -19,13 +19,19 @@ from hudi_bucket.checks.layout_check import verify_table
 from hudi_bucket.cli import EXIT_OK, main
 from hudi_bucket.commands import write as write_module
 from hudi_bucket.commands.apply import apply
-from hudi_bucket.commands.write import SourceSchemaError, write
+from hudi_bucket.commands.write import write
 from hudi_bucket.contract.reports import JobReport, Outcome
 from hudi_bucket.contract.requests import ApplyOptions, JobKind, WriteOptions
 from hudi_bucket.core.buckets import record_key_bucket_id
 from hudi_bucket.core.metafields import META_COLUMNS
 from hudi_bucket.core.rules import BucketRules
-from hudi_bucket.errors import HudiBucketError, NotAHudiTableError, NotBucketIndexedError, TableMismatchError
+from hudi_bucket.errors import (
+    HudiBucketError,
+    NotAHudiTableError,
+    NotBucketIndexedError,
+    SourceSchemaError,
+    TableMismatchError,
+)
 from hudi_bucket.hudi.table_properties import read_table_properties, write_table_properties
 from hudi_bucket.spark.context import TableContext
 from hudi_bucket.storage import LocalStorage

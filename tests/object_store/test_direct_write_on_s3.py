@@ -17,10 +17,10 @@ from hudi_bucket.commands.apply import apply
 from hudi_bucket.commands.write import write
 from hudi_bucket.contract.requests import ApplyOptions, WriteOptions
 from hudi_bucket.core.rules import BucketRules
+from hudi_bucket.errors import BucketWriteError
 from hudi_bucket.spark.context import TableContext
 from hudi_bucket.storage.hadoop import HadoopStorage
 from hudi_bucket.writing import rescale as rescale_module
-from hudi_bucket.writing.bucket_files import BucketWriteError
 from lib.bucket_tables import verified
 
 

@@ -23,9 +23,10 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from hudi_bucket.contract.reports import JobReport, LayoutCheck, Outcome, ReportError, TableBuckets
+from hudi_bucket.contract.reports import JobReport, LayoutCheck, Outcome, TableBuckets
 from hudi_bucket.contract.requests import JobKind
 from hudi_bucket.core.planning import ReportedPlan
+from hudi_bucket.errors import ReportError
 from hudi_bucket_operator.decide import apply_window, maintenance, redaction, rounds
 from hudi_bucket_operator.decide.decisions import (
     SEQUENCE,

@@ -51,11 +51,10 @@ from hudi_bucket.core.sizing import (
     MAX_TOLERANCE,
     QUANTITY,
     QUANTITY_FORMAT,
-    SizingError,
     SizingPolicy,
     parse_size,
 )
-from hudi_bucket.errors import HudiBucketError
+from hudi_bucket.errors import HudiBucketError, SizingError
 from hudi_bucket_operator.errors import ScheduleError
 from hudi_bucket_operator.resource.crd_schema import (
     ATOMIC_LIST,

@@ -9,7 +9,8 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
-from hudi_bucket.contract.reports import JobError, JobReport, Outcome, ReportError
+from hudi_bucket.contract.reports import JobError, JobReport, Outcome
+from hudi_bucket.errors import ReportError
 from hudi_bucket_operator.decide import maintenance
 from hudi_bucket_operator.decide.apply_window import writers_needed
 from hudi_bucket_operator.decide.decisions import Decision, JobPhase, Observed, ObservedJob, last_job

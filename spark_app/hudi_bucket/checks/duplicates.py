@@ -22,20 +22,10 @@ from pyspark.sql import functions as F  # noqa: N812 (PySpark's own convention)
 
 from hudi_bucket.core.metafields import COMMIT_SEQNO, COMMIT_TIME, FILE_NAME, PARTITION_PATH, RECORD_KEY
 from hudi_bucket.core.properties import TableConfig
-from hudi_bucket.errors import HudiBucketError
+from hudi_bucket.errors import CustomMergeError
 from hudi_bucket.hudi.table_creation import CUSTOM, EVENT_TIME_ORDERING, merge_mode
 
 RESOLVED = "__hbo_resolved"  # true on the winning copy of a key that was in more than one file group
-
-
-class CustomMergeError(HudiBucketError):
-    """Keys in two file groups of a table whose merge is custom code: which copy wins is that code's call."""
-
-    hint = (
-        "nothing was committed; keep one copy of each key with Hudi itself (e.g. delete the stray copies, "
-        "then upsert the version to keep), then apply again; a conversion may also keep every copy "
-        "(--keep-duplicates)"
-    )
 
 
 def refuse_custom_merge(config: TableConfig, resolved: int) -> None:

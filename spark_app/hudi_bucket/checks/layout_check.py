@@ -15,7 +15,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlparse
 
 from pyspark.sql import functions as F  # noqa: N812 (PySpark's own convention)
@@ -25,6 +25,7 @@ from hudi_bucket.core.buckets import bucket_id_from_file_id, check_num_buckets, 
 from hudi_bucket.core.filegroups import FileGroup
 from hudi_bucket.core.metafields import RECORD_KEY
 from hudi_bucket.core.recordkeys import KeyStyle
+from hudi_bucket.core.report_json import JsonObject
 from hudi_bucket.errors import InvalidBucketCountError, StorageError
 from hudi_bucket.hudi.fs_view import load_file_groups
 from hudi_bucket.hudi.table import HudiTable
@@ -58,7 +59,7 @@ class Violation:
     detail: str
     count: int = 1
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         return {
             "partition": self.partition,
             "fileId": self.file_id,
@@ -80,7 +81,7 @@ class VerifyResult:
     def ok(self) -> bool:
         return not self.violations
 
-    def to_dict(self, max_violations: int = 100) -> dict[str, Any]:
+    def to_dict(self, max_violations: int = 100) -> JsonObject:
         """A report of bounded size: the first ``max_violations`` violations and partitions holding any,
         and totals per kind (the operator reads it as ``contract.reports.LayoutCheck``)."""
         partitions = sorted({v.partition for v in self.violations})
@@ -95,7 +96,7 @@ class VerifyResult:
             "violations": [v.to_dict() for v in self.violations[:max_violations]],
             "truncated": len(self.violations) > max_violations,
             "partitionCount": len(partitions),
-            "partitions": partitions[:max_violations],
+            "partitions": list(partitions[:max_violations]),
         }
 
 

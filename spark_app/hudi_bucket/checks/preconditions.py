@@ -6,16 +6,12 @@ from functools import partial
 
 from hudi_bucket.core.engine import Engine
 from hudi_bucket.core.preflight import PreflightResult, preflight
-from hudi_bucket.errors import TableBusyError
+from hudi_bucket.errors import AnotherJobRunningError
 from hudi_bucket.hudi.heartbeat import last_beats, now_ms
 from hudi_bucket.hudi.rollback import rollback
 from hudi_bucket.hudi.table import timeline_store
 from hudi_bucket.spark import metadata_writer
 from hudi_bucket.spark.context import TableContext
-
-
-class AnotherJobRunningError(TableBusyError):
-    """A job of ours is writing the table right now (its instant is pending and its heartbeat alive)."""
 
 
 def roll_back_our_leftovers(ctx: TableContext) -> tuple[TableContext, list[str]]:

@@ -53,7 +53,7 @@ def apply(ctx: TableContext, options: ApplyOptions) -> ApplyResult:
         found = PlanResult(
             the_plan.reported(),
             checks.to_dict(),
-            None if sizing is None else sizing.to_dict(max_choices=TABLE_ITEMS),
+            None if sizing is None else sizing.reported(max_choices=TABLE_ITEMS).to_dict(),
         )
         raise PlanNotApprovedError(
             f"the plan is {the_plan.plan_id}, but {options.approved_plan} was approved",

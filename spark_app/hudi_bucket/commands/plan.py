@@ -32,5 +32,5 @@ def plan(ctx: TableContext, options: RescaleOptions) -> tuple[str, PlanResult]:
             f" (sizing: {len(sizing.resized)} of {len(sizing.choices)} sized partition(s) resized, "
             f"{shuffle_free} without a shuffle, {len(sizing.rules)} rule(s))"
         )
-    sized = None if sizing is None else sizing.to_dict(max_choices=TABLE_ITEMS)
+    sized = None if sizing is None else sizing.reported(max_choices=TABLE_ITEMS).to_dict()
     return message, PlanResult(the_plan, checks.to_dict(), sized)

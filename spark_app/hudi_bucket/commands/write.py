@@ -28,12 +28,14 @@ from hudi_bucket.core.commits import INSERT, UPSERT, CommitMetadata, WriteStat
 from hudi_bucket.core.filegroups import FileGroup
 from hudi_bucket.core.metafields import FILE_NAME, META_COLUMNS, PARTITION_PATH, RECORD_KEY
 from hudi_bucket.core.properties import Properties, TableConfig
+from hudi_bucket.core.report_json import JsonObject
 from hudi_bucket.core.rules import MAX_BUCKETS, BucketRules
 from hudi_bucket.core.timeline import Action
 from hudi_bucket.errors import (
     InvalidBucketCountError,
     NotAHudiTableError,
     NotBucketIndexedError,
+    SourceSchemaError,
     TableMismatchError,
     UnsupportedTableError,
 )
@@ -48,13 +50,7 @@ from hudi_bucket.hudi.table_creation import (
     recorded_num_buckets,
     write_partition_metadata,
 )
-from hudi_bucket.reading.source import (
-    KEY_COLUMNS,
-    SourceSchemaError,
-    keyed_records,
-    read_source,
-    table_columns,
-)
+from hudi_bucket.reading.source import KEY_COLUMNS, keyed_records, read_source, table_columns
 from hudi_bucket.reading.table_files import TableFiles, table_files
 from hudi_bucket.spark.avro_schema import to_avro_json
 from hudi_bucket.spark.context import TableContext
@@ -75,7 +71,7 @@ class WriteResult:
     rows_written: int
     partitions: int
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         return {
             "instant": self.instant,
             "created": self.created,

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
 from hudi_bucket.core.rules import REGEX, BucketRules
-from hudi_bucket.core.sizing import QUANTITY_FORMAT, SizingError, SizingPolicy, parse_size
+from hudi_bucket.core.sizing import QUANTITY_FORMAT, SizingPolicy, parse_size
+from hudi_bucket.errors import SizingError
 
 NOT_GIVEN: Any = object()  # what `read` returns for an option absent from the command line
 

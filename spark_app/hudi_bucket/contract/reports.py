@@ -22,11 +22,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, ClassVar
 from urllib.parse import parse_qsl, urlencode, urlparse
 
 from pydantic import (
     Field,
+    JsonValue,
     PlainSerializer,
     SerializerFunctionWrapHandler,
     TypeAdapter,
@@ -38,17 +39,11 @@ from pydantic import dataclasses as pydantic_dataclasses
 from hudi_bucket.contract.requests import JobKind
 from hudi_bucket.core.hashing_config import HashingConfig
 from hudi_bucket.core.planning import ReportedPlan
-from hudi_bucket.core.report_json import REPORT_JSON, ReportJson
-from hudi_bucket.errors import HudiBucketError, StorageError
+from hudi_bucket.core.report_json import REPORT_JSON, JsonObject, ReportJson
+from hudi_bucket.errors import HudiBucketError, ReportError, StorageError
 
 REPORT_VERSION = 3
 TABLE_ITEMS = 50  # partitions a report names by their bucket count; the rest are counted
-
-
-class ReportError(HudiBucketError):
-    """A report that is not what this release's jobs write (another release's, or a damaged one)."""
-
-    hint = "run the job image released with this operator, then retry the job (the retry annotation)"
 
 
 @contextmanager
@@ -159,16 +154,17 @@ class JobReport(ReportJson):
     message: str
     started: str
     finished: str
-    # The command's own result, as its typed value's JSON: read it with plan_result(), apply_result()
-    # or layout_check().
-    result: dict[str, Any] = field(default_factory=dict)
+    # The command's own result, its typed value's JSON (``to_dict``): read it with plan_result(),
+    # apply_result() or layout_check(). JSON here, typed when read: a result that cannot be read is the
+    # reader's ReportError (the job finished, its report is unusable), not a report that cannot be read.
+    result: JsonObject = field(default_factory=dict)
     error: JobError | None = None
     table_buckets: TableBuckets | None = None  # plan's and apply's: the table after the run
 
     @model_serializer(mode="wrap")
-    def _versioned(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+    def _versioned(self, handler: SerializerFunctionWrapHandler) -> JsonObject:
         # The shape's version first; no key for an error or the table's buckets the report has not.
-        fields: dict[str, Any] = handler(self)
+        fields: JsonObject = handler(self)
         for name, value in (("error", self.error), ("tableBuckets", self.table_buckets)):
             if value is None:
                 del fields[name]
@@ -232,17 +228,27 @@ class SizingSummary(ReportJson):
 @pydantic_dataclasses.dataclass(frozen=True, config=REPORT_JSON)
 class PlanResult(ReportJson):
     plan: ReportedPlan  # bounded: Plan.reported()
-    preflight: dict[str, Any]  # the checks that passed, and notes (for people)
-    # Sizing.to_dict(): the rules, the largest choices. Absent from a plan made before sizing existed.
-    sizing: dict[str, Any] | None = None
+    preflight: JsonObject  # PreflightResult.to_dict(): the checks that passed, and notes (for people)
+    # ReportedSizing's JSON: the rules, the largest choices (for people, but for the counts the summary
+    # reads). Absent from a plan made before sizing existed.
+    sizing: JsonObject | None = None
 
     @property
     def sizing_summary(self) -> SizingSummary | None:
-        return (
-            None
-            if self.sizing is None
-            else SizingSummary.from_dict({**self.sizing, "rules": len(self.sizing["rules"])})
-        )
+        if self.sizing is None:
+            return None
+        counts = _SizingCounts.from_dict(self.sizing)
+        return SizingSummary(counts.sized_partitions, counts.resized, counts.shuffle_free, len(counts.rules))
+
+
+@pydantic_dataclasses.dataclass(frozen=True, config=REPORT_JSON)
+class _SizingCounts(ReportJson):
+    """What the summary reads of a plan's sizing."""
+
+    sized_partitions: int
+    resized: int
+    shuffle_free: int
+    rules: tuple[JsonValue, ...]
 
 
 @pydantic_dataclasses.dataclass(frozen=True, config=REPORT_JSON)
@@ -259,9 +265,9 @@ class ApplyResult(ReportJson):
     duplicates_resolved: int = 0  # keys found more than once (a repair: in two file groups) kept one copy
 
     @model_serializer(mode="wrap")
-    def _for_people(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+    def _for_people(self, handler: SerializerFunctionWrapHandler) -> JsonObject:
         # The order reports always had: what every writer must set and the instant first, notes last.
-        fields: dict[str, Any] = handler(self)
+        fields: JsonObject = handler(self)
         notes = fields.pop("notes")
         return {
             "writerOptions": fields.pop("writerOptions"),

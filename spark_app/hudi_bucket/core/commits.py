@@ -10,21 +10,43 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
-# Counters Hudi writes as 0 on every write stat; readers expect numbers, not nulls.
-_ZERO_COUNTERS = (
-    "numDeletes",
-    "numUpdateWrites",
-    "totalWriteErrors",
-    "totalLogRecords",
-    "totalLogFilesCompacted",
-    "totalLogSizeCompacted",
-    "totalUpdatedRecordsCompacted",
-    "totalLogBlocks",
-    "totalCorruptLogBlock",
-    "totalRollbackBlocks",
-)
+
+class WriteStatRecord(TypedDict):
+    """A write stat as we write it, keyed as Hudi's Avro schema and Jackson name its fields, in Hudi's
+    order. The counters after fileSizeInBytes are 0 on every write stat Hudi writes (readers expect
+    numbers, not nulls), numUpdateWrites apart."""
+
+    fileId: str
+    path: str
+    prevCommit: str
+    numWrites: int
+    numInserts: int
+    totalWriteBytes: int
+    partitionPath: str
+    fileSizeInBytes: int
+    numDeletes: int
+    numUpdateWrites: int
+    totalWriteErrors: int
+    totalLogRecords: int
+    totalLogFilesCompacted: int
+    totalLogSizeCompacted: int
+    totalUpdatedRecordsCompacted: int
+    totalLogBlocks: int
+    totalCorruptLogBlock: int
+    totalRollbackBlocks: int
+
+
+class CommitRecord(TypedDict):
+    """A commit's (or replacecommit's) metadata as we write it, keyed as Hudi names its fields."""
+
+    partitionToWriteStats: dict[str, list[WriteStatRecord]]
+    compacted: bool
+    extraMetadata: dict[str, str]
+    operationType: str
+    partitionToReplaceFileIds: NotRequired[dict[str, list[str]]]  # a replacecommit's
+
 
 INSERT_OVERWRITE = "INSERT_OVERWRITE"
 INSERT = "INSERT"
@@ -43,8 +65,8 @@ class WriteStat:
     prev_commit: str = "null"
     num_update_writes: int = 0
 
-    def to_record(self) -> dict[str, Any]:
-        record: dict[str, Any] = {
+    def to_record(self) -> WriteStatRecord:
+        return {
             "fileId": self.file_id,
             "path": self.path,
             "prevCommit": self.prev_commit,
@@ -53,13 +75,22 @@ class WriteStat:
             "totalWriteBytes": self.total_write_bytes,
             "partitionPath": self.partition_path,
             "fileSizeInBytes": self.file_size_in_bytes,
+            "numDeletes": 0,
+            "numUpdateWrites": self.num_update_writes,
+            "totalWriteErrors": 0,
+            "totalLogRecords": 0,
+            "totalLogFilesCompacted": 0,
+            "totalLogSizeCompacted": 0,
+            "totalUpdatedRecordsCompacted": 0,
+            "totalLogBlocks": 0,
+            "totalCorruptLogBlock": 0,
+            "totalRollbackBlocks": 0,
         }
-        record.update(dict.fromkeys(_ZERO_COUNTERS, 0))
-        record["numUpdateWrites"] = self.num_update_writes
-        return record
 
     @classmethod
     def from_record(cls, record: Mapping[str, Any]) -> WriteStat:
+        """A write stat as Hudi wrote it, decoded from JSON or Avro: the edge where Hudi's records are
+        read, as Hudi's own readers do (a missing or null field is its default), so untyped."""
         return cls(
             partition_path=record.get("partitionPath") or "",
             file_id=record.get("fileId") or "",
@@ -82,8 +113,8 @@ class CommitMetadata:
     replaced_file_ids: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     extra_metadata: Mapping[str, str] = field(default_factory=dict)
 
-    def to_record(self, *, replace: bool) -> dict[str, Any]:
-        record: dict[str, Any] = {
+    def to_record(self, *, replace: bool) -> CommitRecord:
+        record: CommitRecord = {
             "partitionToWriteStats": {
                 p: [s.to_record() for s in stats] for p, stats in self.write_stats.items()
             },
@@ -101,6 +132,7 @@ class CommitMetadata:
 
     @classmethod
     def from_record(cls, record: Mapping[str, Any]) -> CommitMetadata:
+        """A commit's metadata as Hudi wrote it, decoded from JSON or Avro (untyped, as ``WriteStat``'s)."""
         stats = record.get("partitionToWriteStats") or {}
         replaced = record.get("partitionToReplaceFileIds") or {}
         return cls(
@@ -115,12 +147,12 @@ class CommitMetadata:
         return frozenset(self.write_stats) | frozenset(self.replaced_file_ids)
 
 
-def jackson_pretty(value: Any) -> str:
+def jackson_pretty(value: object) -> str:
     """JSON laid out as Jackson's default pretty printer does (``"k" : v``, ``[ a, b ]``)."""
     return _render(value, 0)
 
 
-def _render(value: Any, depth: int) -> str:
+def _render(value: object, depth: int) -> str:
     pad, inner = "  " * depth, "  " * (depth + 1)
     if isinstance(value, Mapping):
         if not value:

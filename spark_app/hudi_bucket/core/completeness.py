@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 
-from hudi_bucket.errors import HudiBucketError
+from hudi_bucket.errors import IncompleteRewriteError, RecordedSchemaError
 
 # Measured with Hudi 1.2.0: a bootstrap records the schema of the frame it is given as the table's, and
 # Hudi's reader then fails on the skeletons (an AssertionError in its Parquet reader) when that frame's
@@ -26,12 +26,6 @@ BOOTSTRAP_SCHEMA_HINT = (
     "(extraMetadata.schema of its commit 00000000000001), and its reader fails when that is not the source "
     "files' schema; Hudi's guide bootstraps from a frame without columns (Scala's spark.emptyDataFrame)"
 )
-
-
-class RecordedSchemaError(HudiBucketError):
-    """The table's recorded schema lacks fields its records are keyed, partitioned or ordered by."""
-
-    hint = "nothing was written; have Hudi record the table's schema (a write with Hudi does), then retry"
 
 
 def check_recorded_schema(
@@ -49,12 +43,6 @@ def check_recorded_schema(
             f"the table's recorded schema (columns {sorted(held)}) lacks its {', '.join(said)}",
             hint=f"{RecordedSchemaError.hint}; {BOOTSTRAP_SCHEMA_HINT}" if bootstrapped else None,
         )
-
-
-class IncompleteRewriteError(HudiBucketError):
-    """The files a rewrite wrote lack a column of the table's schema or a record it read."""
-
-    hint = "nothing was committed (the instant was rolled back, the table is as it was); report this with the job log"
 
 
 def shortfalls(

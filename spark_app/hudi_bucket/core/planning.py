@@ -21,7 +21,7 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from itertools import pairwise
-from typing import Annotated, Any, Self
+from typing import Annotated, Self
 
 from pydantic import (
     PlainSerializer,
@@ -35,7 +35,7 @@ from pydantic_core import PydanticCustomError
 
 from hudi_bucket.core.buckets import bucket_id_from_file_id, is_bucket_file_id
 from hudi_bucket.core.filegroups import FileGroup
-from hudi_bucket.core.report_json import REPORT_JSON, ReportJson
+from hudi_bucket.core.report_json import REPORT_JSON, JsonObject, ReportJson
 from hudi_bucket.core.rules import MAX_BUCKETS, BucketRules, Matcher
 from hudi_bucket.errors import InvalidBucketCountError, InvalidRuleError, NotBucketIndexedError, PlanError
 
@@ -113,7 +113,7 @@ class PartitionChange(ReportJson):
     duplicate_keys: int = 0
 
 
-def _config_dict(rules: BucketRules) -> dict[str, Any]:
+def _config_dict(rules: BucketRules) -> dict[str, str | int]:
     """A config as Hudi stores it: what decides whether two configs are the same."""
     return {"expressions": rules.render(), "default": rules.default, "rule": rules.rule_type}
 
@@ -138,7 +138,9 @@ def _rules_from_report(value: object) -> BucketRules:
 
 # In a report, a config is written as Hudi stores it.
 ReportedRules = Annotated[
-    BucketRules, PlainValidator(_rules_from_report), PlainSerializer(_config_dict, return_type=dict[str, Any])
+    BucketRules,
+    PlainValidator(_rules_from_report),
+    PlainSerializer(_config_dict, return_type=dict[str, str | int]),
 ]
 
 
@@ -261,10 +263,10 @@ class ReportedPlan(ReportJson):
         return self
 
     @model_serializer(mode="wrap")
-    def _changes_last(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+    def _changes_last(self, handler: SerializerFunctionWrapHandler) -> JsonObject:
         # The order reports always had: the id and the instants first, the changes (the long list) last;
         # omittedChanges only when some were (a whole plan's report is what it always was).
-        fields: dict[str, Any] = handler(self)
+        fields: JsonObject = handler(self)
         order = ("id", "baseInstant", "configVersion", "desired", "current", "configChanges", "noop",
                  "partitions", "repairs", "rows", "bytes", "duplicateKeys", "changes")  # fmt: skip
         omitted = {"omittedChanges": self.omitted_changes} if self.omitted_changes else {}

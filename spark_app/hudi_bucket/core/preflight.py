@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
 
 from hudi_bucket.core.engine import HUDI_MIN_TABLE_VERSION, Engine, choose_engine
+from hudi_bucket.core.report_json import JsonObject
 from hudi_bucket.core.timeline import Action, Instant, Timeline
 from hudi_bucket.errors import PreflightError
 
@@ -83,7 +83,7 @@ class PreflightResult:
             problems = tuple(str(finding) for finding in self.refusals)
             raise PreflightError("refusing to rewrite the table: " + "; ".join(problems), problems=problems)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """JSON-safe, for the job report."""
         return {
             "ok": self.ok,

@@ -9,10 +9,14 @@ be read is a ValidationError naming each field's path.
 
 from __future__ import annotations
 
-from typing import Any, Protocol, Self
+from typing import Protocol, Self, TypeAlias
 
-from pydantic import ConfigDict, TypeAdapter
+from pydantic import ConfigDict, JsonValue, TypeAdapter
 from pydantic.alias_generators import to_camel
+
+# A JSON object, as json.loads gives it: what a report holds of what no reader types (a command's result
+# in the report's envelope, a plan's preflight notes).
+JsonObject: TypeAlias = dict[str, JsonValue]
 
 REPORT_JSON = ConfigDict(
     alias_generator=to_camel, validate_by_name=True, validate_by_alias=True, serialize_by_alias=True
@@ -22,9 +26,9 @@ REPORT_JSON = ConfigDict(
 class ReportJson:
     """``to_dict`` and ``from_dict`` for a report's dataclass (declared with ``config=REPORT_JSON``)."""
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """JSON-safe, as the report holds it."""
-        dumped: dict[str, Any] = TypeAdapter(type(self)).dump_python(self, mode="json")
+        dumped: JsonObject = TypeAdapter(type(self)).dump_python(self, mode="json")
         return dumped
 
     @classmethod
@@ -36,4 +40,4 @@ class ReportJson:
 class ReportedResult(Protocol):
     """A command's typed result: its ``to_dict`` is the report's ``result``."""
 
-    def to_dict(self) -> dict[str, Any]: ...
+    def to_dict(self) -> JsonObject: ...

@@ -22,9 +22,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from enum import StrEnum
-from typing import Any
+from typing import Annotated, TypeAlias
+
+from pydantic import Field
+from pydantic import dataclasses as pydantic_dataclasses
 
 from hudi_bucket.core.filegroups import FileGroup
+from hudi_bucket.core.report_json import REPORT_JSON, ReportJson
 from hudi_bucket.core.rules import (
     MAX_BUCKETS,
     MAX_PATTERN_LENGTH,
@@ -34,7 +38,7 @@ from hudi_bucket.core.rules import (
     Rule,
     check_complexity,
 )
-from hudi_bucket.errors import HudiBucketError, InvalidRuleError
+from hudi_bucket.errors import InvalidRuleError, SizingError, TooManyRulesError
 
 DEFAULT_TOLERANCE = 2.0
 NO_OP_PATTERN = "^$"  # the rule sizing writes when it needs none and the spec has none
@@ -70,16 +74,6 @@ def format_size(size: int) -> str:
             break
         amount /= 1024
     return f"{size} B" if unit == "B" else f"{amount:.1f} {unit}"
-
-
-class SizingError(HudiBucketError):
-    """The sizing policy cannot be applied as given."""
-
-    hint = "fix spec.buckets.sizing (or the --target-file-size options)"
-
-
-class TooManyRulesError(SizingError):
-    """The sized counts need more rules than the rule limit leaves."""
 
 
 @dataclass(frozen=True)
@@ -131,14 +125,10 @@ class SizingPolicy:
         per_bucket = size / buckets
         return self.target_file_size / factor <= per_bucket <= self.target_file_size * factor
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "targetFileSize": self.target_file_size,
-            "minBuckets": self.min_buckets,
-            "maxBuckets": self.max_buckets,
-            "partitions": self.partitions,
-            "tolerance": self.tolerance,
-        }
+    def reported(self) -> ReportedPolicy:
+        return ReportedPolicy(
+            self.target_file_size, self.min_buckets, self.max_buckets, self.partitions, self.tolerance
+        )
 
 
 def _not_int(value: object) -> bool:
@@ -205,14 +195,8 @@ class SizingChoice:
         that the old layout is clean)."""
         return _divides(self.old_buckets, self.new_buckets)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "partition": self.partition,
-            "bytes": self.bytes,
-            "oldBuckets": self.old_buckets,
-            "newBuckets": self.new_buckets,
-            "verdict": self.verdict.value,
-        }
+    def reported(self) -> ReportedChoice:
+        return ReportedChoice(self.partition, self.bytes, self.old_buckets, self.new_buckets, self.verdict)
 
 
 def choose_buckets(size: int, current: int | None, policy: SizingPolicy) -> tuple[int, Verdict]:
@@ -268,23 +252,65 @@ class Sizing:
     def resized(self) -> tuple[SizingChoice, ...]:
         return tuple(c for c in self.choices if c.verdict is Verdict.RESIZE)
 
-    def to_dict(self, max_choices: int | None = None) -> dict[str, Any]:
-        """JSON-safe; with ``max_choices``, only that many choices (the rewrites first, the largest
-        first) and how many were left out, as a report bound for a ConfigMap must be."""
+    def reported(self, max_choices: int | None = None) -> ReportedSizing:
+        """As a report shows it; with ``max_choices``, only that many choices (the rewrites first, the
+        largest first) and how many were left out, as a report bound for a ConfigMap must be."""
         resized = self.resized
         choices = self.choices
         if max_choices is not None:
             ranked = sorted(choices, key=lambda c: (c.verdict is not Verdict.RESIZE, -c.bytes, c.partition))
             choices = tuple(sorted(ranked[:max_choices], key=lambda c: c.partition))
-        return {
-            "policy": self.policy.to_dict(),
-            "sizedPartitions": len(self.choices),
-            "resized": len(resized),
-            "shuffleFree": sum(1 for c in resized if c.shuffle_free),
-            "rules": [{"pattern": r.pattern, "buckets": r.buckets} for r in self.rules],
-            "choices": [c.to_dict() for c in choices],
-            "omitted": len(self.choices) - len(choices),
-        }
+        return ReportedSizing(
+            self.policy.reported(),
+            len(self.choices),
+            len(resized),
+            sum(1 for c in resized if c.shuffle_free),
+            tuple(ReportedRule(r.pattern, r.buckets) for r in self.rules),
+            tuple(c.reported() for c in choices),
+            len(self.choices) - len(choices),
+        )
+
+
+# --- as a report shows it (a plan's result, show's proposal) ----------------------------------------------
+
+
+@pydantic_dataclasses.dataclass(frozen=True, config=REPORT_JSON)
+class ReportedPolicy:
+    target_file_size: int
+    min_buckets: int
+    max_buckets: int
+    partitions: str
+    tolerance: float | int  # as given: 2 stays 2 in the JSON
+
+
+@pydantic_dataclasses.dataclass(frozen=True, config=REPORT_JSON)
+class ReportedChoice:
+    partition: str
+    bytes: int
+    old_buckets: int | None
+    new_buckets: int
+    verdict: Verdict
+
+
+@pydantic_dataclasses.dataclass(frozen=True, config=REPORT_JSON)
+class ReportedRule:
+    pattern: str
+    buckets: int
+
+
+@pydantic_dataclasses.dataclass(frozen=True, config=REPORT_JSON)
+class ReportedSizing(ReportJson):
+    """What sizing decided, bounded: the policy, how many partitions it sized, resized and resized
+    without a shuffle, the rules it writes, and the choices (``omitted`` counts those left out)."""
+
+    policy: ReportedPolicy
+    sized_partitions: int
+    resized: int
+    shuffle_free: int
+    rules: tuple[ReportedRule, ...] | None  # None: no rules can carry the choices (``problem`` says why)
+    choices: tuple[ReportedChoice, ...]
+    omitted: int
+    problem: Annotated[str | None, Field(exclude_if=lambda problem: problem is None)] = None
 
 
 def size_table(
@@ -472,7 +498,7 @@ def _patterns(paths: Sequence[str], max_length: int) -> list[str]:
 def exact_pattern(paths: Sequence[str]) -> str:
     """A regex that, with Java's ``find()`` as Hudi uses it, matches exactly the given paths: anchored at
     both ends, every character taken literally. Python's ``re`` reads it the same way (re.ASCII)."""
-    trie: dict[str, Any] = {}
+    trie: _Trie = {}
     for path in paths:
         node = trie
         for char in path:
@@ -482,9 +508,10 @@ def exact_pattern(paths: Sequence[str]) -> str:
 
 
 _END = ""  # a trie key no character equals: a path ends here
+_Trie: TypeAlias = dict[str, "_Trie"]  # each character to the paths' rest after it
 
 
-def _render(node: Mapping[str, Any]) -> str:
+def _render(node: _Trie) -> str:
     """The alternation a trie node stands for: shared prefixes once, single characters as a class.
     Runs of single characters are walked, not recursed into, so a long path costs no stack."""
     run = []
@@ -494,7 +521,7 @@ def _render(node: Mapping[str, Any]) -> str:
     return "".join(run) + _branches(node)
 
 
-def _branches(node: Mapping[str, Any]) -> str:
+def _branches(node: _Trie) -> str:
     optional = _END in node
     children = sorted((char, child) for char, child in node.items() if char != _END)
     if not children:

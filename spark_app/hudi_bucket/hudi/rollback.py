@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from hudi_bucket.core.filegroups import PARTITION_METAFILE, BaseFile, partition_file_path
 from hudi_bucket.core.heartbeat import heartbeat_path
 from hudi_bucket.core.properties import parse_properties
+from hudi_bucket.core.report_json import JsonObject
 from hudi_bucket.core.timeline import WRITE_ACTIONS, Instant, State
 from hudi_bucket.errors import TableBusyError
 from hudi_bucket.hudi import config_store
@@ -40,7 +41,7 @@ class RollbackResult:
     config_removed: bool
     files_removed: int
 
-    def to_dict(self) -> dict[str, object]:
+    def to_dict(self) -> JsonObject:
         return {
             "instant": self.instant,
             "wasCompleted": self.was_completed,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Mapping
 from dataclasses import replace
 from datetime import UTC, datetime
 from functools import cache
@@ -35,7 +36,7 @@ def avro_schema(name: str) -> Any:
     return fastavro.parse_schema(json.loads(text))
 
 
-def _avro_bytes(schema_name: str, record: dict[str, Any]) -> bytes:
+def _avro_bytes(schema_name: str, record: Mapping[str, object]) -> bytes:
     buffer = io.BytesIO()
     fastavro.writer(buffer, avro_schema(schema_name), [record])
     return buffer.getvalue()

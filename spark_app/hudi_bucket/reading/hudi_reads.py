@@ -27,28 +27,13 @@ from pyspark.sql.types import StructType
 from hudi_bucket.core.completeness import BOOTSTRAP_SCHEMA_HINT
 from hudi_bucket.core.filegroups import partition_file_path
 from hudi_bucket.core.metafields import META_COLUMNS, PARTITION_PATH, RECORD_KEY
-from hudi_bucket.errors import HudiBucketError, UnsupportedTableError
+from hudi_bucket.errors import HudiReaderMissingError, HudiReadError
 from hudi_bucket.reading.source import record_key_column
 from hudi_bucket.spark.context import TableContext
 from hudi_bucket.spark.session import on_classpath
 from hudi_bucket.spark.spark_paths import spark_root
 
 HUDI_DATASOURCE = "org.apache.hudi.DefaultSource"
-
-
-class HudiReadError(HudiBucketError):
-    """Apache Hudi's own reader failed on partitions it had to read; nothing was committed."""
-
-    hint = "nothing was committed; the table is as it was"
-
-
-class HudiReaderMissingError(UnsupportedTableError):
-    """The table holds file slices only Apache Hudi's reader reads, and its bundle is not on the session."""
-
-    hint = (
-        "run the job where Apache Hudi's Spark bundle is on the classpath: the job image carries it; "
-        "locally, name its jar in HBO_HUDI_BUNDLE (./dev hudi-bundle prints it)"
-    )
 
 
 def hudi_reader_available(spark: Any) -> bool:

@@ -13,7 +13,7 @@ from hudi_bucket.core.metafields import META_COLUMNS, PARTITION_PATH, RECORD_KEY
 from hudi_bucket.core.partition_paths import ESCAPED, NEEDS_URL_ENCODING, escape_path_name
 from hudi_bucket.core.properties import TableConfig
 from hudi_bucket.core.recordkeys import EMPTY_PLACEHOLDER, NULL_PLACEHOLDER
-from hudi_bucket.errors import HudiBucketError, TableMismatchError, UnsupportedTableError
+from hudi_bucket.errors import SourceSchemaError, TableMismatchError, UnsupportedTableError
 from hudi_bucket.hudi.table import latest_table_schema
 from hudi_bucket.hudi.table_creation import CUSTOM, merge_mode
 from hudi_bucket.spark.avro_schema import to_avro_schema
@@ -21,12 +21,6 @@ from hudi_bucket.spark.context import TableContext
 
 DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"  # Hudi's path for a null or empty partition value
 KEY_COLUMNS = [PARTITION_PATH, RECORD_KEY]
-
-
-class SourceSchemaError(HudiBucketError):
-    """The dataset's columns do not match the table's."""
-
-    hint = "select the table's columns (same names) from the dataset; schema evolution is not supported here"
 
 
 def read_source(spark: Any, source: str, source_format: str) -> Any:

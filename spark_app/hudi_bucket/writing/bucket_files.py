@@ -36,7 +36,7 @@ from hudi_bucket.core.metafields import (
     RECORD_KEY,
 )
 from hudi_bucket.core.routing import routing_keys, shuffle_width
-from hudi_bucket.errors import HudiBucketError
+from hudi_bucket.errors import BucketWriteError
 from hudi_bucket.spark.context import TableContext
 from hudi_bucket.spark.parquet_footers import sample_file
 from hudi_bucket.spark.session import scoped_conf
@@ -58,12 +58,6 @@ _NO_DICTIONARY = "parquet.enable.dictionary#{column}"
 class Grouping(Enum):
     SHUFFLE = "shuffle"
     PRESERVE = "preserve"
-
-
-class BucketWriteError(HudiBucketError):
-    """Rows of one bucket reached more than one task: the input was not laid out as promised."""
-
-    hint = "the old layout is not bucket-correct; run `verify`, then apply with a full shuffle"
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,12 @@ from hudi_bucket.core.planning import ChangeReason, Plan
 from hudi_bucket.core.preflight import completed_after
 from hudi_bucket.core.rules import BucketRules
 from hudi_bucket.core.timeline import Action, Timeline
-from hudi_bucket.errors import ConcurrentWriterError, HudiBucketError, PlanError
+from hudi_bucket.errors import (
+    ConcurrentWriterError,
+    HudiEngineError,
+    HudiEngineUnavailableError,
+    PlanError,
+)
 from hudi_bucket.hudi.table import timeline_store
 from hudi_bucket.spark.context import TableContext
 from hudi_bucket.spark.session import on_classpath
@@ -29,22 +34,6 @@ _PROCEDURE_CLASS = "org.apache.spark.sql.hudi.command.procedures.PartitionBucket
 
 
 # A metadata table partition (an index) -> the write option that keeps it (Hudi 1.2's keys).
-class HudiEngineUnavailableError(HudiBucketError):
-    """The Hudi engine was chosen, but the job's Spark session cannot run Hudi's procedures."""
-
-    hint = (
-        "run the job image that carries Hudi's Spark bundle (locally: HBO_HUDI_BUNDLE names the jar, "
-        "`./dev hudi-bundle` fetches it), or choose engine Native for a copy-on-write table without a "
-        "live metadata table"
-    )
-
-
-class HudiEngineError(HudiBucketError):
-    """Hudi's procedure did not do what was planned."""
-
-    hint = "see the driver log for Hudi's own message; the table is as Hudi left it (its timeline tells)"
-
-
 def refuse_what_hudi_cannot_plan(plan: Plan, in_force: Any, repair_hint: str = "") -> None:
     """Refuse a plan Hudi's procedure would carry out wrongly. It rewrites only partitions whose count
     changes, never one laid out against its count (a repair; ``repair_hint`` says what to do instead);

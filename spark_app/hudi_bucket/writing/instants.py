@@ -10,21 +10,12 @@ from contextlib import contextmanager
 from functools import partial
 
 from hudi_bucket.core.timeline import Action, Instant
-from hudi_bucket.errors import TableBusyError
+from hudi_bucket.errors import RolledBackByAnotherWriterError
 from hudi_bucket.hudi.heartbeat import beating
 from hudi_bucket.hudi.rollback import discard, rollback
 from hudi_bucket.hudi.table import timeline_store
 from hudi_bucket.spark import metadata_writer
 from hudi_bucket.spark.context import TableContext
-
-
-class RolledBackByAnotherWriterError(TableBusyError):
-    """Another writer rolled our pending instant back while we wrote it; we committed nothing."""
-
-    hint = (
-        "nothing was committed and our files were removed; stop Hudi writers during a rescale (or give them "
-        "hoodie.cleaner.policy.failed.writes=LAZY, which respects our heartbeat), then retry"
-    )
 
 
 @contextmanager
