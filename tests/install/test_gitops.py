@@ -18,7 +18,7 @@ from lupa import lua51
 
 import helm_chart
 from hudi_bucket_operator.resource import conditions
-from hudi_bucket_operator.resource.spec import API_VERSION, GROUP, KIND
+from hudi_bucket_operator.resource.api import API_VERSION, GROUP, KIND
 from hudi_bucket_operator.resource.table_status import TableStatus
 from paths import REPO
 

@@ -16,7 +16,7 @@ import pytest
 import helm_chart
 from helm_chart import FLINK_WRITER_KIND, NAMESPACE, VALUE_SETS, find, one, render
 from hudi_bucket_operator.decide import render as job_render
-from hudi_bucket_operator.resource.spec import GROUP, PLURAL
+from hudi_bucket_operator.resource.api import GROUP, PLURAL
 from hudi_bucket_operator.runtime import kube
 from rbac_rules import Permission, granted
 

@@ -45,17 +45,14 @@ from hudi_bucket.core.planning import ChangeReason, PartitionChange, Plan
 from hudi_bucket.core.rules import MAX_BUCKETS, BucketRules, Rule
 from hudi_bucket_operator.decide.reconcile import JobPhase, Observed, ObservedJob, decide
 from hudi_bucket_operator.errors import ScheduleError
+from hudi_bucket_operator.resource.api import GROUP, KIND, PLURAL, VERSION
 from hudi_bucket_operator.resource.schedule import Schedule
 from hudi_bucket_operator.resource.spec import (
-    GROUP,
-    KIND,
     MAX_CORES,
     MAX_EXECUTORS,
     MAX_PATTERN_LENGTH,
     MAX_RULES,
     MAX_TTL_SECONDS,
-    PLURAL,
-    VERSION,
     ApplyPolicy,
     MetadataTablePolicy,
     parse_spec,

@@ -42,8 +42,9 @@ from hudi_bucket_operator.policy.job_policy import (
     spark_conf_refusal,
 )
 from hudi_bucket_operator.resource import images
+from hudi_bucket_operator.resource.api import KIND
 from hudi_bucket_operator.resource.spark_conf import Setting
-from hudi_bucket_operator.resource.spec import KIND, Resources, SparkSettings, parse_spec
+from hudi_bucket_operator.resource.spec import Resources, SparkSettings, parse_spec
 from hudi_bucket_operator.runtime.settings import OperatorConfig
 from paths import s3a_jars
 

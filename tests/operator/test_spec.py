@@ -40,8 +40,8 @@ from hudi_bucket.core.recordkeys import KeyStyle
 from hudi_bucket.core.rules import MAX_BUCKETS, BucketRules, Rule
 from hudi_bucket.core.sizing import SizingPolicy
 from hudi_bucket_operator.errors import InvalidSpecError
+from hudi_bucket_operator.resource.api import KIND
 from hudi_bucket_operator.resource.spec import (
-    KIND,
     MAX_RULES,
     ApplyPolicy,
     MetadataTablePolicy,

@@ -31,8 +31,9 @@ from hudi_bucket_operator.decide.decisions import Decision, JobPhase, ObservedJo
 from hudi_bucket_operator.decide.reconcile import decide, failed
 from hudi_bucket_operator.errors import InvalidSpecError
 from hudi_bucket_operator.policy.job_policy import Policy
+from hudi_bucket_operator.resource.api import APPLY_NOW, PAUSED
 from hudi_bucket_operator.resource.conditions import condition
-from hudi_bucket_operator.resource.spec import APPLY_NOW, PAUSED, parse_spec
+from hudi_bucket_operator.resource.spec import parse_spec
 from hudi_bucket_operator.resource.table_status import TableStatus
 from hudi_bucket_operator.resource.writers import (
     ObservedWriter,

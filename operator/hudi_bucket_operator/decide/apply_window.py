@@ -22,8 +22,9 @@ from hudi_bucket_operator.decide.decisions import (
 from hudi_bucket_operator.decide.rounds import approved_as_planned, planned_anew, report_needed, retry_token
 from hudi_bucket_operator.errors import InvalidSpecError
 from hudi_bucket_operator.resource import conditions, writers_state
+from hudi_bucket_operator.resource.api import APPLY_NOW
 from hudi_bucket_operator.resource.conditions import Event, EventType, Reason, warning
-from hudi_bucket_operator.resource.spec import APPLY_NOW, TableSpec, parse_spec
+from hudi_bucket_operator.resource.spec import TableSpec, parse_spec
 from hudi_bucket_operator.resource.table_status import Condition, LastJob, TableStatus
 from hudi_bucket_operator.resource.writers import Writer, WritersSpec
 from hudi_bucket_operator.resource.writers_state import ApplySteps, Outcome, WritersState

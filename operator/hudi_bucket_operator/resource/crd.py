@@ -12,11 +12,11 @@ from typing import Any
 
 import yaml
 
+from hudi_bucket_operator.resource.api import GROUP, KIND, PLURAL, VERSION
 from hudi_bucket_operator.resource.conditions import READY
 from hudi_bucket_operator.resource.crd_schema import FILLED_IN
 from hudi_bucket_operator.resource.manifest import TableSpecSection
 from hudi_bucket_operator.resource.naming import OPERATOR
-from hudi_bucket_operator.resource.spec import GROUP, KIND, PLURAL, VERSION
 from hudi_bucket_operator.resource.table_status import TableStatus
 
 SHORT_NAMES = ("hbt",)

@@ -32,7 +32,7 @@ from hudi_bucket_operator.decide import maintenance
 from hudi_bucket_operator.decide.decisions import JobPhase, ObservedJob
 from hudi_bucket_operator.errors import KubeNotFoundError
 from hudi_bucket_operator.resource import naming
-from hudi_bucket_operator.resource.spec import (
+from hudi_bucket_operator.resource.api import (
     API_VERSION,
     GROUP,
     KIND,
