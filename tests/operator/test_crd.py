@@ -46,8 +46,7 @@ from hudi_bucket.core.rules import MAX_BUCKETS, BucketRules, Rule
 from hudi_bucket_operator.decide.reconcile import JobPhase, Observed, ObservedJob, decide
 from hudi_bucket_operator.errors import ScheduleError
 from hudi_bucket_operator.resource.api import GROUP, KIND, PLURAL, VERSION
-from hudi_bucket_operator.resource.schedule import Schedule
-from hudi_bucket_operator.resource.spec import (
+from hudi_bucket_operator.resource.manifest import (
     MAX_CORES,
     MAX_EXECUTORS,
     MAX_PATTERN_LENGTH,
@@ -57,6 +56,7 @@ from hudi_bucket_operator.resource.spec import (
     MetadataTablePolicy,
     parse_spec,
 )
+from hudi_bucket_operator.resource.schedule import Schedule
 from hudi_bucket_operator.resource.table_status import TableStatus
 from k8s_schema import cel_holds, is_transition_rule, to_json_schema
 

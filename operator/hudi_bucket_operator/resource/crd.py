@@ -15,7 +15,7 @@ import yaml
 from hudi_bucket_operator.resource.api import GROUP, KIND, PLURAL, VERSION
 from hudi_bucket_operator.resource.conditions import READY
 from hudi_bucket_operator.resource.crd_schema import FILLED_IN
-from hudi_bucket_operator.resource.manifest import TableSpecSection
+from hudi_bucket_operator.resource.manifest import TableSpec
 from hudi_bucket_operator.resource.naming import OPERATOR
 from hudi_bucket_operator.resource.table_status import TableStatus
 
@@ -76,7 +76,7 @@ def document() -> dict[str, Any]:
             "apiVersion": {"type": "string"},
             "kind": {"type": "string"},
             "metadata": {"type": "object"},
-            "spec": structural(TableSpecSection.model_json_schema(by_alias=True)),
+            "spec": structural(TableSpec.model_json_schema(by_alias=True)),
             "status": structural(TableStatus.model_json_schema(by_alias=True)),
         },
     }

@@ -8,9 +8,12 @@ same in Java as in Python) are the models' validators too; a section's rules acr
 (``rules_broken``) read the object as written, so that, as with the API server, a field's error hides
 none of them.
 
-The models hold the manifest's values, checked; spec.py turns them into the operator's (a TableSpec).
-``problems`` says what is wrong with a spec the models refuse, each problem naming its field the way
-the manifest does (``spec.buckets.rules[0].pattern``, counting from 0) and what it must be.
+The models are also what the operator reads: ``parse_spec`` validates a spec into a ``TableSpec``
+(again: a cluster may run without CEL, and the local mode has no API server at all), which works out
+what the operator needs of it (the bucket rules as Hudi reads them, the sizing policy, schedules, the
+writers, the apply window, each job's request). ``problems`` says what is wrong with a spec the models
+refuse, each problem naming its field the way the manifest does (``spec.buckets.rules[0].pattern``,
+counting from 0) and what it must be.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import enum
 import types
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Annotated, Any, ClassVar, Literal, TypeGuard, Union, get_args, get_origin
 
 from pydantic import (
@@ -36,7 +40,16 @@ from pydantic.alias_generators import to_camel
 from pydantic.fields import FieldInfo
 from pydantic_core import ErrorDetails, InitErrorDetails, PydanticCustomError
 
+from hudi_bucket.contract.requests import (
+    ApplyOptions,
+    ApplyRequest,
+    JobKind,
+    PlanRequest,
+    RescaleOptions,
+    VerifyRequest,
+)
 from hudi_bucket.core.engine import Engine
+from hudi_bucket.core.recordkeys import KeyStyle
 from hudi_bucket.core.rules import (
     MAX_BUCKETS,
     MAX_PATTERN_LENGTH,
@@ -56,7 +69,7 @@ from hudi_bucket.core.sizing import (
     parse_size,
 )
 from hudi_bucket.errors import HudiBucketError
-from hudi_bucket_operator.errors import ScheduleError
+from hudi_bucket_operator.errors import InvalidSpecError, ScheduleError
 from hudi_bucket_operator.resource.crd_schema import (
     ATOMIC_LIST,
     FILLED,
@@ -73,6 +86,7 @@ from hudi_bucket_operator.resource.images import REFERENCE
 from hudi_bucket_operator.resource.schedule import DURATION, Schedule, parse_duration
 from hudi_bucket_operator.resource.schedule import FORMAT as SCHEDULE_FORMAT
 from hudi_bucket_operator.resource.spark_conf import OWNED_SPARK_CONF, SETTING_NAME, SPARK_SIZE
+from hudi_bucket_operator.resource.writers import DEFAULT_QUIESCE_TIMEOUT, Window, WorkloadRef, WriterRefs
 
 # Bounds of spec.spark, as the CRD states them.
 MAX_CORES = 256
@@ -124,11 +138,6 @@ class Expect:
 def problem(text: str, *, field: str = "") -> PydanticCustomError:
     """A problem a validator finds: ``text`` follows the path of the object it checks (and ``field``)."""
     return PydanticCustomError("spec_problem", "{text}", {"text": text, "field": field})
-
-
-def wrong(field: str, expected: str, value: object) -> PydanticCustomError:
-    """A problem with ``field`` of the object a validator checks, said as a field's type error is."""
-    return problem(_must_be(expected, value), field=field)
 
 
 def _is_int(value: object) -> TypeGuard[int]:
@@ -520,10 +529,6 @@ class BucketsSection(Section):
             found.append(problem(_CONVERT_AND_CURRENT, field="convert"))
         return found
 
-    def bucket_rules(self) -> BucketRules:
-        rules = tuple(Rule(rule.pattern, rule.buckets) for rule in self.rules or ())
-        return BucketRules(rules, self.default, REGEX)  # no rules: sizing proposes them
-
 
 # --- when a plan is applied, and who writes the table meanwhile -----------------------------------------
 
@@ -566,6 +571,9 @@ class ApplySection(Section):
     plan at once. A plan that changes only the config (no partition rewritten) needs no window. Default:
     any time.
     """
+
+    def approves(self, plan_id: str | None) -> bool:
+        return self.policy is ApplyPolicy.AUTOMATIC or self.approved_plan == plan_id
 
 
 class WorkloadSection(Section):
@@ -636,11 +644,31 @@ class VerifySection(Section):
 # --- how jobs run --------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class Resources:
+    """Driver or executor resources; a field left None is not set, and the operator's default applies."""
+
+    cores: int | None = None
+    memory: str | None = None
+    instances: int | None = None  # executors only
+
+    def over(self, default: Resources) -> Resources:
+        """These resources, with each field that is not set taken from ``default``."""
+        return Resources(
+            cores=default.cores if self.cores is None else self.cores,
+            memory=default.memory if self.memory is None else self.memory,
+            instances=default.instances if self.instances is None else self.instances,
+        )
+
+
 class DriverSection(Section):
     cores: Annotated[Int32, Field(ge=1, le=MAX_CORES)] | None = None
     """CPU cores of the driver, whole (1 to the admins' limit, Helm values jobs.limits.driver.cores)."""
     memory: Memory | None = None
     """Spark's memory format, e.g. 2g or 512m."""
+
+    def resources(self) -> Resources:
+        return Resources(self.cores, self.memory)
 
 
 class ExecutorSection(DriverSection):
@@ -651,6 +679,9 @@ class ExecutorSection(DriverSection):
     """Spark's memory format, e.g. 4g or 512m."""
     instances: Annotated[Int32, Field(ge=1, le=MAX_EXECUTORS)] | None = None
     """How many executors (1 to the admins' limit, Helm values jobs.limits.executor.instances)."""
+
+    def resources(self) -> Resources:
+        return Resources(self.cores, self.memory, self.instances)
 
 
 class SecretSection(Section):
@@ -748,11 +779,16 @@ class SparkSection(Section):
     ttl_seconds: Annotated[Int64, Field(ge=0, le=MAX_TTL_SECONDS)] | None = None
     """How long a finished job's SparkApplication is kept, in seconds."""
 
+    @property
+    def secret_names(self) -> tuple[str, ...]:
+        """The Secrets exposed to driver and executors as env."""
+        return tuple(secret.name for secret in self.env_from_secrets)
+
 
 # --- the spec ------------------------------------------------------------------------------------------
 
 
-class TableSpecSection(Section):
+class TableSpec(Section):
     """The table and how its buckets are managed: what to converge it to, when, with which approval, and how
     its jobs run."""
 
@@ -796,6 +832,120 @@ class TableSpecSection(Section):
     spark: SparkSection = SparkSection()
     """How the Spark jobs run. Anything left out falls back to the operator's defaults."""
 
+    # What the operator reads off the spec, worked out once.
+
+    @cached_property
+    def bucket_rules(self) -> BucketRules:
+        """The rules as Hudi reads them (none: sizing proposes them)."""
+        rules = tuple(Rule(rule.pattern, rule.buckets) for rule in self.buckets.rules or ())
+        return BucketRules(rules, self.buckets.default, REGEX)
+
+    @property
+    def key_style(self) -> KeyStyle | None:
+        return None if self.table.key_style is None else _KEY_STYLES[self.table.key_style]
+
+    @cached_property
+    def sizing_policy(self) -> SizingPolicy | None:
+        return None if self.buckets.sizing is None else self.buckets.sizing.policy()
+
+    @property
+    def replan_every(self) -> int | None:
+        """Seconds: plan a sized table again this often (None: on change only)."""
+        sizing = self.buckets.sizing
+        return None if sizing is None or sizing.replan_every is None else _seconds(sizing.replan_every)
+
+    @cached_property
+    def verify_schedule(self) -> Schedule | None:
+        """When the layout is checked (None: never)."""
+        schedule = None if self.verify is None else self.verify.schedule
+        return None if schedule is None else Schedule.parse(schedule)
+
+    @cached_property
+    def writer_refs(self) -> WriterRefs:
+        """The writers paused around an apply that moves data."""
+        writers = self.writers
+        workloads = tuple(WorkloadRef(workload.kind, workload.name) for workload in writers.workloads)
+        timeout = writers.quiesce_timeout
+        return WriterRefs(workloads, DEFAULT_QUIESCE_TIMEOUT if timeout is None else _seconds(timeout))
+
+    @cached_property
+    def window(self) -> Window | None:
+        """When an apply that moves data may start (None: whenever approved)."""
+        window = self.apply.window
+        if window is None:
+            return None
+        text = f"{window.schedule} for {window.duration}"
+        return Window(Schedule.parse(window.schedule), _seconds(window.duration), text)
+
+    def job_request(
+        self, kind: JobKind, approved_plan: str = "", *, check_records: bool = False
+    ) -> PlanRequest | ApplyRequest | VerifyRequest:
+        """The request of a ``kind`` job for this table (its report goes where the backend says).
+
+        An apply names the plan it applies: the job refuses any other, so a table that changed since
+        the plan was made is never rewritten on a stale approval. ``check_records``: plan and apply read
+        every record's key and repair the partitions holding records out of their buckets.
+        """
+        uri, hash_fields, key_style = self.table.uri, tuple(self.table.hash_fields), self.key_style
+        if kind is JobKind.VERIFY:
+            return VerifyRequest(table=uri, hash_fields=hash_fields, key_style=key_style)
+        buckets, disable = self.buckets, self.metadata_table is MetadataTablePolicy.DISABLE
+        rescale = (
+            self.bucket_rules,
+            buckets.current_buckets,
+            buckets.convert,
+            disable,
+            self.engine,
+            self.sizing_policy,
+        )
+        if kind is JobKind.PLAN:
+            options = RescaleOptions(
+                *rescale, check_records=check_records, keep_duplicates=buckets.keep_duplicates
+            )
+            return PlanRequest(table=uri, hash_fields=hash_fields, key_style=key_style, rescale=options)
+        if kind is JobKind.APPLY and approved_plan:
+            applied = ApplyOptions(
+                *rescale,
+                check_records=check_records,
+                keep_duplicates=buckets.keep_duplicates,
+                approved_plan=approved_plan,
+            )
+            return ApplyRequest(table=uri, hash_fields=hash_fields, key_style=key_style, rescale=applied)
+        raise ValueError(
+            f"a table runs verify jobs, plan jobs and apply jobs of an approved plan, not {kind} "
+            f"{approved_plan!r}"
+        )
+
+
+_KEY_STYLES = {"Hudi1x": KeyStyle.HUDI_1X, "Hudi0x": KeyStyle.HUDI_0X}
+
+
+def _seconds(duration: str) -> int:
+    seconds = parse_duration(duration)
+    assert seconds is not None, duration  # the model checked it
+    return seconds
+
+
+def parse_spec(spec: Mapping[str, Any]) -> TableSpec:
+    """A TableSpec, or InvalidSpecError listing every problem found (not just the first)."""
+    if not isinstance(spec, Mapping):
+        raise InvalidSpecError(f"spec must be an object with table and buckets, not {spec!r}")
+    try:
+        return TableSpec.model_validate(_plain(spec))
+    except ValidationError as err:
+        raise InvalidSpecError("; ".join(problems(err))) from None
+
+
+def _plain(value: Any) -> Any:
+    """Plain dicts and lists, as the models take them strictly (Kopf hands a spec over as a Mapping),
+    as JSON has them: keys are strings, and null fields are left out (the API server prunes them; a
+    manifest read from a file means the same)."""
+    if isinstance(value, Mapping):
+        return {str(key): _plain(item) for key, item in value.items() if item is not None}
+    if isinstance(value, list):
+        return [_plain(item) for item in value]
+    return value
+
 
 # --- what is wrong, said the manifest's way ------------------------------------------------------------
 
@@ -817,7 +967,7 @@ def _said(error: ErrorDetails) -> str:
 def _locate(loc: tuple[int | str, ...]) -> tuple[str, Any]:
     """The manifest's path to ``loc`` and the annotation of what is there."""
     where: str = "spec"
-    annotation: Any = TableSpecSection
+    annotation: Any = TableSpec
     for part in loc:
         base = _unwrapped(annotation)[0]
         if isinstance(base, type) and issubclass(base, BaseModel):

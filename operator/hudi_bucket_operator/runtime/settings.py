@@ -27,9 +27,9 @@ from hudi_bucket_operator.resource.manifest import (
     DnsName,
     Expect,
     Memory,
+    Resources,
 )
 from hudi_bucket_operator.resource.schedule import parse_duration
-from hudi_bucket_operator.resource.spec import Resources
 from hudi_bucket_operator.resource.writers import SuspendField, WriterKind, WriterPolicy
 
 # The Spark of the job image (Dockerfile.job), which the tests run on (constraints.txt pins its PySpark).
