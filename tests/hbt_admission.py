@@ -15,9 +15,8 @@ import pytest
 import yaml
 
 import k8s_schema
-from hudi_bucket.core.rules import MAX_BUCKETS
+from hudi_bucket.core.rules import MAX_BUCKETS, MAX_RULES
 from hudi_bucket_operator.resource.api import GROUP, PLURAL, VERSION
-from hudi_bucket_operator.resource.manifest import MAX_RULES
 from paths import REPO
 
 CRD_PATH = REPO / "crds" / f"{PLURAL}.{GROUP}.yaml"

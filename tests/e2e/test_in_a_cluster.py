@@ -35,7 +35,7 @@ from harness import (
 )
 from hudi_bucket import cli
 from hudi_bucket.contract.requests import JobKind
-from hudi_bucket_operator.resource.manifest import parse_spec
+from hudi_bucket_operator.resource.spec import parse_spec
 from hudi_spark import data_rows, hudi_read, hudi_write
 from hudi_tables import MERGE_ON_READ, one_record_per_key, write_hudi_bucket_table
 from hudi_tables import records as hudi_records

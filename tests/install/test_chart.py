@@ -20,7 +20,7 @@ from hudi_bucket_operator.cli import build_parser
 from hudi_bucket_operator.policy.job_policy import JobDefaults, image_allowed
 from hudi_bucket_operator.policy.placement import PodPlacement
 from hudi_bucket_operator.resource.api import GROUP, KIND, PLURAL, VERSION
-from hudi_bucket_operator.resource.manifest import Resources
+from hudi_bucket_operator.resource.spec.spark import Resources
 from hudi_bucket_operator.runtime.settings import OperatorConfig
 from paths import REPO
 

@@ -11,7 +11,7 @@ import pytest
 from hudi_bucket_operator.decide.decisions import Observed, SubmitJob
 from hudi_bucket_operator.errors import KubeError
 from hudi_bucket_operator.policy.job_policy import Policy
-from hudi_bucket_operator.resource.manifest import TableSpec
+from hudi_bucket_operator.resource.spec import TableSpec
 from hudi_bucket_operator.resource.writers import ObservedWriter, Writer
 from hudi_bucket_operator.runtime import controller
 from hudi_bucket_operator.runtime.backends import TableRef

@@ -19,7 +19,7 @@ from hudi_bucket_operator.errors import KubeError
 from hudi_bucket_operator.policy.job_policy import Policy
 from hudi_bucket_operator.resource import naming
 from hudi_bucket_operator.resource.api import UNMANAGED
-from hudi_bucket_operator.resource.manifest import TableSpec
+from hudi_bucket_operator.resource.spec import TableSpec
 from hudi_bucket_operator.runtime import handlers, leadership
 from hudi_bucket_operator.runtime.backends import TableRef, job_name_for
 from hudi_bucket_operator.runtime.handlers import Memory

@@ -43,8 +43,9 @@ from hudi_bucket_operator.policy.job_policy import (
 )
 from hudi_bucket_operator.resource import images
 from hudi_bucket_operator.resource.api import KIND
-from hudi_bucket_operator.resource.manifest import DriverSection, Resources, SparkSection, parse_spec
 from hudi_bucket_operator.resource.spark_conf import Setting
+from hudi_bucket_operator.resource.spec import parse_spec
+from hudi_bucket_operator.resource.spec.spark import DriverSection, Resources, SparkSection
 from hudi_bucket_operator.runtime.settings import OperatorConfig
 from paths import s3a_jars
 

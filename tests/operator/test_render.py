@@ -24,7 +24,8 @@ from hudi_bucket_operator.policy.job_policy import JobDefaults, image_allowed
 from hudi_bucket_operator.policy.placement import Affinity, PodPlacement, Toleration
 from hudi_bucket_operator.resource import naming
 from hudi_bucket_operator.resource.api import API_VERSION, KIND
-from hudi_bucket_operator.resource.manifest import Resources, TableSpec, parse_spec
+from hudi_bucket_operator.resource.spec import TableSpec, parse_spec
+from hudi_bucket_operator.resource.spec.spark import Resources
 from paths import SPARK_APPLICATION_CRD as CRD
 
 needs_the_crd = pytest.mark.shared  # the Spark Operator's real CRD is in ../shared

@@ -37,18 +37,14 @@ from hudi_bucket.contract.requests import (
 )
 from hudi_bucket.core.engine import Engine
 from hudi_bucket.core.recordkeys import KeyStyle
-from hudi_bucket.core.rules import MAX_BUCKETS, BucketRules, Rule
+from hudi_bucket.core.rules import MAX_BUCKETS, MAX_RULES, BucketRules, Rule
 from hudi_bucket.core.sizing import SizingPolicy
 from hudi_bucket_operator.errors import InvalidSpecError
 from hudi_bucket_operator.resource.api import KIND
-from hudi_bucket_operator.resource.manifest import (
-    MAX_RULES,
-    ApplyPolicy,
-    MetadataTablePolicy,
-    Resources,
-    SparkSection,
-    parse_spec,
-)
+from hudi_bucket_operator.resource.spec import parse_spec
+from hudi_bucket_operator.resource.spec.apply import ApplyPolicy
+from hudi_bucket_operator.resource.spec.spark import Resources, SparkSection
+from hudi_bucket_operator.resource.spec.table_spec import MetadataTablePolicy
 from hudi_bucket_operator.resource.writers import WriterRefs
 
 SKEWED_EXPRESSIONS = r"\d{4}-(06-(01|17|18)|11-(01|10|11)),256;\d{4}-12-(24|25|31),128;^dt=2019-,4"

@@ -8,7 +8,7 @@ import pytest
 from hbt_admission import ADMISSION, SIZED, SMALL, rules_of, with_spec
 from hudi_bucket.core.rules import MAX_GROUP_DEPTH
 from hudi_bucket_operator.errors import InvalidSpecError
-from hudi_bucket_operator.resource.manifest import parse_spec
+from hudi_bucket_operator.resource.spec import parse_spec
 
 DEEP = "(" * 510  # made Python's re.compile raise RecursionError, which crashed the reconcile
 BACKTRACKING = "((.|.)|(.|.))*x"  # java.util.regex takes exponential time on it

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from hudi_bucket_operator.errors import KubeNotFoundError
-from hudi_bucket_operator.resource.manifest import parse_spec
+from hudi_bucket_operator.resource.spec import parse_spec
 from hudi_bucket_operator.resource.writers import (
     ObservedWriter,
     SuspendField,

@@ -33,7 +33,7 @@ from hudi_bucket_operator.errors import InvalidSpecError
 from hudi_bucket_operator.policy.job_policy import Policy
 from hudi_bucket_operator.resource.api import APPLY_NOW, PAUSED
 from hudi_bucket_operator.resource.conditions import condition
-from hudi_bucket_operator.resource.manifest import parse_spec
+from hudi_bucket_operator.resource.spec import parse_spec
 from hudi_bucket_operator.resource.table_status import TableStatus
 from hudi_bucket_operator.resource.writers import (
     ObservedWriter,

@@ -24,7 +24,7 @@ from hudi_bucket_operator.errors import InvalidSpecError
 from hudi_bucket_operator.resource import conditions, writers_state
 from hudi_bucket_operator.resource.api import APPLY_NOW
 from hudi_bucket_operator.resource.conditions import Event, EventType, Reason, warning
-from hudi_bucket_operator.resource.manifest import TableSpec, parse_spec
+from hudi_bucket_operator.resource.spec import TableSpec, parse_spec
 from hudi_bucket_operator.resource.table_status import Condition, LastJob, TableStatus
 from hudi_bucket_operator.resource.writers import Writer, WritersSpec
 from hudi_bucket_operator.resource.writers_state import ApplySteps, Outcome, WritersState

@@ -14,7 +14,7 @@ from hudi_bucket.contract.requests import ApplyRequest, JobKind, PlanRequest, Ve
 from hudi_bucket_operator.policy.job_policy import Policy
 from hudi_bucket_operator.resource.api import PAUSED
 from hudi_bucket_operator.resource.conditions import Event
-from hudi_bucket_operator.resource.manifest import TableSpec
+from hudi_bucket_operator.resource.spec import TableSpec
 from hudi_bucket_operator.resource.table_status import LastJob, TableStatus
 from hudi_bucket_operator.resource.writers import ObservedWriter, WriterAction
 

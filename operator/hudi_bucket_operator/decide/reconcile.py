@@ -42,7 +42,7 @@ from hudi_bucket_operator.errors import InvalidSpecError
 from hudi_bucket_operator.policy.job_policy import admit
 from hudi_bucket_operator.resource import conditions, writers_state
 from hudi_bucket_operator.resource.conditions import Event, Reason, normal, warning
-from hudi_bucket_operator.resource.manifest import TableSpec, parse_spec
+from hudi_bucket_operator.resource.spec import TableSpec, parse_spec
 from hudi_bucket_operator.resource.table_status import (
     BucketConfig,
     HistoryEntry,

@@ -26,7 +26,7 @@ from hudi_bucket_operator.decide.decisions import SubmitJob
 from hudi_bucket_operator.policy.job_policy import JobDefaults, job_settings
 from hudi_bucket_operator.resource import naming
 from hudi_bucket_operator.resource.api import API_VERSION, KIND
-from hudi_bucket_operator.resource.manifest import Resources, SparkSection
+from hudi_bucket_operator.resource.spec.spark import Resources, SparkSection
 
 SPARK_API_VERSION = "sparkoperator.k8s.io/v1beta2"
 SPARK_KIND = "SparkApplication"

@@ -22,7 +22,7 @@ from hudi_bucket_operator.decide.decisions import (
 from hudi_bucket_operator.resource import conditions
 from hudi_bucket_operator.resource.api import RETRY
 from hudi_bucket_operator.resource.conditions import Reason, normal
-from hudi_bucket_operator.resource.manifest import TableSpec
+from hudi_bucket_operator.resource.spec import TableSpec
 from hudi_bucket_operator.resource.table_status import LastJob, LayoutFound, TableStatus
 
 SIZING_ROUND = "@sizing-"  # in a retry token: the start (Unix seconds) of a scheduled re-measurement

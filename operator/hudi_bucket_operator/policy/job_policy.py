@@ -38,7 +38,6 @@ from hudi_bucket_operator.errors import (
 )
 from hudi_bucket_operator.policy.placement import PodPlacement
 from hudi_bucket_operator.resource import images
-from hudi_bucket_operator.resource.manifest import Resources, SparkSection, TableSpec
 from hudi_bucket_operator.resource.spark_conf import (
     HADOOP_CONF_ALLOWED,
     MIB,
@@ -51,6 +50,8 @@ from hudi_bucket_operator.resource.spark_conf import (
     reason_refused,
     spark_bytes,
 )
+from hudi_bucket_operator.resource.spec import TableSpec
+from hudi_bucket_operator.resource.spec.spark import Resources, SparkSection
 from hudi_bucket_operator.resource.writers import WriterPolicy, WritersSpec
 
 __all__ = [  # the lists, declared in spark_conf.py, as callers know them

@@ -26,7 +26,7 @@ from hudi_bucket_operator.errors import KubeConflictError, KubeNotFoundError
 from hudi_bucket_operator.policy.job_policy import Policy
 from hudi_bucket_operator.resource import naming
 from hudi_bucket_operator.resource.api import KIND
-from hudi_bucket_operator.resource.manifest import TableSpec
+from hudi_bucket_operator.resource.spec import TableSpec
 from hudi_bucket_operator.runtime.kube import SPARK_APPLICATIONS, KubeClient
 
 
