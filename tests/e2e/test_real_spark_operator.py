@@ -23,7 +23,8 @@ from hudi_bucket_operator.decide.render import render_spark_application
 from hudi_bucket_operator.policy.job_policy import JobDefaults
 from hudi_bucket_operator.policy.placement import PodPlacement, Toleration
 from hudi_bucket_operator.resource import naming
-from hudi_bucket_operator.resource.spec import API_VERSION, KIND, parse_spec
+from hudi_bucket_operator.resource.api import API_VERSION, KIND
+from hudi_bucket_operator.resource.spec import parse_spec
 from hudi_bucket_operator.runtime.backends import observed_job
 from spark_operator import GROUP, PLURAL, VERSION
 

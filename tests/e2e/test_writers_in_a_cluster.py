@@ -45,7 +45,7 @@ from harness import (
     until,
 )
 from hudi_bucket import cli
-from hudi_bucket_operator.resource.spec import WRITERS_FINALIZER
+from hudi_bucket_operator.resource.api import WRITERS_FINALIZER
 from lib.hudi_spark import bucket_options, hudi_read, hudi_write
 from spark_operator import SparkOperatorStandIn
 

@@ -16,7 +16,8 @@ import yaml
 from hudi_bucket_operator.cli import build_parser
 from hudi_bucket_operator.policy.job_policy import JobDefaults, image_allowed
 from hudi_bucket_operator.policy.placement import PodPlacement
-from hudi_bucket_operator.resource.spec import GROUP, KIND, PLURAL, VERSION, Resources
+from hudi_bucket_operator.resource.api import GROUP, KIND, PLURAL, VERSION
+from hudi_bucket_operator.resource.spec.spark import Resources
 from hudi_bucket_operator.runtime.settings import OperatorConfig
 from lib import helm_chart, k8s_schema
 from lib.helm_chart import CHART, NAMESPACE, VALUE_SETS, find, one, render

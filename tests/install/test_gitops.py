@@ -17,7 +17,7 @@ import yaml
 from lupa import lua51
 
 from hudi_bucket_operator.resource import conditions
-from hudi_bucket_operator.resource.spec import API_VERSION, GROUP, KIND
+from hudi_bucket_operator.resource.api import API_VERSION, GROUP, KIND
 from hudi_bucket_operator.resource.table_status import TableStatus
 from lib import helm_chart
 from lib.paths import REPO

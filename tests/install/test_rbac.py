@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from hudi_bucket_operator.decide import render as job_render
-from hudi_bucket_operator.resource.spec import GROUP, PLURAL
+from hudi_bucket_operator.resource.api import GROUP, PLURAL
 from hudi_bucket_operator.runtime import kube
 from lib import helm_chart
 from lib.helm_chart import FLINK_WRITER_KIND, NAMESPACE, VALUE_SETS, find, one, render

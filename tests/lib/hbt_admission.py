@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 import yaml
 
-from hudi_bucket.core.rules import MAX_BUCKETS
-from hudi_bucket_operator.resource.spec import GROUP, MAX_RULES, PLURAL, VERSION
+from hudi_bucket.core.rules import MAX_BUCKETS, MAX_RULES
+from hudi_bucket_operator.resource.api import GROUP, PLURAL, VERSION
 from lib import k8s_schema
 from lib.paths import REPO
 

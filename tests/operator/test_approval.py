@@ -14,7 +14,7 @@ from hudi_bucket.core.rules import BucketRules
 from hudi_bucket.errors import PlanNotApprovedError
 from hudi_bucket_operator.decide.decisions import Decision, JobPhase, Observed, ObservedJob
 from hudi_bucket_operator.decide.reconcile import decide
-from hudi_bucket_operator.resource.spec import RETRY
+from hudi_bucket_operator.resource.api import RETRY
 from hudi_bucket_operator.resource.table_status import TableStatus
 from lib.hbt_resources import SPEC
 

@@ -8,7 +8,7 @@ import pytest
 
 from hudi_bucket_operator.decide.decisions import JobPhase
 from hudi_bucket_operator.resource import naming
-from hudi_bucket_operator.resource.spec import KIND
+from hudi_bucket_operator.resource.api import KIND
 from hudi_bucket_operator.runtime.backends import observed_job
 
 

@@ -20,24 +20,15 @@ from hudi_bucket.contract.reports import ApplyResult, JobReport, Outcome, PlanRe
 from hudi_bucket.contract.requests import JobKind
 from hudi_bucket.core.hashing_config import HashingConfig
 from hudi_bucket.core.planning import ChangeReason, PartitionChange, Plan
-from hudi_bucket.core.rules import MAX_BUCKETS, BucketRules, Rule
+from hudi_bucket.core.rules import MAX_BUCKETS, MAX_PATTERN_LENGTH, MAX_RULES, BucketRules, Rule
 from hudi_bucket_operator.decide.reconcile import JobPhase, Observed, ObservedJob, decide
 from hudi_bucket_operator.errors import ScheduleError
+from hudi_bucket_operator.resource.api import GROUP, KIND, PLURAL, VERSION
 from hudi_bucket_operator.resource.schedule import Schedule
-from hudi_bucket_operator.resource.spec import (
-    GROUP,
-    KIND,
-    MAX_CORES,
-    MAX_EXECUTORS,
-    MAX_PATTERN_LENGTH,
-    MAX_RULES,
-    MAX_TTL_SECONDS,
-    PLURAL,
-    VERSION,
-    ApplyPolicy,
-    MetadataTablePolicy,
-    parse_spec,
-)
+from hudi_bucket_operator.resource.spec import parse_spec
+from hudi_bucket_operator.resource.spec.apply import ApplyPolicy
+from hudi_bucket_operator.resource.spec.spark import MAX_CORES, MAX_EXECUTORS, MAX_TTL_SECONDS
+from hudi_bucket_operator.resource.spec.table_spec import MetadataTablePolicy
 from hudi_bucket_operator.resource.table_status import TableStatus
 from lib import hbt_admission, k8s_schema
 from lib.hbt_admission import (

@@ -23,8 +23,8 @@ from hudi_bucket.core.rules import BucketRules
 from hudi_bucket_operator.decide.decisions import SEQUENCE, Decision, JobPhase, Observed, ObservedJob
 from hudi_bucket_operator.decide.reconcile import decide
 from hudi_bucket_operator.decide.rounds import VERIFY_ROUND
+from hudi_bucket_operator.resource.api import PAUSED, RETRY
 from hudi_bucket_operator.resource.conditions import LAYOUT_HEALTHY, READY, condition
-from hudi_bucket_operator.resource.spec import PAUSED, RETRY
 from hudi_bucket_operator.resource.table_status import Condition, LastJob, TableStatus
 from lib.hbt_resources import SPEC
 

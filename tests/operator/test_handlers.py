@@ -18,7 +18,8 @@ from hudi_bucket_operator.decide.decisions import JobPhase, ObservedJob, SubmitJ
 from hudi_bucket_operator.errors import KubeError
 from hudi_bucket_operator.policy.job_policy import Policy
 from hudi_bucket_operator.resource import naming
-from hudi_bucket_operator.resource.spec import UNMANAGED, TableSpec
+from hudi_bucket_operator.resource.api import UNMANAGED
+from hudi_bucket_operator.resource.spec import TableSpec
 from hudi_bucket_operator.runtime import handlers, leadership
 from hudi_bucket_operator.runtime.backends import TableRef, job_name_for
 from hudi_bucket_operator.runtime.handlers import Memory

@@ -41,8 +41,10 @@ from hudi_bucket_operator.policy.job_policy import (
     spark_conf_refusal,
 )
 from hudi_bucket_operator.resource import images
+from hudi_bucket_operator.resource.api import KIND
 from hudi_bucket_operator.resource.spark_conf import Setting
-from hudi_bucket_operator.resource.spec import KIND, Resources, SparkSettings, parse_spec
+from hudi_bucket_operator.resource.spec import parse_spec
+from hudi_bucket_operator.resource.spec.spark import DriverSection, Resources, SparkSection
 from hudi_bucket_operator.runtime.settings import OperatorConfig
 from lib.hbt_admission import ADMISSION, CRD_PATH, EXAMPLES, SMALL, with_spec
 from lib.paths import s3a_jars
@@ -235,9 +237,9 @@ def test_the_examples_run_on_a_default_install_once_their_secrets_are_listed(pat
     tables = [doc for doc in yaml.safe_load_all(path.read_text()) if doc and doc["kind"] == KIND]
     for doc in tables:
         spec, namespace = parse_spec(doc["spec"]), doc["metadata"]["namespace"]
-        secrets = {namespace: spec.spark.env_from_secrets}
+        secrets = {namespace: spec.spark.secret_names}
         admit(spec, namespace, replace(policy, jobs=replace(policy.jobs, allowed_secrets=secrets)))
-        if spec.spark.env_from_secrets:  # the example says the admins must list them
+        if spec.spark.secret_names:  # the example says the admins must list them
             assert "jobs.allowedSecrets" in path.read_text()
 
 
@@ -408,14 +410,17 @@ def test_jobs_run_as_the_job_account_or_one_the_admins_list(
     account: str, allowed_accounts: tuple[str, ...], runs_as: str
 ) -> None:
     defaults = replace(DEFAULTS, allowed_service_accounts=allowed_accounts)
-    assert job_settings(SparkSettings(service_account=account), defaults).service_account == runs_as
+    assert (
+        job_settings(SparkSection.model_validate({"serviceAccount": account}), defaults).service_account
+        == runs_as
+    )
 
 
 @pytest.mark.parametrize("account", ["default", "cluster-admin", "spark-operator-spark", "lake-spark2"])
 def test_any_other_service_account_is_refused_saying_how_admins_allow_it(account: str) -> None:
     defaults = replace(DEFAULTS, allowed_service_accounts=("lake-spark",))
     with pytest.raises(ServiceAccountNotAllowedError) as caught:
-        job_settings(SparkSettings(service_account=account), defaults)
+        job_settings(SparkSection.model_validate({"serviceAccount": account}), defaults)
     said = str(caught.value)
     assert f"spec.spark.serviceAccount {account!r} is not allowed" in said
     assert "'hudi-bucket-jobs' and ['lake-spark']" in said
@@ -492,7 +497,7 @@ def test_each_image_tried_is_allowed_by_the_rule_as_documented_or_refused(
     assert image_allowed(image, IMAGE_POLICY) is allowed, why
     if not allowed:
         with pytest.raises(ImageNotAllowedError, match=re.escape(repr(image))):
-            job_settings(SparkSettings(image=image), IMAGE_POLICY)
+            job_settings(SparkSection.model_validate({"image": image}), IMAGE_POLICY)
 
 
 @pytest.mark.parametrize(("image", "allowed", "why"), IMAGES_TRIED, ids=[repr(i) for i, _, _ in IMAGES_TRIED])
@@ -652,9 +657,9 @@ def test_memory_a_setting_adds_to_a_pod_is_bounded_by_the_largest_allowed(
 
 
 def test_a_driver_or_executors_over_the_admins_limits_are_refused_naming_each() -> None:
-    spark = SparkSettings(
-        driver=Resources(cores=5, memory="99999999g"),
-        executor=Resources(cores=256, memory="33g", instances=1000),
+    driver = {"cores": 5, "memory": "99999999g"}
+    spark = SparkSection.model_validate(
+        {"driver": driver, "executor": {"cores": 256, "memory": "33g", "instances": 1000}}
     )
     with pytest.raises(ResourcesNotAllowedError) as caught:
         job_settings(spark, DEFAULTS)
@@ -668,10 +673,12 @@ def test_a_driver_or_executors_over_the_admins_limits_are_refused_naming_each() 
     ):
         assert problem in said
     assert "jobs.limits" in caught.value.hint
-    at_most = SparkSettings(driver=Resources(4, "16g"), executor=Resources(8, "32g", 50))
+    at_most = SparkSection.model_validate(
+        {"driver": {"cores": 4, "memory": "16g"}, "executor": {"cores": 8, "memory": "32g", "instances": 50}}
+    )
     assert job_settings(at_most, DEFAULTS).executor == Resources(8, "32g", 50)
     wider = replace(DEFAULTS, max_executor=Resources(cores=256, memory="1t", instances=1000))
-    job_settings(replace(spark, driver=Resources()), wider)
+    job_settings(spark.model_copy(update={"driver": DriverSection()}), wider)
 
 
 def test_defaults_over_the_limits_stop_the_operator_at_start() -> None:

@@ -21,14 +21,9 @@ from hudi_bucket_operator.errors import ImageNotAllowedError, InvalidSpecError, 
 from hudi_bucket_operator.policy.job_policy import JobDefaults, image_allowed
 from hudi_bucket_operator.policy.placement import Affinity, PodPlacement, Toleration
 from hudi_bucket_operator.resource import naming
-from hudi_bucket_operator.resource.spec import (
-    API_VERSION,
-    KIND,
-    Resources,
-    SparkSettings,
-    TableSpec,
-    parse_spec,
-)
+from hudi_bucket_operator.resource.api import API_VERSION, KIND
+from hudi_bucket_operator.resource.spec import TableSpec, parse_spec
+from hudi_bucket_operator.resource.spec.spark import Resources
 from lib import hbt_admission, k8s_schema
 from lib.paths import SPARK_APPLICATION_CRD as CRD
 
@@ -492,9 +487,8 @@ def test_spark_conf_cannot_override_what_the_operator_owns(key: str) -> None:
 
 def test_resources_over_the_admins_limits_are_never_rendered() -> None:
     # decide refuses these before any job; render checks again what reaches it from code.
-    parsed = parse_spec(MINIMAL_SPEC)
-    spark = SparkSettings(driver=Resources(memory="99999999g"), executor=Resources(instances=1000, cores=256))
-    table_spec = TableSpec(uri=parsed.uri, rules=parsed.rules, spark=spark)
+    spark = {"driver": {"memory": "99999999g"}, "executor": {"instances": 1000, "cores": 256}}
+    table_spec = parse_spec({**MINIMAL_SPEC, "spark": spark})
     with pytest.raises(InvalidSpecError) as caught:
         render(MINIMAL_SPEC, table_spec=table_spec)
     message = str(caught.value)
@@ -552,9 +546,8 @@ def test_operator_defaults_are_checked() -> None:
 
 
 @needs_the_crd
-def test_a_table_spec_built_in_code_renders_too() -> None:
-    # The local mode and tests build TableSpec directly, with no raw spec beside it.
-    spec = parse_spec(MINIMAL_SPEC)
-    table_spec = TableSpec(uri=spec.uri, rules=spec.rules)
+def test_a_spec_of_table_and_buckets_alone_renders_too() -> None:
+    # Everything else is the models' defaults.
+    table_spec = parse_spec({"table": MINIMAL_SPEC["table"], "buckets": MINIMAL_SPEC["buckets"]})
     manifest = render(MINIMAL_SPEC, table_spec=table_spec)
     assert_valid(manifest)

@@ -17,7 +17,7 @@ from hudi_bucket_operator.errors import SettingsError
 from hudi_bucket_operator.policy.job_policy import JobDefaults
 from hudi_bucket_operator.policy.placement import PodPlacement, Toleration
 from hudi_bucket_operator.resource.schedule import parse_duration
-from hudi_bucket_operator.resource.spec import Resources
+from hudi_bucket_operator.resource.spec.spark import Resources
 from hudi_bucket_operator.runtime.settings import (
     HELM,
     HELM_VALUES,

@@ -23,19 +23,15 @@ from hudi_bucket.contract.requests import (
 )
 from hudi_bucket.core.engine import Engine
 from hudi_bucket.core.recordkeys import KeyStyle
-from hudi_bucket.core.rules import MAX_BUCKETS, BucketRules, Rule
+from hudi_bucket.core.rules import MAX_BUCKETS, MAX_RULES, BucketRules, Rule
 from hudi_bucket.core.sizing import SizingPolicy
 from hudi_bucket_operator.errors import InvalidSpecError
-from hudi_bucket_operator.resource.spec import (
-    KIND,
-    MAX_RULES,
-    ApplyPolicy,
-    MetadataTablePolicy,
-    Resources,
-    SparkSettings,
-    TableSpec,
-    parse_spec,
-)
+from hudi_bucket_operator.resource.api import KIND
+from hudi_bucket_operator.resource.spec import parse_spec
+from hudi_bucket_operator.resource.spec.apply import ApplyPolicy
+from hudi_bucket_operator.resource.spec.spark import Resources, SparkSection
+from hudi_bucket_operator.resource.spec.table_spec import MetadataTablePolicy
+from hudi_bucket_operator.resource.writers import WriterRefs
 from lib.hbt_admission import (
     ADMISSION,
     BAD_MANIFESTS,
@@ -64,45 +60,50 @@ def refusal(spec: dict[str, Any]) -> str:
 
 
 def test_a_small_table_gets_the_defaults() -> None:
-    assert parse_spec(SMALL["spec"]) == TableSpec(
-        uri="s3a://lake/warehouse/customers",
-        rules=BucketRules((Rule("^region=emea$", 8),), default=4, rule_type="regex"),
-        hash_fields=(),
-        key_style=None,
-        current_buckets=None,
-        convert=False,
-        policy=ApplyPolicy.MANUAL,
-        approved_plan="",
-        metadata_table=MetadataTablePolicy.REFUSE,
-        spark=SparkSettings(),
+    spec = parse_spec(SMALL["spec"])
+    assert spec.table.uri == "s3a://lake/warehouse/customers"
+    assert spec.bucket_rules == BucketRules((Rule("^region=emea$", 8),), default=4, rule_type="regex")
+    assert (spec.table.hash_fields, spec.key_style) == ([], None)
+    assert (spec.buckets.current_buckets, spec.buckets.convert, spec.buckets.keep_duplicates) == (
+        None,
+        False,
+        False,
     )
+    assert (spec.apply.policy, spec.apply.approved_plan) == (ApplyPolicy.MANUAL, "")
+    assert (spec.metadata_table, spec.engine) == (MetadataTablePolicy.REFUSE, Engine.AUTO)
+    assert (spec.sizing_policy, spec.replan_every, spec.verify_schedule, spec.window) == (
+        None,
+        None,
+        None,
+        None,
+    )
+    assert spec.writer_refs == WriterRefs()
+    assert spec.spark == SparkSection()
 
 
 def test_every_field_of_a_skewed_days_table_is_read() -> None:
-    assert parse_spec(SKEWED_DAYS["spec"]) == TableSpec(
-        uri="s3a://lake/warehouse/orders",
-        rules=BucketRules.parse(SKEWED_EXPRESSIONS, 16),
-        hash_fields=("order_id",),
-        policy=ApplyPolicy.AUTOMATIC,
-        metadata_table=MetadataTablePolicy.DISABLE,
-        spark=SparkSettings(
-            image="registry.example.com/hudi-bucket-job:0.1.0",
-            spark_version="4.0.1",
-            service_account="hudi-bucket-jobs",
-            driver=Resources(cores=1, memory="2g"),
-            executor=Resources(cores=4, memory="16g", instances=8),
-            spark_conf={"spark.sql.shuffle.partitions": "2048"},
-            hadoop_conf={"fs.s3a.endpoint": "https://s3.eu-west-1.amazonaws.com"},
-            env_from_secrets=("lake-s3",),
-            ttl_seconds=86400,
-        ),
+    spec = parse_spec(SKEWED_DAYS["spec"])
+    assert spec.table.uri == "s3a://lake/warehouse/orders"
+    assert spec.bucket_rules == BucketRules.parse(SKEWED_EXPRESSIONS, 16)
+    assert spec.table.hash_fields == ["order_id"]
+    assert (spec.apply.policy, spec.metadata_table) == (ApplyPolicy.AUTOMATIC, MetadataTablePolicy.DISABLE)
+    spark = spec.spark
+    assert (spark.image, spark.spark_version, spark.service_account) == (
+        "registry.example.com/hudi-bucket-job:0.1.0",
+        "4.0.1",
+        "hudi-bucket-jobs",
     )
+    assert spark.driver.resources() == Resources(cores=1, memory="2g")
+    assert spark.executor.resources() == Resources(cores=4, memory="16g", instances=8)
+    assert spark.spark_conf == {"spark.sql.shuffle.partitions": "2048"}
+    assert spark.hadoop_conf == {"fs.s3a.endpoint": "https://s3.eu-west-1.amazonaws.com"}
+    assert (spark.secret_names, spark.ttl_seconds) == (("lake-s3",), 86400)
 
 
 def test_a_sized_table_carries_its_policy_into_plan_and_apply() -> None:
     spec = parse_spec(SIZED["spec"])
     policy = SizingPolicy(512 << 20, min_buckets=1, max_buckets=256, partitions="^day=", tolerance=2.0)
-    assert spec.sizing == policy
+    assert spec.sizing_policy == policy
     plan = spec.job_request(JobKind.PLAN)
     apply = spec.job_request(JobKind.APPLY, approved_plan=PLAN_ID)
     assert plan.rescale.sizing == apply.rescale.sizing == policy
@@ -112,8 +113,8 @@ def test_a_sized_table_carries_its_policy_into_plan_and_apply() -> None:
 
 def test_sizing_defaults_to_every_partition_at_a_factor_of_two_planned_on_change_only() -> None:
     spec = parse_spec(with_spec(SIZED, "buckets.sizing", {"targetFileSize": "1.5Gi"})["spec"])
-    assert (spec.sizing, spec.replan_every) == (SizingPolicy(3 << 29), None)
-    assert parse_spec(SMALL["spec"]).sizing is None
+    assert (spec.sizing_policy, spec.replan_every) == (SizingPolicy(3 << 29), None)
+    assert parse_spec(SMALL["spec"]).sizing_policy is None
 
 
 @pytest.mark.parametrize(("every", "seconds"), [("24h", 86400), ("90m", 5400), ("7d", 604800), ("1m", 60)])
@@ -124,7 +125,7 @@ def test_a_sized_table_may_be_planned_again_on_a_schedule(every: str, seconds: i
 
 def test_a_sized_table_needs_no_rules_of_its_own() -> None:
     spec = parse_spec(without_spec(SIZED, "buckets.rules")["spec"])
-    assert spec.rules == BucketRules((), 4)
+    assert spec.bucket_rules == BucketRules((), 4)
     request = spec.job_request(JobKind.PLAN)
     assert "--expressions=" in request.to_argv()
     assert parse_argv(request.to_argv()) == request
@@ -139,23 +140,29 @@ def test_a_sizing_pattern_that_may_differ_in_java_is_refused() -> None:
 
 def test_a_plan_then_approve_upgrade_carries_the_approved_plan_and_old_count() -> None:
     spec = parse_spec(PLAN_THEN_APPROVE["spec"])
-    assert (spec.policy, spec.approved_plan) == (ApplyPolicy.MANUAL, PLAN_ID)
-    assert (spec.current_buckets, spec.convert, spec.key_style) == (8, False, KeyStyle.HUDI_0X)
+    assert (spec.apply.policy, spec.apply.approved_plan) == (ApplyPolicy.MANUAL, PLAN_ID)
+    assert (spec.buckets.current_buckets, spec.buckets.convert, spec.key_style) == (
+        8,
+        False,
+        KeyStyle.HUDI_0X,
+    )
 
 
 def test_the_uri_is_trimmed() -> None:
-    assert parse_spec(with_spec(SMALL, "table.uri", " /data/customers\n")["spec"]).uri == "/data/customers"
+    assert (
+        parse_spec(with_spec(SMALL, "table.uri", " /data/customers\n")["spec"]).table.uri == "/data/customers"
+    )
 
 
 def test_the_rule_type_is_spelt_as_the_crd_spells_it() -> None:
     # Hudi reads the rule type ignoring case, but the CRD's enum is exact: parse_spec keeps one spelling.
-    assert parse_spec(with_spec(SMALL, "buckets.rule", "regex")["spec"]).rules.rule_type == "regex"
+    assert parse_spec(with_spec(SMALL, "buckets.rule", "regex")["spec"]).bucket_rules.rule_type == "regex"
     assert "spec.buckets.rule must be 'regex'" in refusal(with_spec(SMALL, "buckets.rule", "REGEX")["spec"])
 
 
 def test_spark_resources_left_out_are_not_set() -> None:
     spark = parse_spec(with_spec(SMALL, "spark.driver", {"cores": 1})["spec"]).spark
-    assert (spark.driver, spark.executor) == (Resources(cores=1), Resources())
+    assert (spark.driver.resources(), spark.executor.resources()) == (Resources(cores=1), Resources())
     assert spark.driver.memory is None  # so the operator's default applies, whatever it is
 
 
@@ -199,7 +206,7 @@ def test_a_plan_request_carries_the_spec(
     manifest: dict[str, Any], table: dict, rescale: RescaleOptions
 ) -> None:
     spec = parse_spec(manifest["spec"])
-    assert spec.job_request(JobKind.PLAN) == PlanRequest(table=spec.uri, **table, rescale=rescale)
+    assert spec.job_request(JobKind.PLAN) == PlanRequest(table=spec.table.uri, **table, rescale=rescale)
 
 
 def test_an_apply_request_carries_the_spec_and_the_plan_it_applies() -> None:
@@ -207,7 +214,7 @@ def test_an_apply_request_carries_the_spec_and_the_plan_it_applies() -> None:
     request = spec.job_request(JobKind.APPLY, approved_plan=PLAN_ID)
     assert isinstance(request, ApplyRequest)
     assert request.rescale.approved_plan == PLAN_ID
-    assert request.rescale.rules == spec.rules
+    assert request.rescale.rules == spec.bucket_rules
     assert request.hash_fields == ("order_id",)
 
 
@@ -220,14 +227,14 @@ def test_an_apply_without_its_plan_or_another_kind_of_job_is_a_bug() -> None:
 
 
 def test_a_table_may_have_its_layout_checked_on_a_schedule() -> None:
-    assert parse_spec(SMALL["spec"]).verify is None
+    assert parse_spec(SMALL["spec"]).verify_schedule is None
     for schedule in ("6h", "0 3 * * *"):
         manifest = with_spec(SMALL, "verify", {"schedule": schedule})
         spec = parse_spec(manifest["spec"])
-        assert spec.verify is not None
-        assert spec.verify.text == schedule
+        assert spec.verify_schedule is not None
+        assert spec.verify_schedule.text == schedule
         assert ADMISSION.errors(manifest) == []
-        assert spec.job_request(JobKind.VERIFY) == VerifyRequest(table=spec.uri)
+        assert spec.job_request(JobKind.VERIFY) == VerifyRequest(table=spec.table.uri)
 
 
 @pytest.mark.parametrize("schedule", ["daily", "0 3 * *", "61 * * * *", 6])
@@ -549,7 +556,7 @@ def test_the_escapes_the_refusals_suggest_are_admitted_and_parse() -> None:
     # The comma and semicolon messages tell users to write \x2c and \x3b: Java and Python read both.
     manifest = with_spec(SMALL, "buckets.rules", rules_of((r"^tag=a\x2cb\x3bc$", 8)))
     assert ADMISSION.errors(manifest) == []
-    rules = parse_spec(manifest["spec"]).rules
+    rules = parse_spec(manifest["spec"]).bucket_rules
     assert rules.render() == r"^tag=a\x2cb\x3bc$,8"
     assert BucketRules.parse(rules.render(), rules.default) == rules
 

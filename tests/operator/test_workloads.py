@@ -81,7 +81,7 @@ class FakeClient:
 
 async def test_writers_are_read_whole_for_consent_then_by_scale_and_pods_or_by_their_suspend_field() -> None:
     client = FakeClient()
-    writers = POLICY.resolve(parse_spec(SPEC).writers).workloads
+    writers = POLICY.resolve(parse_spec(SPEC).writer_refs).workloads
     seen = await workloads.observe(client, "lake", "orders", writers)  # type: ignore[arg-type]
     assert seen == {
         "Deployment/ingest": ObservedWriter(replicas=0, pods=1),
@@ -97,7 +97,7 @@ async def test_writers_are_read_whole_for_consent_then_by_scale_and_pods_or_by_t
 async def test_a_workload_that_names_another_table_or_none_does_not_consent() -> None:
     client = FakeClient()
     refs = parse_spec({**SPEC, "writers": {"workloads": [{"kind": "Deployment", "name": "other"}, FLINK]}})
-    writers = POLICY.resolve(refs.writers).workloads
+    writers = POLICY.resolve(refs.writer_refs).workloads
     seen = await workloads.observe(client, "lake", "customers-archive", writers)  # type: ignore[arg-type]
     assert (seen["Deployment/other"].consents, seen["FlinkDeployment/cdc"].consents) == (False, False)
     seen = await workloads.observe(client, "lake", "customers", writers)  # type: ignore[arg-type]

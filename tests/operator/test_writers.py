@@ -30,8 +30,9 @@ from hudi_bucket_operator.decide.decisions import Decision, JobPhase, ObservedJo
 from hudi_bucket_operator.decide.reconcile import decide, failed
 from hudi_bucket_operator.errors import InvalidSpecError
 from hudi_bucket_operator.policy.job_policy import Policy
+from hudi_bucket_operator.resource.api import APPLY_NOW, PAUSED
 from hudi_bucket_operator.resource.conditions import condition
-from hudi_bucket_operator.resource.spec import APPLY_NOW, PAUSED, parse_spec
+from hudi_bucket_operator.resource.spec import parse_spec
 from hudi_bucket_operator.resource.table_status import TableStatus
 from hudi_bucket_operator.resource.writers import (
     ObservedWriter,
@@ -79,19 +80,19 @@ WRITERS_SPEC = {
 
 def test_writers_and_a_window_are_read_from_the_spec() -> None:
     spec = parse_spec({**WRITERS_SPEC, "writers": {"workloads": WORKLOADS, "quiesceTimeout": "5m"}})
-    assert spec.writers.workloads == (
+    assert spec.writer_refs.workloads == (
         WorkloadRef("Deployment", "ingest"),
         WorkloadRef("FlinkDeployment", "orders-cdc"),
     )
     # How each is paused is the admins' policy's to say.
-    deployment, flink = WRITER_POLICY.resolve(spec.writers).workloads
+    deployment, flink = WRITER_POLICY.resolve(spec.writer_refs).workloads
     assert (deployment.api_version, deployment.plural, deployment.scaled) == ("apps/v1", "deployments", True)
     assert (flink.plural, flink.suspend.path if flink.suspend else None) == (
         "flinkdeployments",
         "spec.job.state",
     )
-    assert spec.writers.quiesce_timeout == 300
-    assert parse_spec(SPEC).writers.quiesce_timeout == 15 * 60  # the default
+    assert spec.writer_refs.quiesce_timeout == 300
+    assert parse_spec(SPEC).writer_refs.quiesce_timeout == 15 * 60  # the default
     assert spec.window is not None
     assert spec.window.start_of(NOW) is None
     assert spec.window.next_start(NOW) == datetime(2026, 11, 24, 1, 0, tzinfo=UTC)

@@ -22,8 +22,9 @@ from hudi_bucket_operator.decide.decisions import (
 from hudi_bucket_operator.decide.rounds import approved_as_planned, planned_anew, report_needed, retry_token
 from hudi_bucket_operator.errors import InvalidSpecError
 from hudi_bucket_operator.resource import conditions, writers_state
+from hudi_bucket_operator.resource.api import APPLY_NOW
 from hudi_bucket_operator.resource.conditions import Event, EventType, Reason, warning
-from hudi_bucket_operator.resource.spec import APPLY_NOW, TableSpec, parse_spec
+from hudi_bucket_operator.resource.spec import TableSpec, parse_spec
 from hudi_bucket_operator.resource.table_status import Condition, LastJob, TableStatus
 from hudi_bucket_operator.resource.writers import Writer, WritersSpec
 from hudi_bucket_operator.resource.writers_state import ApplySteps, Outcome, WritersState
@@ -45,7 +46,7 @@ def writers_needed(observed: Observed) -> list[Writer]:
         spec = None
     policy = observed.policy.writers
     # Writers the admins do not let it pause are never read (the spec stalls, saying so).
-    writers = None if spec is None or policy.problems(spec.writers) else policy.resolve(spec.writers)
+    writers = None if spec is None or policy.problems(spec.writer_refs) else policy.resolve(spec.writer_refs)
     if maintenance.active(state):
         return maintenance.to_observe(writers, state)
     if spec is None or writers is None or not writers.workloads:
@@ -120,7 +121,7 @@ def maintain(
 
 def writers_of(observed: Observed, spec: TableSpec) -> WritersSpec:
     """The spec's writers as the operator pauses them: each kind as the admins declared it."""
-    return observed.policy.writers.resolve(spec.writers)
+    return observed.policy.writers.resolve(spec.writer_refs)
 
 
 Step = tuple[TableStatus, str | None, str | None, tuple[Event, ...], maintenance.Advance]

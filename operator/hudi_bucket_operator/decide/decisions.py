@@ -12,8 +12,9 @@ from typing import Any
 from hudi_bucket.contract.reports import JobReport
 from hudi_bucket.contract.requests import ApplyRequest, JobKind, PlanRequest, VerifyRequest
 from hudi_bucket_operator.policy.job_policy import Policy
+from hudi_bucket_operator.resource.api import PAUSED
 from hudi_bucket_operator.resource.conditions import Event
-from hudi_bucket_operator.resource.spec import PAUSED, TableSpec
+from hudi_bucket_operator.resource.spec import TableSpec
 from hudi_bucket_operator.resource.table_status import LastJob, TableStatus
 from hudi_bucket_operator.resource.writers import ObservedWriter, WriterAction
 

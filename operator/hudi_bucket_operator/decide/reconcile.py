@@ -43,7 +43,7 @@ from hudi_bucket_operator.errors import InvalidSpecError
 from hudi_bucket_operator.policy.job_policy import admit
 from hudi_bucket_operator.resource import conditions, writers_state
 from hudi_bucket_operator.resource.conditions import Event, Reason, normal, warning
-from hudi_bucket_operator.resource.spec import ApplyPolicy, TableSpec, parse_spec
+from hudi_bucket_operator.resource.spec import TableSpec, parse_spec
 from hudi_bucket_operator.resource.table_status import (
     BucketConfig,
     HistoryEntry,
@@ -293,8 +293,8 @@ def _after_plan(
         message = "the table already matches the rules"
         ready = conditions.ready(status, now, Reason.CONVERGED, message)
         return Decision(ready, recorded=job.name, events=(normal(Reason.CONVERGED, message),), spec=spec)
-    approved = spec.policy is ApplyPolicy.AUTOMATIC or spec.approved_plan == plan.id
-    described = _described(summary, spec.keep_duplicates)
+    approved = spec.apply.approves(plan.id)
+    described = _described(summary, spec.buckets.keep_duplicates)
     if not approved:
         # What it was planned from: approving it alone then starts its apply without planning again.
         summary = summary.model_copy(update={"basis": rounds.plan_basis(spec, status)})

@@ -25,7 +25,8 @@ from hudi_bucket.contract.reports import ConfigMapReport, ReportOwner
 from hudi_bucket_operator.decide.decisions import SubmitJob
 from hudi_bucket_operator.policy.job_policy import JobDefaults, job_settings
 from hudi_bucket_operator.resource import naming
-from hudi_bucket_operator.resource.spec import API_VERSION, KIND, Resources, SparkSettings
+from hudi_bucket_operator.resource.api import API_VERSION, KIND
+from hudi_bucket_operator.resource.spec.spark import Resources, SparkSection
 
 SPARK_API_VERSION = "sparkoperator.k8s.io/v1beta2"
 SPARK_KIND = "SparkApplication"
@@ -60,7 +61,7 @@ def render_spark_application(
     *,
     table: Mapping[str, Any],
     job: SubmitJob,
-    spark: SparkSettings,
+    spark: SparkSection,
     job_name: str,
     defaults: JobDefaults,
 ) -> dict[str, Any]:
@@ -108,7 +109,7 @@ def render_spark_application(
                 settings.service_account,
                 labels,
                 defaults.driver_pod.template(
-                    _container(DRIVER_CONTAINER, spark.env_from_secrets, env=[pod_namespace]),
+                    _container(DRIVER_CONTAINER, spark.secret_names, env=[pod_namespace]),
                     defaults.image_pull_secrets,
                 ),
             ),
@@ -118,7 +119,7 @@ def render_spark_application(
                     settings.service_account,
                     labels,
                     defaults.executor_pod.template(
-                        _container(EXECUTOR_CONTAINER, spark.env_from_secrets), defaults.image_pull_secrets
+                        _container(EXECUTOR_CONTAINER, spark.secret_names), defaults.image_pull_secrets
                     ),
                 ),
                 "instances": settings.executor.instances,

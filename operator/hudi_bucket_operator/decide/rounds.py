@@ -20,8 +20,9 @@ from hudi_bucket_operator.decide.decisions import (
     layout_broken,
 )
 from hudi_bucket_operator.resource import conditions
+from hudi_bucket_operator.resource.api import RETRY
 from hudi_bucket_operator.resource.conditions import Reason, normal
-from hudi_bucket_operator.resource.spec import RETRY, ApplyPolicy, TableSpec
+from hudi_bucket_operator.resource.spec import TableSpec
 from hudi_bucket_operator.resource.table_status import LastJob, LayoutFound, TableStatus
 
 SIZING_ROUND = "@sizing-"  # in a retry token: the start (Unix seconds) of a scheduled re-measurement
@@ -72,7 +73,7 @@ def approved_as_planned(spec: TableSpec, status: TableStatus, token: str) -> boo
         status.phase == Reason.AWAITING_APPROVAL
         and plan is not None
         and bool(plan.id)
-        and (spec.policy is ApplyPolicy.AUTOMATIC or spec.approved_plan == plan.id)
+        and spec.apply.approves(plan.id)
         and plan.basis == plan_basis(spec, status)
         and (last.retry_token or "") == token
     )
@@ -110,13 +111,13 @@ def _verify_round(
         return None
     if layout.recheck:
         message = "checking the layout again after its repair"
-    elif spec.verify is None:
+    elif spec.verify_schedule is None:
         return None
     else:
         checked = layout.checked_at
-        if checked and now < spec.verify.next_after(datetime.fromisoformat(checked)):
+        if checked and now < spec.verify_schedule.next_after(datetime.fromisoformat(checked)):
             return None
-        message = f"checking the layout (spec.verify.schedule {spec.verify.text!r})"
+        message = f"checking the layout (spec.verify.schedule {spec.verify_schedule.text!r})"
     token = observed.annotations.get(RETRY, "") + VERIFY_ROUND + str(int(now.timestamp()))
     submit = SubmitJob(spec.job_request(JobKind.VERIFY), observed.generation, token, SEQUENCE[JobKind.VERIFY])
     return Decision(

@@ -22,7 +22,7 @@ from hudi_bucket_operator.plugin.views import (
     plan_view,
     table_list,
 )
-from hudi_bucket_operator.resource.spec import GROUP, PAUSED, PLURAL
+from hudi_bucket_operator.resource.api import GROUP, PAUSED, PLURAL
 
 RESOURCE = f"{PLURAL}.{GROUP}"
 FIELD_MANAGER = "kubectl-hbt"

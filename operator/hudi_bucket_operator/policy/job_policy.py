@@ -50,7 +50,8 @@ from hudi_bucket_operator.resource.spark_conf import (
     reason_refused,
     spark_bytes,
 )
-from hudi_bucket_operator.resource.spec import Resources, SparkSettings, TableSpec
+from hudi_bucket_operator.resource.spec import TableSpec
+from hudi_bucket_operator.resource.spec.spark import Resources, SparkSection
 from hudi_bucket_operator.resource.writers import WriterPolicy, WritersSpec
 
 __all__ = [  # the lists, declared in spark_conf.py, as callers know them
@@ -196,17 +197,17 @@ def admit(spec: TableSpec, namespace: str, policy: Policy) -> Admitted:
     allowed in the namespace (SecretNotAllowedError), then writers the admins do not let it pause
     (WriterNotAllowedError)."""
     settings = _job_settings_in(spec, namespace, policy.jobs)
-    if problems := policy.writers.problems(spec.writers):
+    if problems := policy.writers.problems(spec.writer_refs):
         raise WriterNotAllowedError("; ".join(problems))
-    return Admitted(settings, policy.writers.resolve(spec.writers))
+    return Admitted(settings, policy.writers.resolve(spec.writer_refs))
 
 
 def _job_settings_in(spec: TableSpec, namespace: str, defaults: JobDefaults) -> JobSettings:
-    if why := uri_refusal(spec.uri, allowed_in(defaults.allowed_table_uris, namespace)):
+    if why := uri_refusal(spec.table.uri, allowed_in(defaults.allowed_table_uris, namespace)):
         raise TableUriNotAllowedError(f"spec.table.uri {why}")
     settings = job_settings(spec.spark, defaults)
     allowed = allowed_in(defaults.allowed_secrets, namespace)
-    if refused := [name for name in spec.spark.env_from_secrets if name not in allowed]:
+    if refused := [name for name in spec.spark.secret_names if name not in allowed]:
         listed = f"only {list(allowed)}" if allowed else "none"
         raise SecretNotAllowedError(
             f"spec.spark.envFromSecrets names Secret(s) {refused} that tables in namespace {namespace!r} "
@@ -215,7 +216,7 @@ def _job_settings_in(spec: TableSpec, namespace: str, defaults: JobDefaults) -> 
     return settings
 
 
-def job_settings(spark: SparkSettings, defaults: JobDefaults) -> JobSettings:
+def job_settings(spark: SparkSection, defaults: JobDefaults) -> JobSettings:
     """The settings a job of this spec runs with, or the first of these that refuses it: an image off
     the allowlist (ImageNotAllowedError), a ServiceAccount not allowed (ServiceAccountNotAllowedError),
     Spark or Hadoop settings or values not allowed (SettingNotAllowedError, naming each key and why),
@@ -238,8 +239,8 @@ def job_settings(spark: SparkSettings, defaults: JobDefaults) -> JobSettings:
         )
     if refused := refused_settings(spark, defaults):
         raise SettingNotAllowedError(f"spec.spark sets what a table may not: {'; '.join(refused)}")
-    driver = spark.driver.over(defaults.driver)
-    executor = spark.executor.over(defaults.executor)
+    driver = spark.driver.resources().over(defaults.driver)
+    executor = spark.executor.resources().over(defaults.executor)
     if problems := _over_limits(driver, executor, defaults):
         raise ResourcesNotAllowedError(
             f"spec.spark asks for more than the admins allow: {'; '.join(problems)}"
@@ -248,7 +249,7 @@ def job_settings(spark: SparkSettings, defaults: JobDefaults) -> JobSettings:
     return JobSettings(image, account, driver, executor, ttl)
 
 
-def refused_settings(spark: SparkSettings, defaults: JobDefaults) -> list[str]:
+def refused_settings(spark: SparkSection, defaults: JobDefaults) -> list[str]:
     """Each key of spec.spark.sparkConf and hadoopConf that a table may not set, or whose value it may
     not give, and why (naming the key, never the value)."""
     refused = [

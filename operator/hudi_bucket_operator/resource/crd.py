@@ -1,6 +1,6 @@
 """The HudiBucketTable CustomResourceDefinition, generated from the models (no I/O).
 
-The models are the truth: manifest.py declares the spec, table_status.py the status, each field with its
+The models are the truth: spec/ declares the spec, table_status.py the status, each field with its
 description (its docstring), bounds, patterns and CEL rules (crd_schema.py's markers). ``document`` turns
 their JSON schema into a Kubernetes structural schema and wraps it in the CRD; ``render`` is the YAML that
 crds/ and the chart's crds/ hold (``hudi-bucket-operator crd`` prints it, and a test keeps them equal).
@@ -12,11 +12,11 @@ from typing import Any
 
 import yaml
 
+from hudi_bucket_operator.resource.api import GROUP, KIND, PLURAL, VERSION
 from hudi_bucket_operator.resource.conditions import READY
 from hudi_bucket_operator.resource.crd_schema import FILLED_IN
-from hudi_bucket_operator.resource.manifest import TableSpecSection
 from hudi_bucket_operator.resource.naming import OPERATOR
-from hudi_bucket_operator.resource.spec import GROUP, KIND, PLURAL, VERSION
+from hudi_bucket_operator.resource.spec import TableSpec
 from hudi_bucket_operator.resource.table_status import TableStatus
 
 SHORT_NAMES = ("hbt",)
@@ -52,7 +52,7 @@ PRINTER_COLUMNS: tuple[dict[str, Any], ...] = (
 HEADER = f"""\
 # {KIND}: one Apache Hudi table's partition-level bucket rules, reconciled by {OPERATOR}.
 #
-# Generated from the models (operator/hudi_bucket_operator/resource/manifest.py for the spec, table_status.py for
+# Generated from the models (operator/hudi_bucket_operator/resource/spec/ for the spec, table_status.py for
 # the status) by `{OPERATOR} crd`: do not edit. Change the models, then run
 #   {OPERATOR} crd > crds/{PLURAL}.{GROUP}.yaml
 #   cp crds/{PLURAL}.{GROUP}.yaml charts/{OPERATOR}/crds/
@@ -76,7 +76,7 @@ def document() -> dict[str, Any]:
             "apiVersion": {"type": "string"},
             "kind": {"type": "string"},
             "metadata": {"type": "object"},
-            "spec": structural(TableSpecSection.model_json_schema(by_alias=True)),
+            "spec": structural(TableSpec.model_json_schema(by_alias=True)),
             "status": structural(TableStatus.model_json_schema(by_alias=True)),
         },
     }

@@ -16,7 +16,7 @@ import hashlib
 import json
 import re
 
-from hudi_bucket_operator.resource.spec import GROUP
+from hudi_bucket_operator.resource.api import GROUP
 
 MAX_NAME_LENGTH = 49  # the name plus Spark's suffixes (-driver, -ui-svc, -exec-N) must fit in 63
 HASH_LENGTH = 10

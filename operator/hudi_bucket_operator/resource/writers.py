@@ -16,7 +16,7 @@ this, so that a table's author borrows no power over someone else's workload:
 
 ``spec.apply.window`` (a cron schedule in UTC and a duration) says when a plan that rewrites partitions
 may start. Paths are dotted (``spec.job.state``): each part a field name. Both are read from the spec
-by spec.py, with the models of manifest.py.
+by its models (resource/spec/).
 """
 
 from __future__ import annotations

@@ -25,7 +25,8 @@ from hudi_bucket_operator.decide.render import render_spark_application
 from hudi_bucket_operator.errors import KubeConflictError, KubeNotFoundError
 from hudi_bucket_operator.policy.job_policy import Policy
 from hudi_bucket_operator.resource import naming
-from hudi_bucket_operator.resource.spec import KIND, TableSpec
+from hudi_bucket_operator.resource.api import KIND
+from hudi_bucket_operator.resource.spec import TableSpec
 from hudi_bucket_operator.runtime.kube import SPARK_APPLICATIONS, KubeClient
 
 

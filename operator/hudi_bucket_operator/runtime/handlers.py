@@ -32,7 +32,7 @@ from hudi_bucket_operator.decide import maintenance
 from hudi_bucket_operator.decide.decisions import JobPhase, ObservedJob
 from hudi_bucket_operator.errors import KubeNotFoundError
 from hudi_bucket_operator.resource import naming
-from hudi_bucket_operator.resource.spec import (
+from hudi_bucket_operator.resource.api import (
     API_VERSION,
     GROUP,
     KIND,
@@ -234,7 +234,7 @@ async def _reconcile(uid: str, memo: Memory) -> None:
             return
     memo.statuses[uid] = status
     if uid in memo.tables:  # not deleted meanwhile, its series removed
-        verify = decision.spec.verify if decision.spec is not None else None
+        verify = decision.spec.verify_schedule if decision.spec is not None else None
         metrics.record_table(namespace, meta["name"], decision.status, verify)
     await _hold_while_writers_paused(memo, table, maintenance.holding(decision.status.writers))
     # Only now, with their prior state recorded in the status: a crash from here on resumes them.

@@ -18,7 +18,7 @@ import yaml
 
 from hudi_bucket_operator.errors import InvalidSpecError
 from hudi_bucket_operator.policy.job_policy import Policy
-from hudi_bucket_operator.resource.spec import KIND
+from hudi_bucket_operator.resource.api import KIND
 from hudi_bucket_operator.runtime.backends import LocalBackend
 from hudi_bucket_operator.runtime.controller import reconcile_once, table_ref
 from hudi_bucket_operator.runtime.settings import OperatorConfig

@@ -20,16 +20,16 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 from hudi_bucket_operator.errors import SettingsError
 from hudi_bucket_operator.policy.job_policy import ANY_NAMESPACE, LOCAL_AND_S3A, JobDefaults, Policy
 from hudi_bucket_operator.policy.placement import PodPlacement
-from hudi_bucket_operator.resource.manifest import (
+from hudi_bucket_operator.resource.schedule import parse_duration
+from hudi_bucket_operator.resource.spec.fields import DnsName
+from hudi_bucket_operator.resource.spec.problems import Expect
+from hudi_bucket_operator.resource.spec.spark import (
     MAX_CORES,
     MAX_EXECUTORS,
     MAX_TTL_SECONDS,
-    DnsName,
-    Expect,
     Memory,
+    Resources,
 )
-from hudi_bucket_operator.resource.schedule import parse_duration
-from hudi_bucket_operator.resource.spec import Resources
 from hudi_bucket_operator.resource.writers import SuspendField, WriterKind, WriterPolicy
 
 # The Spark of the job image (Dockerfile.job), which the tests run on (constraints.txt pins its PySpark).
