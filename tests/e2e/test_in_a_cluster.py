@@ -16,6 +16,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,11 +39,12 @@ from hudi_bucket import cli
 from hudi_bucket.contract.requests import JobKind
 from hudi_bucket_operator.plugin.views import short_id
 from hudi_bucket_operator.resource.spec import parse_spec
-from lib import bucket_tables
+from lib import bucket_tables, prometheus
 from lib.hudi_rs import records
 from lib.hudi_spark import data_rows, hudi_read, hudi_write
 from lib.hudi_tables import MERGE_ON_READ, one_record_per_key, write_hudi_bucket_table
 from lib.hudi_tables import records as hudi_records
+from lib.prometheus import Prometheus
 from lib.rbac_rules import Permission, granted
 from spark_operator import SparkOperatorStandIn
 
@@ -58,11 +60,14 @@ LEGACY_FINALIZER = "hudi.bucketops.io/timers"
 TABLES = "hudibuckettables.hudi.bucketops.io"
 
 
+METRICS_PORT = free_port()  # the operator's /metrics, which Prometheus scrapes through every scenario
+
+
 def chart_values(**overrides: Any) -> dict[str, Any]:
     return {
         "watch": {"namespaces": [LAKE]},
         "resyncSeconds": 2,
-        "metrics": {"port": free_port()},
+        "metrics": {"port": METRICS_PORT},
         "health": {"port": free_port()},
         "jobs": {"image": {"tag": "e2e"}},
         # A killed leader's Lease is taken 5 s after its last renewal, not 15 s: the scenarios kill it.
@@ -139,6 +144,7 @@ class World:
     work: Path
     template: Path
     rescaled: Path  # the template with spec()'s rules applied
+    prometheus: Prometheus | None  # None: no Prometheus to be had on this machine
 
     def table_copy(self, name: str, template: Path | None = None) -> Path:
         target = self.work / "tables" / name
@@ -172,17 +178,19 @@ def world(
         f"system:serviceaccount:{LAKE}:hudi-bucket-jobs", "create", "configmaps", LAKE
     )
     spark_operator = SparkOperatorStandIn(control_plane, work).start()
+    found = prometheus.binary()
     try:
-        world = World(
-            cluster,
-            spark_operator,
-            operator_in_pod(cluster, RELEASE_NS, RELEASE, work),
-            work,
-            template,
-            rescaled,
-        )
-        yield world
-        world.operator.stop()
+        with ExitStack() as stack:
+            scraper = None
+            if found is not None:
+                metrics = f"127.0.0.1:{METRICS_PORT}"
+                scraper = stack.enter_context(
+                    prometheus.scraping(found, metrics, work / "prometheus", free_port())
+                )
+            operator = operator_in_pod(cluster, RELEASE_NS, RELEASE, work)
+            world = World(cluster, spark_operator, operator, work, template, rescaled, scraper)
+            yield world
+            world.operator.stop()
     finally:
         spark_operator.stop()
 
@@ -381,6 +389,42 @@ def test_a_failed_job_stalls_until_the_retry_annotation_changes(world: World) ->
     cluster.patch_table(LAKE, "broken", {"metadata": {"annotations": {"hudi.bucketops.io/retry": "1"}}})
     until(lambda: cluster.job_kinds(LAKE, "broken") == ["plan", "plan"], 60, "a second plan job")
     cluster.phase_is(LAKE, "broken", "Stalled")
+
+
+def test_prometheus_saw_what_the_scenarios_caused(world: World) -> None:
+    """A real Prometheus scraped the operator through the scenarios above, with the chart's alert rules
+    (each ``for`` at 0s): the alerts those scenarios call for fired, for their tables, the others did not,
+    and every dashboard query had data."""
+    scraper = world.prometheus
+    if scraper is None:
+        pytest.skip(
+            "no Prometheus: `./dev promtool` fetches it, with promtool, from Debian's prometheus package"
+        )
+    assert scraper.scraped(), scraper.log.read_text()[-3000:]
+    until(lambda: scraper.fired("HudiBucketOperatorJobsFailing", kind="plan"), 30, "the failed plan's alert")
+    assert scraper.fired("HudiBucketTableNotReady", namespace=LAKE, name="broken", phase="Stalled")
+    assert scraper.fired("HudiBucketTableLayoutViolations", namespace=LAKE, name="drifted")
+    # Not for a day, not past a deadline: no scenario waited so long.
+    assert not scraper.fired("HudiBucketTablePlanAwaitingApproval")
+    assert not scraper.fired("HudiBucketTableWritersPausedPastDeadline")
+    assert scraper.seen('hbo_table_plan_awaiting_approval_since_timestamp_seconds{name="orders"}')
+    assert scraper.seen(
+        f'hbo_table_phase{{namespace="{LAKE}", name="orders", phase="AwaitingApproval"}} == 1'
+    )
+    [rows] = scraper.query('hbo_table_last_rescale_rows{name="orders"}')
+    assert int(rows["value"][1]) > 0
+    fired = scraper.seen('count by (alertname, name) (ALERTS{alertstate="firing"})')
+    print("alerts fired:", sorted((a["metric"]["alertname"], a["metric"].get("name", "")) for a in fired))
+    for title, query in prometheus.dashboard_queries():
+        print(f"panel {title!r}: {[(r['metric'], r['value'][1]) for r in scraper.query(query)]}")
+    # The writers' panel: this module pauses no writers (test_writers_in_a_cluster.py does).
+    quiet = {"Writers paused for"}
+    empty = [
+        title
+        for title, query in prometheus.dashboard_queries()
+        if title not in quiet and not scraper.seen(query)
+    ]
+    assert empty == [], f"dashboard panels without data: {empty}"
 
 
 def test_a_paused_table_starts_no_job_until_resumed_and_an_unmanaged_one_none_at_all(world: World) -> None:
