@@ -229,11 +229,19 @@ def test_a_manual_plan_waits_for_approval_then_applies(world: World) -> None:
     refused = kubectl_hbt(reader, "approve", "orders", check=False)
     assert refused.returncode == 1
     assert 'cannot patch resource "hudibuckettables"' in refused.stderr
-    assert kubectl_hbt(author, "approve", "orders").stdout == f"{LAKE}/orders: plan {plan_id} approved\n"
+    approved = kubectl_hbt(author, "approve", "orders", "--reason", "reviewed in CHG-1")
+    assert approved.stdout == f"{LAKE}/orders: plan {plan_id} approved\n"
     status = cluster.phase_is(LAKE, "orders", "Ready")
     assert cluster.job_kinds(LAKE, "orders") == ["plan", "apply"]  # the approval plans no second time
-    assert plan_id[7:19] in kubectl_hbt(reader, "history", "orders").stdout
-    assert status["observedGeneration"] == 2
+    history = kubectl_hbt(reader, "history", "orders").stdout
+    assert plan_id[7:19] in history
+    assert "author" in history
+    assert "reviewed in CHG-1" in history
+    assert (status["history"][0]["decidedBy"], status["history"][0]["reason"]) == (
+        "author",
+        "reviewed in CHG-1",
+    )
+    assert status["observedGeneration"] == 1  # approved by annotation: the spec is as it was
     assert status["config"]["expressions"] == "11-11,6"
     assert status["history"][0]["planId"] == plan_id
     assert {p["partition"]: p["buckets"] for p in status["partitions"]["items"]} == {

@@ -20,6 +20,7 @@ import pytest
 from hudi_bucket.contract.reports import JobReport
 from hudi_bucket_operator.plugin import main as plugin
 from hudi_bucket_operator.plugin.views import Table, file_size_chart, plan_view, table_list
+from hudi_bucket_operator.resource.api import APPROVE, DECIDED_BY, DENY, REASON
 from hudi_bucket_operator.resource.table_status import PlanSummary, TableStatus
 
 REPORTS = Path(__file__).parents[1] / "contract" / "reports"
@@ -111,6 +112,12 @@ def test_the_list_shows_each_tables_phase_plan_wait_verify_and_writers() -> None
 def test_an_approved_plan_says_so_in_the_list() -> None:
     approved = {**AWAITING, "spec": {"apply": {"approvedPlan": PLAN.id}}}
     assert "3 partitions, approved" in table_list([Table.of(approved)], NOW)
+    by_annotation = {**AWAITING, "metadata": {**AWAITING["metadata"], "annotations": {APPROVE: PLAN.id}}}
+    assert "3 partitions, approved" in table_list([Table.of(by_annotation)], NOW)
+    # A deny wins, as the operator reads it.
+    denied = {**approved, "metadata": {**AWAITING["metadata"], "annotations": {DENY: PLAN.id}}}
+    assert "3 partitions, denied" in table_list([Table.of(denied)], NOW)
+    assert "  approved  no: denied" in plan_view(Table.of(denied))
 
 
 def test_the_plan_is_a_diff_of_bucket_counts_with_rows_bytes_and_file_sizes() -> None:
@@ -155,7 +162,8 @@ def kubectl(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     script.write_text(
         "#!/bin/sh\n"
         f'printf "%s\\n" "$*" >> {tmp_path}/calls\n'
-        'case "$*" in *" get "*|get\\ *) cat ' + f"{tmp_path}/answer.json;; esac\n"
+        'case "$*" in *" get "*|get\\ *) cat ' + f"{tmp_path}/answer.json;; "
+        '*"auth whoami"*) printf alice;; esac\n'
     )
     script.chmod(script.stat().st_mode | stat.S_IEXEC)
     monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
@@ -170,16 +178,28 @@ def calls(kubectl: Path) -> list[str]:
     return (kubectl / "calls").read_text().splitlines()
 
 
-def test_approve_patches_the_approved_plan_with_the_users_own_kubectl(
+def test_approve_annotates_the_plan_with_who_and_why_through_the_users_own_kubectl(
     kubectl: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     answer(kubectl, AWAITING)
-    assert plugin.main(["-n", "lake", "--context", "prod", "approve", "orders"]) == 0
+    assert plugin.main(["-n", "lake", "--context", "prod", "approve", "orders", "--reason", "CHG-1"]) == 0
     assert capsys.readouterr().out == f"lake/orders: plan {PLAN.id} approved\n"
-    patch = calls(kubectl)[-1]
+    whoami, patch = calls(kubectl)[-2:]
+    assert whoami.startswith("--namespace=lake --context=prod auth whoami")
     assert patch.startswith("--namespace=lake --context=prod patch hudibuckettables.hudi.bucketops.io orders")
     assert "--field-manager=kubectl-hbt" in patch
-    assert json.dumps({"spec": {"apply": {"approvedPlan": PLAN.id}}}) in patch
+    annotations = {APPROVE: PLAN.id, DENY: None, DECIDED_BY: "alice", REASON: "CHG-1"}
+    assert json.dumps({"metadata": {"annotations": annotations}}) in patch
+
+
+def test_deny_annotates_the_plan_and_withdraws_an_approval(
+    kubectl: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    answer(kubectl, AWAITING)
+    assert plugin.main(["deny", "orders"]) == 0
+    assert capsys.readouterr().out == f"lake/orders: plan {PLAN.id} denied\n"
+    annotations = {DENY: PLAN.id, APPROVE: None, DECIDED_BY: "alice", REASON: None}
+    assert json.dumps({"metadata": {"annotations": annotations}}) in calls(kubectl)[-1]
 
 
 @pytest.mark.parametrize(
@@ -196,7 +216,7 @@ def test_approve_refuses_a_table_kept_in_step_with_git_and_prints_the_line_to_co
     answer(kubectl, {**AWAITING, "metadata": {**AWAITING["metadata"], **metadata}})
     assert plugin.main(["approve", "orders"]) == 1
     said = capsys.readouterr().err
-    assert f"lake/orders is managed by {manager}, which would undo an approval made in the cluster" in said
+    assert f"lake/orders is managed by {manager}, which keeps it as Git says" in said
     assert f"spec:\n  apply:\n    approvedPlan: {PLAN.id}" in said
     assert not any(" patch " in call for call in calls(kubectl))
 

@@ -51,7 +51,7 @@ def writers_needed(observed: Observed) -> list[Writer]:
         return maintenance.to_observe(writers, state)
     if spec is None or writers is None or not writers.workloads:
         return []
-    approving = approved_as_planned(spec, observed.status, retry_token(observed))
+    approving = approved_as_planned(spec, observed.annotations, observed.status, retry_token(observed))
     return list(writers.workloads) if approving or report_needed(observed) is not None else []
 
 

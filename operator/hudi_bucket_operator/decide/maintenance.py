@@ -20,7 +20,7 @@ from datetime import datetime, timedelta
 from typing import TypeGuard
 
 from hudi_bucket_operator.errors import InvalidSpecError
-from hudi_bucket_operator.resource.conditions import Event, Reason, normal
+from hudi_bucket_operator.resource.conditions import Event, Reason, normal, stamp
 from hudi_bucket_operator.resource.writers import (
     WRITER_OF,
     ObservedWriter,
@@ -140,7 +140,7 @@ def _await(
         return Advance(state, phase=Reason.PAUSED)
     overridden = apply_now == state.plan_id
     if window is not None and window.start_of(now) is None and not overridden:
-        next_window = _stamp(window.next_start(now))
+        next_window = stamp(window.next_start(now))
         message = f"plan {state.plan_id} waits for its window ({window.text}, UTC): next at {next_window}"
         waiting = state.model_copy(update={"next_window": next_window})
         return Advance(waiting, phase=Reason.AWAITING_WINDOW, message=message)
@@ -161,8 +161,8 @@ def _await(
             "next_window": None,
             "items": tuple(PausedWriter.of(w, seen[w.key]) for w in writers.workloads),
             "step": Step.PAUSING,
-            "paused_at": _stamp(now),
-            "deadline": _stamp(now + timedelta(seconds=writers.quiesce_timeout)),
+            "paused_at": stamp(now),
+            "deadline": stamp(now + timedelta(seconds=writers.quiesce_timeout)),
         }
     )
     names = ", ".join(w.key for w in writers.workloads)
@@ -213,7 +213,7 @@ def _pause(
             loud.append(writer.key + (f" ({found.pods} pod(s))" if writer.scaled else ""))
     if not loud:
         applying = state.model_copy(
-            update={"step": Step.APPLYING, "apply_deadline": _stamp(now + timedelta(seconds=apply_deadline))}
+            update={"step": Step.APPLYING, "apply_deadline": stamp(now + timedelta(seconds=apply_deadline))}
         )
         names = ", ".join(i.key for i in items)
         message = f"writers paused ({names}): applying plan {state.plan_id}"
@@ -287,7 +287,7 @@ def _resume(state: ApplySteps, seen: Mapping[str, ObservedWriter] | None, now: d
         names = tuple(i.key for i in state.paused)
         described = ", ".join(i.described() for i in state.paused)
         last = LastPause(
-            paused_at=state.paused_at, resumed_at=_stamp(now), downtime_seconds=seconds, writers=names
+            paused_at=state.paused_at, resumed_at=stamp(now), downtime_seconds=seconds, writers=names
         )
         events.append(normal(Reason.WRITERS_RESUMED, f"resumed {described} after {seconds:g} s paused"))
     if state.again:
@@ -322,7 +322,3 @@ def _action(verb: WriterVerb, writer: Writer, value: int | str | None) -> Writer
 def _cleared(state: ApplySteps) -> WritersState | None:
     """What is left of ``status.writers`` once the steps are over: the last pause, if any."""
     return WritersState(last=state.last) if state.last else None
-
-
-def _stamp(moment: datetime) -> str:
-    return moment.isoformat(timespec="seconds").replace("+00:00", "Z")

@@ -27,7 +27,7 @@ from hudi_bucket.contract.reports import JobReport, LayoutCheck, Outcome, TableB
 from hudi_bucket.contract.requests import JobKind
 from hudi_bucket.core.planning import ReportedPlan
 from hudi_bucket.errors import ReportError
-from hudi_bucket_operator.decide import apply_window, maintenance, redaction, rounds
+from hudi_bucket_operator.decide import apply_window, approval, maintenance, redaction, rounds
 from hudi_bucket_operator.decide.decisions import (
     SEQUENCE,
     Decision,
@@ -42,7 +42,7 @@ from hudi_bucket_operator.decide.decisions import (
 from hudi_bucket_operator.errors import InvalidSpecError
 from hudi_bucket_operator.policy.job_policy import admit
 from hudi_bucket_operator.resource import conditions, writers_state
-from hudi_bucket_operator.resource.conditions import Event, Reason, normal, warning
+from hudi_bucket_operator.resource.conditions import Event, Reason, normal, stamp, warning
 from hudi_bucket_operator.resource.spec import TableSpec, parse_spec
 from hudi_bucket_operator.resource.table_status import (
     BucketConfig,
@@ -57,6 +57,7 @@ from hudi_bucket_operator.resource.table_status import (
 )
 
 HISTORY_LIMIT = 10
+DENIED = "Denied"  # a history entry's outcome: the plan was denied, not applied
 PLAN_ITEMS = 20  # changes status.plan lists, the largest first (the CRD allows 100)
 LAYOUT_ITEMS = 20  # partitions status.layout names (the CRD allows 100)
 
@@ -141,15 +142,19 @@ def _decide(observed: Observed, now: datetime) -> Decision:
     if latest is not None and last.recorded and rounds.recorded_up_to(last, latest):
         # Its result is in the status already (its report may be gone), or a later job's of its chain
         # is (an apply cancelled at its deadline, deleted before the plan it applied).
-        return rounds.scheduled(observed, status, spec, paused, now)
+        return _decided(observed, status, spec, token, now) or rounds.scheduled(
+            observed, status, spec, paused, now
+        )
     if latest is None:
         done = last.generation == observed.generation and (last.retry_token or "") == token
         if done and last.recorded:
             # This generation's jobs finished and were cleaned up.
-            return rounds.scheduled(observed, status, spec, paused, now)
+            return _decided(observed, status, spec, token, now) or rounds.scheduled(
+                observed, status, spec, paused, now
+            )
         if paused:
             return Decision(conditions.paused(status, now), spec=spec)
-        if status.plan is not None and rounds.approved_as_planned(spec, status, token):
+        if status.plan is not None and rounds.approved_as_planned(spec, observed.annotations, status, token):
             # Only the approval changed: its apply plans again itself and refuses a plan that is not the
             # one approved, so a second planning job would only repeat the first (a listing, a count).
             plan = status.plan
@@ -170,6 +175,48 @@ def _decide(observed: Observed, now: datetime) -> Decision:
             spec=spec,
         )
     return recorded(_after_job(with_last_job(status, latest), spec, latest, paused, now, observed))
+
+
+def _decided(
+    observed: Observed, status: TableStatus, spec: TableSpec, token: str, now: datetime
+) -> Decision | None:
+    """The plan awaiting approval, approved or denied in the cluster since (by annotation: the spec and so
+    the generation are as they were): its apply, or the table stalled saying who denied it and why."""
+    plan = status.plan
+    decided = approval.verdict(observed.annotations, plan.id if plan is not None else None)
+    stalled = conditions.condition(status, conditions.STALLED)
+    denied = stalled is not None and stalled.status == "True" and stalled.reason == Reason.PLAN_DENIED
+    waiting = status.phase == Reason.AWAITING_APPROVAL or denied  # a denied plan may be approved later
+    if plan is None or not plan.id or decided is None or not waiting or (denied and not decided.approved):
+        return None
+    if not decided.approved:
+        return _denied(status, spec, decided, now)
+    if observed.paused:
+        return Decision(conditions.paused(status, now), spec=spec)
+    described = f"{_described(plan, spec.buckets.keep_duplicates)}, {decided.said()}"
+    return _approved(
+        status, spec, plan.id, bool(plan.partitions), described, observed.generation, token, now, observed
+    )
+
+
+def _denied(status: TableStatus, spec: TableSpec, decided: approval.Verdict, now: datetime) -> Decision:
+    """A plan denied: not applied, and recorded in the history; the table stalls until its spec changes
+    (or the retry annotation does, to plan again) or the plan is approved."""
+    plan = status.plan or PlanSummary()
+    message = (
+        f"plan {plan.id} {decided.said()}; change the spec to plan again, or approve it (kubectl hbt approve)"
+    )
+    entry = HistoryEntry(
+        plan_id=plan.id,
+        partitions=plan.partitions,
+        outcome=DENIED,
+        finished=stamp(now),
+        decided_by=decided.by or None,
+        reason=decided.reason or None,
+    )
+    status = status.model_copy(update={"history": [entry, *(status.history or [])][:HISTORY_LIMIT]})
+    stalled = conditions.stalled(status, now, Reason.PLAN_DENIED, message)
+    return Decision(stalled, events=(warning(Reason.PLAN_DENIED, message),), spec=spec)
 
 
 def _after_job(
@@ -200,7 +247,7 @@ def _after_job(
     try:
         if job.kind is JobKind.PLAN:
             return _after_plan(status, spec, job, report, paused, now, observed)
-        return _after_apply(status, spec, job, report, now)
+        return _after_apply(status, spec, job, report, now, observed)
     except ReportError as err:
         return _unusable(status, spec, job, err, now)
 
@@ -293,13 +340,21 @@ def _after_plan(
         message = "the table already matches the rules"
         ready = conditions.ready(status, now, Reason.CONVERGED, message)
         return Decision(ready, recorded=job.name, events=(normal(Reason.CONVERGED, message),), spec=spec)
-    approved = spec.apply.approves(plan.id)
+    annotations = observed.annotations if observed is not None else {}
+    decided = approval.verdict(annotations, plan.id)
+    if decided is not None and not decided.approved:
+        return replace(
+            _denied(status.model_copy(update={"plan": summary}), spec, decided, now), recorded=job.name
+        )
+    approved = approval.approved(spec, annotations, plan.id)
     described = _described(summary, spec.buckets.keep_duplicates)
     if not approved:
         # What it was planned from: approving it alone then starts its apply without planning again.
         summary = summary.model_copy(update={"basis": rounds.plan_basis(spec, status)})
         status = status.model_copy(update={"plan": summary})
-        message = f"{described}: set spec.apply.approvedPlan to {plan.id} to apply it"
+        message = (
+            f"{described}: set spec.apply.approvedPlan to {plan.id} (or run kubectl hbt approve) to apply it"
+        )
         awaiting = conditions.awaiting(status, now, message)
         return Decision(
             awaiting, recorded=job.name, events=(normal(Reason.AWAITING_APPROVAL, message),), spec=spec
@@ -366,7 +421,12 @@ def _approved(
 
 
 def _after_apply(
-    status: TableStatus, spec: TableSpec, job: ObservedJob, report: JobReport, now: datetime
+    status: TableStatus,
+    spec: TableSpec,
+    job: ObservedJob,
+    report: JobReport,
+    now: datetime,
+    observed: Observed | None = None,
 ) -> Decision:
     result = report.apply_result()
     status = _record_table(status, _summary(status, result.plan), report.table_buckets)
@@ -383,6 +443,9 @@ def _after_apply(
         outcome=report.outcome.value,
         finished=report.finished,
     )
+    decided = approval.verdict(observed.annotations if observed else {}, result.plan.id)
+    if decided is not None:  # approved in the cluster: by whom and why
+        entry = entry.model_copy(update={"decided_by": decided.by or None, "reason": decided.reason or None})
     events = [normal(Reason.APPLIED, report.message)]
     if result.partitions_repaired:
         update = {"repairs": result.partitions_repaired, "duplicates_resolved": result.duplicates_resolved}

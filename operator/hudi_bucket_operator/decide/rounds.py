@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from datetime import datetime, timedelta
 
 from hudi_bucket.contract.reports import JobReport
 from hudi_bucket.contract.requests import ApplyRequest, JobKind, PlanRequest, VerifyRequest
 from hudi_bucket.errors import PlanNotApprovedError
+from hudi_bucket_operator.decide import approval
 from hudi_bucket_operator.decide.decisions import (
     SEQUENCE,
     Decision,
@@ -65,7 +67,9 @@ def plan_basis(spec: TableSpec, status: TableStatus) -> str:
     return hashlib.sha256(json.dumps(argv).encode()).hexdigest()[:16]
 
 
-def approved_as_planned(spec: TableSpec, status: TableStatus, token: str) -> bool:
+def approved_as_planned(
+    spec: TableSpec, annotations: Mapping[str, str], status: TableStatus, token: str
+) -> bool:
     """Whether a new generation only approved the plan awaiting approval (or made the policy Automatic):
     then its apply starts at once. A retry (a new token) or any change to what was planned plans again."""
     plan, last = status.plan, status.last_job or LastJob()
@@ -73,7 +77,7 @@ def approved_as_planned(spec: TableSpec, status: TableStatus, token: str) -> boo
         status.phase == Reason.AWAITING_APPROVAL
         and plan is not None
         and bool(plan.id)
-        and spec.apply.approves(plan.id)
+        and approval.approved(spec, annotations, plan.id)
         and plan.basis == plan_basis(spec, status)
         and (last.retry_token or "") == token
     )

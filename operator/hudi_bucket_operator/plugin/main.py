@@ -22,7 +22,7 @@ from hudi_bucket_operator.plugin.views import (
     plan_view,
     table_list,
 )
-from hudi_bucket_operator.resource.api import GROUP, PAUSED, PLURAL
+from hudi_bucket_operator.resource.api import APPROVE, DECIDED_BY, DENY, GROUP, PAUSED, PLURAL, REASON
 
 RESOURCE = f"{PLURAL}.{GROUP}"
 FIELD_MANAGER = "kubectl-hbt"
@@ -47,11 +47,17 @@ def build_parser() -> argparse.ArgumentParser:
         ("resume", "let the table's jobs start again"),
     ):
         commands.add_parser(name, help=text).add_argument("table")
-    approve = commands.add_parser("approve", help="approve the table's plan (spec.apply.approvedPlan)")
-    approve.add_argument("table")
-    approve.add_argument(
-        "--git", action="store_true", help="only print what to commit where the manifest lives"
-    )
+    for name, text in (
+        ("approve", "approve the table's plan: it is applied, and the history says who and why"),
+        ("deny", "deny the table's plan: it is not applied, and the table stalls saying who and why"),
+    ):
+        decide = commands.add_parser(name, help=text)
+        decide.add_argument("table")
+        decide.add_argument("--reason", default="", help="why, recorded in status.history")
+        if name == "approve":
+            decide.add_argument(
+                "--git", action="store_true", help="only print what to commit where the manifest lives"
+            )
     return parser
 
 
@@ -79,10 +85,12 @@ def run(args: argparse.Namespace, kubectl: Kubectl) -> str:
         value = "true" if args.command == "pause" else None
         kubectl.patch(args.table, {"metadata": {"annotations": {PAUSED: value}}})
         return f"{table.namespace}/{table.name} {args.command}d"
-    return _approve(table, kubectl, git=args.git)
+    approve = args.command == "approve"
+    return _decide(table, kubectl, approve=approve, reason=args.reason, git=approve and args.git)
 
 
-def _approve(table: Table, kubectl: Kubectl, *, git: bool) -> str:
+def _decide(table: Table, kubectl: Kubectl, *, approve: bool, reason: str, git: bool) -> str:
+    """Approve or deny the table's plan by annotation, as its user: the operator records who and why."""
     try:
         plan_id = plan_to_approve(table)
     except ValueError as err:
@@ -90,13 +98,15 @@ def _approve(table: Table, kubectl: Kubectl, *, git: bool) -> str:
     if git:
         return f"Commit this to {table.name}'s manifest:\n{approval_line(plan_id)}"
     if table.managed_by:
-        # The GitOps tool would put Git's approvedPlan back: the approval belongs in Git.
+        # Git is where this table's changes are made and reviewed: an approval belongs there too.
         raise PluginError(
-            f"{table.namespace}/{table.name} is managed by {table.managed_by}, which would undo an approval "
-            f"made in the cluster: commit this to its manifest instead:\n{approval_line(plan_id)}"
+            f"{table.namespace}/{table.name} is managed by {table.managed_by}, which keeps it as Git says: "
+            f"approve its plan in Git instead, committing this to its manifest:\n{approval_line(plan_id)}"
         )
-    kubectl.patch(table.name, {"spec": {"apply": {"approvedPlan": plan_id}}})
-    return f"{table.namespace}/{table.name}: plan {plan_id} approved"
+    decided, undone = (APPROVE, DENY) if approve else (DENY, APPROVE)
+    annotations = {decided: plan_id, undone: None, DECIDED_BY: kubectl.whoami(), REASON: reason or None}
+    kubectl.patch(table.name, {"metadata": {"annotations": annotations}})
+    return f"{table.namespace}/{table.name}: plan {plan_id} {'approved' if approve else 'denied'}"
 
 
 class Kubectl:
@@ -121,6 +131,13 @@ class Kubectl:
     def json(self, *args: str) -> dict[str, Any]:
         found: dict[str, Any] = json.loads(self._run(*args, "--output=json"))
         return found
+
+    def whoami(self) -> str:
+        """The user the API server takes us for (kubectl auth whoami), or '' when it cannot say."""
+        try:
+            return self._run("auth", "whoami", "--output=jsonpath={.status.userInfo.username}").strip()
+        except PluginError:  # an API server without SelfSubjectReview, or a user not allowed it
+            return ""
 
     def patch(self, name: str, patch: dict[str, Any]) -> None:
         self._run(

@@ -9,11 +9,12 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 from hudi_bucket.core.sizing import format_size
+from hudi_bucket_operator.resource.api import APPROVE, DENY
 from hudi_bucket_operator.resource.conditions import RECONCILING, Reason, condition
 from hudi_bucket_operator.resource.table_status import PlanSummary, TableStatus
 from hudi_bucket_operator.resource.writers_state import ApplySteps, Step
@@ -31,7 +32,8 @@ class Table:
     namespace: str
     name: str
     status: TableStatus
-    approved_plan: str = ""
+    approved_plan: str = ""  # spec.apply.approvedPlan
+    annotations: Mapping[str, str] = field(default_factory=dict)
     managed_by: str = ""  # a GitOps tool keeping the manifest in step with Git, if one does
 
     @classmethod
@@ -43,12 +45,22 @@ class Table:
             name=str(metadata.get("name", "")),
             status=TableStatus.of(resource.get("status")),
             approved_plan=str(apply.get("approvedPlan") or ""),
+            annotations=dict(metadata.get("annotations") or {}),
             managed_by=gitops_manager(metadata),
         )
 
     @property
     def plan(self) -> PlanSummary | None:
         return self.status.plan
+
+    def decision(self) -> str:
+        """What was decided of the plan: 'approved', 'denied' (a deny wins, as the operator reads it), or ''."""
+        plan_id = self.plan.id if self.plan is not None else None
+        if not plan_id:
+            return ""
+        if self.annotations.get(DENY) == plan_id:
+            return "denied"
+        return "approved" if plan_id in (self.approved_plan, self.annotations.get(APPROVE)) else ""
 
 
 def gitops_manager(metadata: Mapping[str, Any]) -> str:
@@ -109,7 +121,7 @@ def _plan(table: Table) -> str:
         return "none needed"
     count = plan.partitions or 0
     said = f"{short_id(plan.id)} {count} partition{'' if count == 1 else 's'}"
-    return f"{said}, approved" if plan.id == table.approved_plan else said
+    return f"{said}, {table.decision()}" if table.decision() else said
 
 
 def _verify(status: TableStatus, now: datetime) -> str:
@@ -159,7 +171,10 @@ def plan_view(table: Table) -> str:
     if plan is None or not plan.id:
         return f"{table.namespace}/{table.name} has no plan yet (phase {table.status.phase or 'New'})."
     lines = [f"Plan {plan.id}", f"  table     {table.namespace}/{table.name}"]
-    approved = "yes" if plan.id == table.approved_plan else "no: kubectl hbt approve " + table.name
+    decided = table.decision()
+    approved = {"approved": "yes", "denied": "no: denied"}.get(
+        decided, f"no: kubectl hbt approve {table.name}"
+    )
     lines.append(f"  approved  {approved}")
     if plan.noop:
         return "\n".join([*lines, "  The table already is what the spec asks: nothing to apply."])
@@ -240,7 +255,19 @@ def history_view(table: Table) -> str:
     entries = table.status.history or []
     if not entries:
         return f"{table.namespace}/{table.name} has no apply in its history yet."
-    rows = [("FINISHED", "OUTCOME", "PLAN", "PARTITIONS", "ROWS", "SECONDS", "WRITERS PAUSED", "JOB")]
+    rows = [
+        (
+            "FINISHED",
+            "OUTCOME",
+            "PLAN",
+            "PARTITIONS",
+            "ROWS",
+            "SECONDS",
+            "WRITERS PAUSED",
+            "DECIDED BY",
+            "REASON",
+        )
+    ]
     for entry in entries:
         downtime = entry.writers_downtime_seconds
         rows.append(
@@ -252,7 +279,8 @@ def history_view(table: Table) -> str:
                 f"{entry.rows:,}" if entry.rows is not None else NOTHING,
                 f"{entry.seconds:.0f}" if entry.seconds is not None else NOTHING,
                 NOTHING if downtime is None else f"{downtime:.0f}s",
-                entry.job or NOTHING,
+                entry.decided_by or NOTHING,
+                entry.reason or NOTHING,
             )
         )
     return _columns(rows)

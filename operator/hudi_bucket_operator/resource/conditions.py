@@ -77,6 +77,7 @@ class Reason:
     LAYOUT_VERIFIED: Final = "LayoutVerified"
     LAYOUT_VIOLATION: Final = "LayoutViolation"
     # Events only.
+    PLAN_DENIED: Final = "PlanDenied"  # Stalled too
     APPROVED: Final = "Approved"
     REPAIRED: Final = "Repaired"
     WRITERS_PAUSED: Final = "WritersPaused"
@@ -91,10 +92,14 @@ def bounded(message: str, limit: int = MAX_MESSAGE) -> str:
     return message[: limit - len(more)] + more
 
 
+def stamp(moment: datetime) -> str:
+    """A moment as the status records one: RFC 3339 in UTC, to the second (2026-11-24T01:00:00Z)."""
+    return moment.isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
 def _set(
     status: TableStatus, now: datetime, kind: str, value: bool, reason: str, message: str
 ) -> TableStatus:
-    stamp = now.isoformat(timespec="seconds").replace("+00:00", "Z")
     wanted = "True" if value else "False"
     existing = {c.type: c for c in status.conditions or []}
     old = existing.get(kind)
@@ -104,7 +109,7 @@ def _set(
         reason=reason,
         message=bounded(message),
         observed_generation=status.observed_generation,
-        last_transition_time=old.last_transition_time if old and old.status == wanted else stamp,
+        last_transition_time=old.last_transition_time if old and old.status == wanted else stamp(now),
     )
     ordered = [existing[k] for k in (READY, RECONCILING, STALLED, LAYOUT_HEALTHY) if k in existing]
     return status.model_copy(update={"conditions": ordered})

@@ -276,6 +276,8 @@ class HistoryEntry(StatusPart):
     repairs: int | None = None
     duplicates_resolved: int | None = None
     writers_downtime_seconds: float | None = None  # how long its writers were paused for it
+    decided_by: str | None = None  # who approved (or denied) the plan in the cluster, by annotation
+    reason: str | None = None  # and why
 
 
 class TableStatus(StatusPart):
