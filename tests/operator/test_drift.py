@@ -23,7 +23,7 @@ from hudi_bucket.core.rules import BucketRules
 from hudi_bucket_operator.decide.decisions import SEQUENCE, Decision, JobPhase, Observed, ObservedJob
 from hudi_bucket_operator.decide.reconcile import decide
 from hudi_bucket_operator.decide.rounds import VERIFY_ROUND
-from hudi_bucket_operator.resource.api import PAUSED, RETRY
+from hudi_bucket_operator.resource.api import PAUSED, RETRY, VERIFY
 from hudi_bucket_operator.resource.conditions import LAYOUT_HEALTHY, READY, condition
 from hudi_bucket_operator.resource.table_status import Condition, LastJob, TableStatus
 from lib.hbt_resources import SPEC
@@ -153,6 +153,25 @@ def test_a_check_runs_under_the_retry_annotation_too() -> None:
     decision = after(EVERY_6H, ready(token="7"), annotations={RETRY: "7"})
     assert decision.submit is not None
     assert decision.submit.retry_token == f"7{ROUND}"
+
+
+@pytest.mark.parametrize(
+    ("asked", "due"),
+    [
+        ("2026-11-23T11:30:00Z", True),  # after the last check
+        ("2026-11-23T10:30:00Z", False),  # checked since
+        ("soon", False),  # no time: set by hand, read as nothing
+        ("2026-11-23T11:30:00", False),  # no zone: no moment either
+    ],
+)
+def test_a_check_asked_for_by_annotation_runs_once_whatever_the_schedule(asked: str, due: bool) -> None:
+    layout = {"checkedAt": "2026-11-23T11:00:00Z", "violations": 0}
+    decision = after(SPEC, ready(layout), annotations={VERIFY: asked})  # SPEC has no spec.verify
+    assert isinstance(decision.submit.request if decision.submit else None, VerifyRequest) is due
+    if due:
+        assert f"as asked at {asked}" in decision.events[0].message
+    never_checked = after(SPEC, ready(), annotations={VERIFY: "2026-11-23T11:30:00Z"})
+    assert never_checked.submit is not None
 
 
 # --- what a check finds ---------------------------------------------------------------------------------

@@ -20,7 +20,7 @@ import pytest
 from hudi_bucket.contract.reports import JobReport
 from hudi_bucket_operator.plugin import main as plugin
 from hudi_bucket_operator.plugin.views import Table, file_size_chart, plan_view, table_list
-from hudi_bucket_operator.resource.api import APPROVE, DECIDED_BY, DENY, REASON
+from hudi_bucket_operator.resource.api import APPROVE, DECIDED_BY, DENY, REASON, VERIFY
 from hudi_bucket_operator.resource.table_status import PlanSummary, TableStatus
 
 REPORTS = Path(__file__).parents[1] / "contract" / "reports"
@@ -243,6 +243,15 @@ def test_pause_and_resume_set_and_remove_the_paused_annotation(kubectl: Path) ->
     pause, resume = (call for call in calls(kubectl) if " patch " in f" {call}")
     assert '{"metadata": {"annotations": {"hudi.bucketops.io/paused": "true"}}}' in pause
     assert '{"metadata": {"annotations": {"hudi.bucketops.io/paused": null}}}' in resume
+
+
+def test_verify_asks_for_a_layout_check_now(kubectl: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    answer(kubectl, READY)
+    assert plugin.main(["verify", "customers"]) == 0
+    assert "lake/customers: layout check asked for at 20" in capsys.readouterr().out
+    patch = json.loads(calls(kubectl)[-1].split("--patch=", 1)[1])
+    asked = patch["metadata"]["annotations"][VERIFY]
+    assert abs((datetime.fromisoformat(asked) - datetime.now(UTC)).total_seconds()) < 60
 
 
 def test_list_reads_every_namespace_when_asked(kubectl: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -22,7 +22,7 @@ from hudi_bucket_operator.decide.decisions import (
     layout_broken,
 )
 from hudi_bucket_operator.resource import conditions
-from hudi_bucket_operator.resource.api import RETRY
+from hudi_bucket_operator.resource.api import RETRY, VERIFY
 from hudi_bucket_operator.resource.conditions import Reason, normal
 from hudi_bucket_operator.resource.spec import TableSpec
 from hudi_bucket_operator.resource.table_status import LastJob, LayoutFound, TableStatus
@@ -113,8 +113,11 @@ def _verify_round(
     layout = status.layout or LayoutFound()
     if paused or not conditions.is_ready(status):
         return None
+    asked = _moment(observed.annotations.get(VERIFY, ""))
     if layout.recheck:
         message = "checking the layout again after its repair"
+    elif asked is not None and (not layout.checked_at or asked > datetime.fromisoformat(layout.checked_at)):
+        message = f"checking the layout, as asked at {observed.annotations[VERIFY]} (the {VERIFY} annotation)"
     elif spec.verify_schedule is None:
         return None
     else:
@@ -131,6 +134,15 @@ def _verify_round(
         events=(normal(Reason.VERIFYING, message),),
         spec=spec,
     )
+
+
+def _moment(text: str) -> datetime | None:
+    """An annotation's time (RFC 3339), or None when it holds none: a value set by hand may be anything."""
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return moment if moment.tzinfo is not None else None
 
 
 def _replan(

@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 from hudi_bucket_operator.plugin.views import (
@@ -22,7 +23,8 @@ from hudi_bucket_operator.plugin.views import (
     plan_view,
     table_list,
 )
-from hudi_bucket_operator.resource.api import APPROVE, DECIDED_BY, DENY, GROUP, PAUSED, PLURAL, REASON
+from hudi_bucket_operator.resource.api import APPROVE, DECIDED_BY, DENY, GROUP, PAUSED, PLURAL, REASON, VERIFY
+from hudi_bucket_operator.resource.conditions import stamp
 
 RESOURCE = f"{PLURAL}.{GROUP}"
 FIELD_MANAGER = "kubectl-hbt"
@@ -43,6 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     for name, text in (
         ("plan", "the plan as a diff of bucket counts, with rows, bytes and file sizes"),
         ("history", "the applies that rewrote the table, newest first"),
+        ("verify", "check the table's layout now (once it is Ready), whatever spec.verify says"),
         ("pause", "start no new job for the table (a running one finishes)"),
         ("resume", "let the table's jobs start again"),
     ):
@@ -81,6 +84,10 @@ def run(args: argparse.Namespace, kubectl: Kubectl) -> str:
         return plan_view(table)
     if args.command == "history":
         return history_view(table)
+    if args.command == "verify":
+        asked = stamp(datetime.now(UTC))
+        kubectl.patch(args.table, {"metadata": {"annotations": {VERIFY: asked}}})
+        return f"{table.namespace}/{table.name}: layout check asked for at {asked} (it runs once the table is Ready)"
     if args.command in ("pause", "resume"):
         value = "true" if args.command == "pause" else None
         kubectl.patch(args.table, {"metadata": {"annotations": {PAUSED: value}}})

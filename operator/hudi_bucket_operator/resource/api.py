@@ -13,6 +13,7 @@ WRITERS_FINALIZER = f"{GROUP}/writers-paused"
 UNMANAGED = f"{GROUP}/unmanaged"  # "true": the operator ignores the resource entirely
 RETRY = f"{GROUP}/retry"  # change its value to retry a failed job without changing the spec
 APPLY_NOW = f"{GROUP}/apply-now"  # a plan id: that plan starts outside spec.apply.window
+VERIFY = f"{GROUP}/verify"  # a time (RFC 3339): check the layout once Ready, unless checked since
 # A plan approved or denied in the cluster (`kubectl hbt approve|deny`, or by hand), and by whom and why, as
 # status.history records it. A deny wins over any approval of the same plan.
 APPROVE = f"{GROUP}/approve"  # a plan id: that plan is approved, as spec.apply.approvedPlan approves it
