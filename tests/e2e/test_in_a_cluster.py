@@ -256,6 +256,20 @@ def test_a_manual_plan_waits_for_approval_then_applies(world: World) -> None:
     assert [r.states[-1] for r in runs] == ["COMPLETED"] * 2
     until(lambda: cluster.config_maps(LAKE) == {}, 30, "the recorded reports to be deleted")
 
+    # A layout check asked for with the plugin (the table has no spec.verify): one verify job, then the
+    # plan that follows a check, which finds nothing to do; the list shows when it was checked.
+    asked = kubectl_hbt(author, "verify", "orders").stdout
+    assert asked.startswith(f"{LAKE}/orders: layout check asked for at ")
+    checked = until(
+        lambda: (s := cluster.status(LAKE, "orders")).get("layout") and s, 120, "the layout check"
+    )
+    assert checked["layout"]["violations"] == 0
+    until(lambda: cluster.job_kinds(LAKE, "orders")[2:] == ["verify", "plan"], 60, "the check's round")
+    cluster.phase_is(LAKE, "orders", "Ready")
+    assert "ok " in next(
+        line for line in kubectl_hbt(reader, "list").stdout.splitlines() if " orders " in line
+    )
+
 
 def test_the_automatic_policy_applies_each_plan(world: World) -> None:
     cluster, uri = world.cluster, world.table_copy("events")
