@@ -26,6 +26,7 @@ import signal
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -46,7 +47,9 @@ from harness import (
 )
 from hudi_bucket import cli
 from hudi_bucket_operator.resource.api import WRITERS_FINALIZER
+from lib import prometheus
 from lib.hudi_spark import bucket_options, hudi_read, hudi_write
+from lib.prometheus import Prometheus
 from spark_operator import SparkOperatorStandIn
 
 pytestmark = pytest.mark.spark
@@ -63,11 +66,14 @@ REPLICAS = 2
 SLOW = 420  # seconds: a plan or an apply job, each its own JVM, on a loaded 2-core machine
 
 
+METRICS_PORT = free_port()  # the operator's /metrics, which Prometheus scrapes through every scenario
+
+
 def values() -> dict[str, Any]:
     return {
         "watch": {"namespaces": [NS]},
         "resyncSeconds": 2,
-        "metrics": {"port": free_port()},
+        "metrics": {"port": METRICS_PORT},
         "health": {"port": free_port()},
         "jobs": {"image": {"tag": "e2e"}},
         "writers": {"enabled": True},
@@ -193,6 +199,7 @@ class World:
     spark_operator: SparkOperatorStandIn
     operator: OperatorProcess
     work: Path
+    prometheus: Prometheus | None = None  # None: no Prometheus to be had on this machine
 
 
 @pytest.fixture(scope="module")
@@ -209,10 +216,19 @@ def world(control_plane: ControlPlane, tmp_path_factory: pytest.TempPathFactory)
     control_plane.wait_until_allowed(operator_user, "list", "pods", NS)  # the writers' rules
     control_plane.wait_until_allowed(operator_user, "patch", "deployments", NS, subresource="scale")
     spark_operator = SparkOperatorStandIn(control_plane, work).start()
+    found = prometheus.binary()
     try:
-        world = World(cluster, spark_operator, operator_in_pod(cluster, RELEASE_NS, RELEASE, work), work)
-        yield world
-        world.operator.stop()
+        with ExitStack() as stack:
+            scraper = None
+            if found is not None:
+                metrics = f"127.0.0.1:{METRICS_PORT}"
+                scraper = stack.enter_context(
+                    prometheus.scraping(found, metrics, work / "prometheus", free_port())
+                )
+            operator = operator_in_pod(cluster, RELEASE_NS, RELEASE, work)
+            world = World(cluster, spark_operator, operator, work, scraper)
+            yield world
+            world.operator.stop()
     finally:
         spark_operator.stop()
 
@@ -466,3 +482,22 @@ def test_a_table_deleted_while_its_writer_is_paused_resumes_it_before_it_goes(
     finally:
         world.spark_operator.release()
     ingestion.stop_and_check()
+
+
+def test_prometheus_saw_the_writers_paused_and_resumed_in_time(world: World) -> None:
+    """A real Prometheus scraped the operator through the scenarios above, with the chart's rules (each
+    ``for`` at 0s): the writers' gauges showed each pause, the dashboard's writers panel had data, and the
+    operator resumed every writer before its deadline, so that alert never fired."""
+    scraper = world.prometheus
+    if scraper is None:
+        pytest.skip(
+            "no Prometheus: `./dev promtool` fetches it, with promtool, from Debian's prometheus package"
+        )
+    paused = scraper.seen(f'hbo_table_writers_paused{{namespace="{NS}"}} == 1')
+    assert {series["metric"]["name"] for series in paused}, "no pause seen"
+    assert scraper.seen(f'hbo_table_writers_resume_deadline_timestamp_seconds{{namespace="{NS}"}}')
+    assert scraper.seen(f'hbo_table_writers_last_downtime_seconds{{namespace="{NS}"}} > 0')
+    panels = dict(prometheus.dashboard_queries())
+    assert scraper.seen(panels["Writers paused for"])
+    assert scraper.seen(panels["Writers paused"])
+    assert not scraper.fired("HudiBucketTableWritersPausedPastDeadline")
