@@ -23,6 +23,10 @@ class SettingsError(OperatorError):
     hint = "fix the operator's environment, which its Helm values set, and start it again"
 
 
+class PluginError(OperatorError):
+    """What `kubectl hbt` cannot do, said to its user (kubectl's own words when kubectl failed)."""
+
+
 # The Kubernetes API.
 
 

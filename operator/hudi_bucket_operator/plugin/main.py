@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from hudi_bucket_operator.errors import PluginError
 from hudi_bucket_operator.plugin.views import (
     Table,
     approval_line,
@@ -28,10 +29,6 @@ from hudi_bucket_operator.resource.conditions import stamp
 
 RESOURCE = f"{PLURAL}.{GROUP}"
 FIELD_MANAGER = "kubectl-hbt"
-
-
-class PluginError(Exception):
-    """What the plugin cannot do, said to its user."""
 
 
 def build_parser() -> argparse.ArgumentParser:
