@@ -550,7 +550,8 @@ def test_helm_upgrade_keeps_the_tables_managed(world: World) -> None:
     _, container = cluster.deployment_container(RELEASE_NS, RELEASE)
     assert "--log-format=json" in container["args"]
     time.sleep(4)
-    assert cluster.job_kinds(LAKE, "orders") == ["plan", "apply"]  # nothing redone
+    # Nothing redone (the plan, its apply, the check asked for and the plan after it).
+    assert cluster.job_kinds(LAKE, "orders") == ["plan", "apply", "verify", "plan"]
     assert cluster.status(LAKE, "orders")["history"] == before["history"]
 
     rules = [{"pattern": "11-1[01]", "buckets": 4}]

@@ -624,9 +624,13 @@ def test_a_spec_that_crashed_the_old_operator_resumes_the_paused_writer_and_stal
         "crashing", {"spec": {"buckets": {"rules": [{"pattern": NESTED[:512], "buckets": 2}]}}}
     )
     until(lambda: flink_state("ingest-cdc", world) == "running", 60, "ingest-cdc resumed")
-    held, events = stalled_once(world, "crashing")
+    held, _ = stalled_once(world, "crashing")
     assert held["reason"] == "InvalidSpec"
-    assert "WritersResumed" in [e.split(":")[0] for e in events]
+    until(
+        lambda: "WritersResumed" in [e.split(":")[0] for e in world.cluster.events(LAKE, "crashing")],
+        30,
+        "the WritersResumed event (Kopf posts events in the background)",
+    )
     victims_as_they_were(world)
     world.create_as_author("after-the-crash", spec("after-the-crash"))
     until(lambda: world.cluster.jobs(LAKE, "after-the-crash"), 60, "the next table's plan job")  # still going

@@ -30,7 +30,7 @@ import kopf
 
 from hudi_bucket_operator.decide import maintenance
 from hudi_bucket_operator.decide.decisions import JobPhase, ObservedJob
-from hudi_bucket_operator.errors import KubeNotFoundError
+from hudi_bucket_operator.errors import KubeConflictError, KubeNotFoundError
 from hudi_bucket_operator.resource import naming
 from hudi_bucket_operator.resource.api import (
     API_VERSION,
@@ -236,7 +236,9 @@ async def _reconcile(uid: str, memo: Memory) -> None:
     if uid in memo.tables:  # not deleted meanwhile, its series removed
         verify = decision.spec.verify_schedule if decision.spec is not None else None
         metrics.record_table(namespace, meta["name"], decision.status, verify)
-    await _hold_while_writers_paused(memo, table, maintenance.holding(decision.status.writers))
+    if not await _hold_while_writers_paused(memo, table, maintenance.holding(decision.status.writers)):
+        memo.queue.add_after(uid, 1.0)  # once the watch shows the table as it is now
+        return
     # Only now, with their prior state recorded in the status: a crash from here on resumes them.
     await workloads.perform(memo.kube, namespace, decision.writer_actions)
     if decision.poll_seconds is not None:  # no watch on the writers: look again soon
@@ -252,21 +254,26 @@ async def _reconcile(uid: str, memo: Memory) -> None:
         kopf.event(_reference(table), type=kind, reason=reason, message=message)
 
 
-async def _hold_while_writers_paused(memo: Memory, table: Table, holding: bool) -> None:
+async def _hold_while_writers_paused(memo: Memory, table: Table, holding: bool) -> bool:
     """The table carries WRITERS_FINALIZER exactly while the operator may hold its writers paused, put
     on before the first is paused: deleting the table then waits until they are resumed (a table being
     deleted starts nothing new and resumes them, see Observed.paused). At any other time a table is
-    deleted at once, never waiting for the operator."""
+    deleted at once, never waiting for the operator. False when its finalizers changed since the watch
+    showed them (a watch event not here yet): nothing is done, and the pass is to be made again."""
     meta = table["metadata"]
     before = list(meta.get("finalizers") or [])
     if (WRITERS_FINALIZER in before) == holding:
-        return
+        return True
     after = [*before, WRITERS_FINALIZER] if holding else [f for f in before if f != WRITERS_FINALIZER]
     try:
         await memo.kube.set_finalizers(TABLES, meta["namespace"], meta["name"], before, after)
     except KubeNotFoundError:  # deleted meanwhile: it holds nothing any more
-        return
+        return True
+    except KubeConflictError as err:
+        logging.getLogger(__name__).info("%s; looking again", err)
+        return False
     meta["finalizers"] = after  # as its watch event will show
+    return True
 
 
 async def _jobs(memo: Memory, body: Table) -> list[ObservedJob]:

@@ -184,13 +184,20 @@ class KubeClient:
     async def set_finalizers(
         self, resource: Resource, namespace: str, name: str, before: list[str], after: list[str]
     ) -> None:
-        """An object's finalizers changed from ``before`` (as last seen: a 422 if they changed since,
-        and the pass is retried) to ``after``."""
+        """An object's finalizers changed from ``before`` (as last seen) to ``after``; KubeConflictError
+        if they changed since (the JSON patch's test fails: the API server's 422)."""
         path = "/metadata/finalizers"
         patch = [{"op": "test", "path": path, "value": before}] if before else []
         patch.append({"op": "add", "path": path, "value": after})
-        with _errors(f"patch {resource.plural} {namespace}/{name}"):
-            await self._call("PATCH", resource.path(namespace, name), patch, _JSON_PATCH)
+        try:
+            with _errors(f"patch {resource.plural} {namespace}/{name}"):
+                await self._call("PATCH", resource.path(namespace, name), patch, _JSON_PATCH)
+        except KubeError as err:
+            if err.status == 422 and before:
+                raise KubeConflictError(
+                    err.status, f"{name}'s finalizers changed since read: {err}"
+                ) from None
+            raise
 
     async def count_pods(self, namespace: str, selector: str) -> int:
         """The pods a label selector finds, terminating ones included."""
