@@ -655,7 +655,9 @@ def test_an_apply_that_holds_the_writers_past_the_deadline_is_cancelled_and_they
     deadline = 600
     world = World()
     status = TableStatus()
-    observed = partial(Observed, policy=Policy(writers=replace(WRITER_POLICY, apply_deadline=deadline)))
+    observed = partial(
+        Observed, policy=Policy(writers=WRITER_POLICY.model_copy(update={"apply_deadline": deadline}))
+    )
     cancelled: list[str] = []
     moment = NIGHT
     for pass_no in range(40):

@@ -21,13 +21,18 @@ by spec.py, with the models of manifest.py.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
-from typing import Any
+from typing import Annotated, Any
 
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter
+
+from hudi_bucket_operator.resource.manifest import Expect
 from hudi_bucket_operator.resource.schedule import Schedule
+from hudi_bucket_operator.resource.setting import Helm, Seconds, Shown, json_text
 
 DEFAULT_QUIESCE_TIMEOUT = 15 * 60  # seconds
 WRITER_OF = "hudi.bucketops.io/writer-of"  # a workload's consent: the tables it lets pause it
@@ -125,16 +130,111 @@ class WritersSpec:
     quiesce_timeout: int = DEFAULT_QUIESCE_TIMEOUT  # seconds
 
 
-@dataclass(frozen=True)
-class WriterPolicy:
-    """What the admins let tables pause (Helm values ``writers``): whether at all, the kinds besides
-    Deployment and StatefulSet and how each is suspended, the longest quiesceTimeout a table may ask for,
-    and how long an apply may hold its writers paused before they are resumed regardless."""
+class _Suspend(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
 
-    enabled: bool = False
-    kinds: tuple[WriterKind, ...] = ()
-    max_quiesce_timeout: int = 3600  # seconds
-    apply_deadline: int = 6 * 3600  # seconds
+    path: Annotated[str, Field(pattern=r"^spec(\.[A-Za-z_][A-Za-z0-9_-]*)+$")]
+    value: Annotated[str, Field(min_length=1)]
+    stopped_path: Annotated[
+        str, Field(alias="stoppedPath", pattern=r"^[A-Za-z_][A-Za-z0-9_-]*(\.[A-Za-z_][A-Za-z0-9_-]*)*$")
+    ]
+    stopped: Annotated[list[Annotated[str, Field(min_length=1)]], Field(min_length=1)]
+
+
+class _Kind(BaseModel):
+    """A kind of writer the admins let tables pause, and how, as Helm value writers.kinds declares it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
+    api_version: Annotated[
+        str,
+        Field(alias="apiVersion", pattern=r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?/v[0-9]+((alpha|beta)[0-9]+)?$"),
+    ]
+    kind: Annotated[str, Field(pattern=r"^[A-Z][A-Za-z0-9]*$")]
+    plural: Annotated[str, Field(pattern=r"^[a-z][a-z0-9]*$")]
+    suspend: _Suspend
+
+    def writer_kind(self) -> WriterKind:
+        how = self.suspend
+        field = SuspendField(how.path, how.value, how.stopped_path, tuple(how.stopped))
+        return WriterKind(self.api_version, self.kind, self.plural, field)
+
+
+def _declared(value: object) -> object:
+    """Writer kinds from their declaration (a JSON list of ``_Kind``); kinds given as such stay."""
+    if not isinstance(value, str):
+        return value
+    return tuple(kind.writer_kind() for kind in _KINDS.validate_python(json_text(value)))
+
+
+_KINDS = TypeAdapter(list[_Kind])
+
+
+def _declaration(kinds: tuple[WriterKind, ...]) -> str:
+    """Kinds as their variable declares them (a declared kind has its suspend field)."""
+    declared = []
+    for kind in kinds:
+        how = kind.suspend or SuspendField("", "", "", ())
+        suspend = {
+            "path": how.path,
+            "value": how.suspended,
+            "stoppedPath": how.stopped_path,
+            "stopped": how.stopped,
+        }
+        declared.append(
+            {"apiVersion": kind.api_version, "kind": kind.kind, "plural": kind.plural, "suspend": suspend}
+        )
+    return json.dumps(declared)
+
+
+class WriterPolicy(BaseModel):
+    """What the admins let tables pause (Helm values ``writers``, each read from the environment variable
+    its alias names): whether at all, the kinds besides Deployment and StatefulSet and how each is
+    suspended, the longest quiesceTimeout a table may ask for, and how long an apply may hold its writers
+    paused before they are resumed regardless."""
+
+    # Lax: every value arrives as a string ("true" is True). Built by name in tests.
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
+    enabled: Annotated[
+        bool,
+        Field(
+            alias="HBO_WRITERS_ENABLED",
+            description="whether tables may have the operator pause their writers (spec.writers)",
+        ),
+        Expect("true or false"),
+        Helm("writers.enabled"),
+    ] = False
+    kinds: Annotated[
+        tuple[WriterKind, ...],
+        Field(
+            alias="HBO_WRITER_KINDS",
+            description="kinds of writers besides Deployment and StatefulSet, and how each is suspended",
+        ),
+        BeforeValidator(_declared),
+        Expect(
+            'a JSON list of {"apiVersion", "kind", "plural", "suspend": {"path", "value", "stoppedPath", '
+            '"stopped"}}'
+        ),
+        Shown(_declaration),
+        Helm("writers.kinds"),
+    ] = ()
+    max_quiesce_timeout: Annotated[
+        Seconds,
+        Field(
+            alias="HBO_MAX_QUIESCE_TIMEOUT",
+            description="the longest spec.writers.quiesceTimeout a table may ask for",
+        ),
+        Helm("writers.maxQuiesceTimeout"),
+    ] = 3600
+    apply_deadline: Annotated[
+        Seconds,
+        Field(
+            alias="HBO_APPLY_DEADLINE",
+            description="how long an apply may hold writers paused: past it, it is cancelled and they resume",
+        ),
+        Helm("writers.applyDeadline"),
+    ] = 6 * 3600
 
     def kind(self, name: str) -> WriterKind | None:
         return next((k for k in (*SCALED_KINDS, *self.kinds) if k.kind == name), None)
