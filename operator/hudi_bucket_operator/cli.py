@@ -97,10 +97,11 @@ def _run(args: argparse.Namespace) -> int:
         logging.getLogger("kopf.objects").setLevel(logging.WARNING)
     config = OperatorConfig.from_env()
     if args.namespace:
-        config = config.model_copy(update={"namespaces": tuple(args.namespace)})
+        watching = config.watching.model_copy(update={"namespaces": tuple(args.namespace)})
+        config = config.model_copy(update={"watching": watching})
     kopf.run(
-        clusterwide=not config.namespaces,
-        namespaces=list(config.namespaces),
+        clusterwide=not config.watching.namespaces,
+        namespaces=list(config.watching.namespaces),
         liveness_endpoint=args.liveness,
         standalone=True,
         memo=kopf.Memo(config=config),

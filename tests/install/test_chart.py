@@ -17,7 +17,6 @@ from hudi_bucket_operator.cli import build_parser
 from hudi_bucket_operator.policy.job_policy import JobDefaults, image_allowed
 from hudi_bucket_operator.policy.placement import PodPlacement
 from hudi_bucket_operator.resource.api import GROUP, KIND, PLURAL, VERSION
-from hudi_bucket_operator.resource.spec.spark import Resources
 from hudi_bucket_operator.runtime.settings import OperatorConfig
 from lib import helm_chart, k8s_schema
 from lib.helm_chart import CHART, NAMESPACE, VALUE_SETS, find, one, render
@@ -267,44 +266,47 @@ def test_log_format_and_verbosity_reach_the_operators_command_line(log_format: s
 
 
 def test_watched_namespaces_reach_the_operator() -> None:
-    assert OperatorConfig.from_env(env_of({})).namespaces == ()
+    assert OperatorConfig.from_env(env_of({})).watching.namespaces == ()
     env = env_of({"watch": {"namespaces": ["lake", "sales"]}})
-    assert OperatorConfig.from_env(env).namespaces == ("lake", "sales")
+    assert OperatorConfig.from_env(env).watching.namespaces == ("lake", "sales")
     assert build_parser().parse_args(["run", *container({})["args"]]).namespace == []
 
 
 def test_default_job_settings_are_the_operators_defaults() -> None:
     from_chart = OperatorConfig.from_env(env_of({}))
     built_in = OperatorConfig.from_env({})
-    assert from_chart.job_defaults.spark_version == built_in.job_defaults.spark_version
-    assert from_chart.job_defaults.service_account == built_in.job_defaults.service_account
-    assert from_chart.job_defaults.main_application_file == built_in.job_defaults.main_application_file
-    assert from_chart.job_defaults.ttl_seconds == built_in.job_defaults.ttl_seconds
-    assert from_chart.job_defaults.driver == built_in.job_defaults.driver
-    assert from_chart.job_defaults.executor == built_in.job_defaults.executor
-    assert from_chart.job_defaults.image == f"hudi-bucket-operator-job:{app_version()}"
-    assert from_chart.metrics_port == 8080
-    assert from_chart.resync_seconds == 60
+    assert from_chart.jobs.spark_version == built_in.jobs.spark_version
+    assert from_chart.jobs.service_account == built_in.jobs.service_account
+    assert from_chart.jobs.main_application_file == built_in.jobs.main_application_file
+    assert from_chart.jobs.ttl_seconds == built_in.jobs.ttl_seconds
+    assert from_chart.jobs.driver == built_in.jobs.driver
+    assert from_chart.jobs.executor == built_in.jobs.executor
+    assert from_chart.jobs.image == f"hudi-bucket-operator-job:{app_version()}"
+    assert from_chart.metrics.port == 8080
+    assert from_chart.watching.resync_seconds == 60
 
 
 def test_custom_job_defaults_and_allowlist_reach_the_operator() -> None:
     config = OperatorConfig.from_env(env_of(VALUE_SETS["job-defaults"]))
-    assert config.job_defaults == JobDefaults(
+    assert config.jobs == JobDefaults(
         image="registry.example.com/hudi/job:2.1.0",
         spark_version="4.1.0",
         service_account="lake-spark",
         ttl_seconds=31536000,
-        driver=Resources(cores=2, memory="4g"),
-        executor=Resources(cores=4, memory="16g", instances=12),
+        driver_cores=2,
+        driver_memory="4g",
+        executor_cores=4,
+        executor_memory="16g",
+        executor_instances=12,
         allowed_images=("registry.example.com/hudi/", "registry.example.com/team-a/spark-job"),
     )
-    assert (config.resync_seconds, config.metrics_port) == (2.5, 9090)
+    assert (config.watching.resync_seconds, config.metrics.port) == (2.5, 9090)
 
 
 def test_the_job_pods_values_reach_the_operator_and_the_job_service_account() -> None:
     values = VALUE_SETS["job-pods"]
     jobs = values["jobs"]
-    defaults = OperatorConfig.from_env(env_of(values)).job_defaults
+    defaults = OperatorConfig.from_env(env_of(values)).jobs
     assert defaults.driver_pod == PodPlacement.model_validate(jobs["driver"]["pod"])
     assert defaults.executor_pod == PodPlacement.model_validate(jobs["executor"]["pod"])
     assert defaults.driver_pod.priority_class_name == "batch-high"
@@ -321,19 +323,19 @@ def test_the_job_pods_values_reach_the_operator_and_the_job_service_account() ->
 
 
 def test_image_allowlist_limits_what_a_table_may_run() -> None:
-    defaults = OperatorConfig.from_env(env_of(VALUE_SETS["job-defaults"])).job_defaults
+    defaults = OperatorConfig.from_env(env_of(VALUE_SETS["job-defaults"])).jobs
     assert image_allowed("registry.example.com/hudi/job:2.1.0", defaults)
     assert image_allowed("registry.example.com/hudi/other:1", defaults)
     assert image_allowed("registry.example.com/team-a/spark-job@sha256:" + "0" * 64, defaults)
     assert not image_allowed("registry.example.com/team-a/spark-job-evil:1", defaults)
     assert not image_allowed("docker.io/library/python:3", defaults)
-    only_default = OperatorConfig.from_env(env_of({})).job_defaults
+    only_default = OperatorConfig.from_env(env_of({})).jobs
     assert only_default.allowed_images == ()
     assert not image_allowed("registry.example.com/hudi/job:2.1.0", only_default)
 
 
 def test_what_admins_allow_tables_reaches_the_operator() -> None:
-    assert OperatorConfig.from_env(env_of({})).job_defaults.allowed_service_accounts == ()
+    assert OperatorConfig.from_env(env_of({})).jobs.allowed_service_accounts == ()
     values = {
         "jobs": {
             "allowedServiceAccounts": ["lake-spark", "lake-spark-irsa"],
@@ -341,11 +343,11 @@ def test_what_admins_allow_tables_reaches_the_operator() -> None:
             "allowedHadoopConf": ["fs.s3a.endpoint", "fs.s3a.connection.ssl.enabled"],
         }
     }
-    defaults = OperatorConfig.from_env(env_of(values)).job_defaults
+    defaults = OperatorConfig.from_env(env_of(values)).jobs
     assert defaults.allowed_service_accounts == ("lake-spark", "lake-spark-irsa")
     assert defaults.allowed_spark_conf == ("spark.speculation", "spark.kubernetes.driver.label.")
     assert defaults.allowed_hadoop_conf == ("fs.s3a.endpoint", "fs.s3a.connection.ssl.enabled")
-    defaults = OperatorConfig.from_env(env_of({})).job_defaults
+    defaults = OperatorConfig.from_env(env_of({})).jobs
     assert (defaults.allowed_spark_conf, defaults.allowed_hadoop_conf) == ((), ())
 
 
@@ -356,7 +358,7 @@ def test_what_admins_allow_tables_reaches_the_operator() -> None:
 def test_metrics_service_reaches_the_port_the_operator_serves(values: dict[str, Any]) -> None:
     objs = render(values)
     service = one(objs, "Service")
-    port = OperatorConfig.from_env(env_of(values)).metrics_port
+    port = OperatorConfig.from_env(env_of(values)).metrics.port
     (service_port,) = service["spec"]["ports"]
     box_ports = {p["name"]: p["containerPort"] for p in container(values)["ports"]}
     assert box_ports[service_port["targetPort"]] == port == service_port["port"]

@@ -214,7 +214,7 @@ def test_job_main_file_starts() -> None:
 def test_job_image_has_the_spark_version_jobs_declare_and_the_spark_extra() -> None:
     (default,) = [rest for rest in arguments("Dockerfile.job", "ARG") if rest.startswith("SPARK_VERSION=")]
     version = default.partition("=")[2]
-    assert version == VALUES["jobs"]["sparkVersion"] == OperatorConfig().job_defaults.spark_version
+    assert version == VALUES["jobs"]["sparkVersion"] == OperatorConfig().jobs.spark_version
     pins = (REPO / "constraints.txt").read_text().splitlines()
     assert f"pyspark=={version}" in pins  # the tests run on the image's Spark
     installs = " ".join(arguments("Dockerfile.job", "RUN"))

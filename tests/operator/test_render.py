@@ -23,7 +23,6 @@ from hudi_bucket_operator.policy.placement import Affinity, PodPlacement, Tolera
 from hudi_bucket_operator.resource import naming
 from hudi_bucket_operator.resource.api import API_VERSION, KIND
 from hudi_bucket_operator.resource.spec import TableSpec, parse_spec
-from hudi_bucket_operator.resource.spec.spark import Resources
 from lib import hbt_admission, k8s_schema
 from lib.paths import SPARK_APPLICATION_CRD as CRD
 
@@ -217,8 +216,11 @@ def test_defaults_fill_what_the_spec_leaves_empty() -> None:
         spark_version="4.0.1",
         service_account="jobs",
         ttl_seconds=3600,
-        driver=Resources(cores=2, memory="4g"),
-        executor=Resources(cores=4, memory="8g", instances=3),
+        driver_cores=2,
+        driver_memory="4g",
+        executor_cores=4,
+        executor_memory="8g",
+        executor_instances=3,
         image_pull_policy="Always",
         spark_conf={"spark.eventLog.enabled": "false"},
     )
@@ -275,18 +277,21 @@ def test_every_spark_option_of_the_spec_is_carried() -> None:
 @needs_the_crd
 def test_the_admins_placement_of_the_pods_is_in_their_templates() -> None:
     """Kubernetes' own fields, where Spark takes them from (the controller passes the templates on)."""
-    defaults = replace(
-        DEFAULTS,
-        driver_pod=PodPlacement(
-            priority_class_name="batch-high",
-            tolerations=(Toleration(key="spark", operator="Exists", effect="NoSchedule"),),
-            annotations={"cluster-autoscaler.kubernetes.io/safe-to-evict": "false"},
-        ),
-        executor_pod=PodPlacement(
-            node_selector={"pool": "spot"},
-            affinity=Affinity(node_affinity={"preferredDuringSchedulingIgnoredDuringExecution": []}),
-        ),
-        image_pull_secrets=("registry-key",),
+    driver_pod = PodPlacement(
+        priority_class_name="batch-high",
+        tolerations=(Toleration(key="spark", operator="Exists", effect="NoSchedule"),),
+        annotations={"cluster-autoscaler.kubernetes.io/safe-to-evict": "false"},
+    )
+    executor_pod = PodPlacement(
+        node_selector={"pool": "spot"},
+        affinity=Affinity(node_affinity={"preferredDuringSchedulingIgnoredDuringExecution": []}),
+    )
+    defaults = DEFAULTS.model_copy(
+        update={
+            "driver_pod": driver_pod,
+            "executor_pod": executor_pod,
+            "image_pull_secrets": ("registry-key",),
+        }
     )
     manifest = render(FULL_SPEC, "apply", defaults=defaults)
     assert_valid(manifest)
@@ -314,9 +319,7 @@ def test_without_placement_the_templates_hold_the_containers_alone() -> None:
 
 
 def test_a_value_set_in_the_spec_wins_even_when_it_equals_the_builtin_default() -> None:
-    defaults = JobDefaults(
-        image=DEFAULTS.image, spark_version="4.0.1", driver=Resources(cores=4, memory="8g")
-    )
+    defaults = JobDefaults(image=DEFAULTS.image, spark_version="4.0.1", driver_cores=4, driver_memory="8g")
     spec = {**MINIMAL_SPEC, "spark": {"driver": {"cores": 1}}}
     driver = render(spec, defaults=defaults)["spec"]["driver"]
     assert (driver["cores"], driver["memory"]) == (1, "8g")
@@ -462,7 +465,9 @@ def test_settings_about_credentials_are_not_credentials() -> None:
     spec = {**MINIMAL_SPEC, "spark": {"hadoopConf": conf}}
     with pytest.raises(SettingNotAllowedError, match="chooses whose credentials the job uses"):
         render(spec)  # which credentials a job uses is the admins' choice
-    allowed = replace(DEFAULTS, allowed_hadoop_conf=("fs.s3a.aws.credentials.provider", "fs.azure.account."))
+    allowed = DEFAULTS.model_copy(
+        update={"allowed_hadoop_conf": ("fs.s3a.aws.credentials.provider", "fs.azure.account.")}
+    )
     assert render(spec, defaults=allowed)["spec"]["hadoopConf"] == conf
 
 
@@ -480,7 +485,9 @@ def test_settings_about_credentials_are_not_credentials() -> None:
 )
 def test_spark_conf_cannot_override_what_the_operator_owns(key: str) -> None:
     spec = {**MINIMAL_SPEC, "spark": {"sparkConf": {key: "anything"}}}
-    everything = replace(DEFAULTS, allowed_spark_conf=("spark.",))  # not even an admin's widest prefix
+    everything = DEFAULTS.model_copy(
+        update={"allowed_spark_conf": ("spark.",)}
+    )  # not even an admin's widest prefix
     with pytest.raises(InvalidSpecError, match=re.escape(key)):
         render(spec, defaults=everything)
 

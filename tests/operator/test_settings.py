@@ -14,14 +14,12 @@ from pydantic import BeforeValidator
 
 from hudi_bucket_operator.cli import main
 from hudi_bucket_operator.errors import SettingsError
-from hudi_bucket_operator.policy.job_policy import JobDefaults
+from hudi_bucket_operator.policy.job_policy import JobDefaults, Policy
 from hudi_bucket_operator.policy.placement import PodPlacement, Toleration
 from hudi_bucket_operator.resource.schedule import parse_duration
-from hudi_bucket_operator.resource.spec.spark import Resources
 from hudi_bucket_operator.runtime.settings import (
     HELM,
     HELM_VALUES,
-    SPARK_VERSION,
     VARIABLES,
     OperatorConfig,
     reference,
@@ -38,19 +36,20 @@ SCHEMA = json.loads((CHART / "values.schema.json").read_text())
 def test_an_empty_environment_gives_the_built_in_settings() -> None:
     config = OperatorConfig.from_env({})
     assert config == OperatorConfig()
-    assert (config.backend, config.namespaces, config.workers, config.metrics_port) == (
+    watching = config.watching
+    assert (config.backend.kind, watching.namespaces, watching.workers, config.metrics.port) == (
         "sparkoperator",
         (),
         64,
         8080,
     )
-    assert config.resync_seconds == 60.0
-    assert config.local_state_dir == Path(".hudi-bucket-operator")
+    assert watching.resync_seconds == 60.0
+    assert config.backend.local_state_dir == Path(".hudi-bucket-operator")
 
 
-def test_the_built_in_job_settings_are_the_job_policys_own_defaults() -> None:
-    built_in = OperatorConfig.from_env({}).job_defaults
-    assert built_in == JobDefaults(image="hudi-bucket-operator-job:latest", spark_version=SPARK_VERSION)
+def test_the_built_in_job_and_writer_settings_are_the_policys_own_defaults() -> None:
+    assert OperatorConfig.from_env({}).policy == Policy()
+    assert Policy().jobs.image == "hudi-bucket-operator-job:latest"
 
 
 def test_every_setting_is_read_from_its_variable() -> None:
@@ -87,25 +86,29 @@ def test_every_setting_is_read_from_its_variable() -> None:
             "HOME": "/root",  # not a setting: ignored
         }
     )
-    assert (config.backend, config.namespaces, config.resync_seconds, config.workers) == (
+    watching = config.watching
+    assert (config.backend.kind, watching.namespaces, watching.resync_seconds, watching.workers) == (
         "local",
         ("lake", "sales"),
         2.5,
         8,
     )
-    assert (config.metrics_port, config.kube_server, config.local_state_dir) == (
+    assert (config.metrics.port, config.kube.server, config.backend.local_state_dir) == (
         9090,
         "http://127.0.0.1:8001",
         Path("/tmp/state"),
     )
-    assert config.job_defaults == JobDefaults(
+    assert config.jobs == JobDefaults(
         image="registry.example.com/hudi/job:2.1.0",
         spark_version="4.1.0",
         service_account="lake-spark",
         main_application_file="local:///app/main.py",
         ttl_seconds=0,
-        driver=Resources(cores=2, memory="4g"),
-        executor=Resources(cores=4, memory="16g", instances=12),
+        driver_cores=2,
+        driver_memory="4g",
+        executor_cores=4,
+        executor_memory="16g",
+        executor_instances=12,
         image_pull_policy="Always",
         allowed_images=("registry.example.com/hudi/",),
         allowed_service_accounts=("lake-spark-irsa",),
@@ -170,7 +173,7 @@ def test_a_bad_value_is_refused_at_start_naming_its_variable(variable: str, valu
 
 
 def test_metrics_port_0_serves_no_metrics() -> None:
-    assert OperatorConfig.from_env({"HBO_METRICS_PORT": "0"}).metrics_port == 0
+    assert OperatorConfig.from_env({"HBO_METRICS_PORT": "0"}).metrics.port == 0
 
 
 def test_every_bad_value_is_said_once_in_one_refusal() -> None:
@@ -222,9 +225,9 @@ def test_the_charts_defaults_are_the_operators_defaults() -> None:
             text = ",".join(default)
         else:
             text = str(default).lower() if isinstance(default, bool) else str(default)
-        field = VARIABLES[variable]
-        from_chart = getattr(OperatorConfig.from_env({variable: text}), field)
-        assert from_chart == getattr(built_in, field), f"values.yaml's default for {variable} differs"
+        setting = VARIABLES[variable]
+        from_chart = setting.of(OperatorConfig.from_env({variable: text}))
+        assert from_chart == setting.of(built_in), f"values.yaml's default for {variable} differs"
 
 
 def schema_of(path: str) -> dict[str, Any]:
@@ -241,7 +244,7 @@ def test_the_charts_schema_bounds_each_value_as_the_setting_does_or_says_why_not
         if node.get("type") not in ("integer", "number", "string"):
             continue
         bounds = {}
-        for item in OperatorConfig.model_fields[VARIABLES[variable]].metadata:
+        for item in VARIABLES[variable].info.metadata:
             bounds |= {
                 key: getattr(item, key)
                 for key in ("ge", "gt", "le", "pattern")
@@ -250,15 +253,15 @@ def test_the_charts_schema_bounds_each_value_as_the_setting_does_or_says_why_not
         chart = {"ge": node.get("minimum"), "gt": node.get("exclusiveMinimum"), "le": node.get("maximum"),
                  "pattern": node.get("pattern")}  # fmt: skip
         chart = {key: value for key, value in chart.items() if value is not None}
-        if VARIABLES[variable] in DURATIONS:  # text read as seconds: the chart's pattern takes what it reads
+        if variable in DURATIONS:  # text read as seconds: the chart's pattern takes what it reads
             taken = [text for text in DURATION_SAMPLES if re.fullmatch(chart["pattern"], text)]
             assert taken == [text for text in DURATION_SAMPLES if parse_duration(text)], variable
             continue
         assert (chart == bounds) != bool(helm.narrower), (variable, chart, bounds, helm.narrower)
 
 
-DURATIONS = {name for name, info in OperatorConfig.model_fields.items() if info.annotation is int and any(
-    isinstance(item, BeforeValidator) for item in info.metadata)}  # fmt: skip
+DURATIONS = {variable for variable, setting in VARIABLES.items() if setting.info.annotation is int and any(
+    isinstance(item, BeforeValidator) for item in setting.info.metadata)}  # fmt: skip
 DURATION_SAMPLES = ["90m", "6h", "7d", "1m", "999999m", "1000000m", "0m", "15", "1h30m", "2w", "90s", " 6h"]
 
 

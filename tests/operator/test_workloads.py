@@ -8,13 +8,13 @@ from typing import Any
 import pytest
 
 from hudi_bucket_operator.errors import KubeNotFoundError
+from hudi_bucket_operator.policy.writer_policy import WriterPolicy
 from hudi_bucket_operator.resource.spec import parse_spec
 from hudi_bucket_operator.resource.writers import (
     ObservedWriter,
     SuspendField,
     WriterAction,
     WriterKind,
-    WriterPolicy,
     WriterVerb,
 )
 from hudi_bucket_operator.runtime import kube, workloads

@@ -30,6 +30,7 @@ from hudi_bucket_operator.decide.decisions import Decision, JobPhase, ObservedJo
 from hudi_bucket_operator.decide.reconcile import decide, failed
 from hudi_bucket_operator.errors import InvalidSpecError
 from hudi_bucket_operator.policy.job_policy import Policy
+from hudi_bucket_operator.policy.writer_policy import WriterPolicy
 from hudi_bucket_operator.resource.api import APPLY_NOW, PAUSED
 from hudi_bucket_operator.resource.conditions import condition
 from hudi_bucket_operator.resource.spec import parse_spec
@@ -39,7 +40,6 @@ from hudi_bucket_operator.resource.writers import (
     SuspendField,
     WorkloadRef,
     WriterKind,
-    WriterPolicy,
     WriterVerb,
     consents,
     get_path,
@@ -656,7 +656,9 @@ def test_an_apply_that_holds_the_writers_past_the_deadline_is_cancelled_and_they
     deadline = 600
     world = World()
     status = TableStatus()
-    observed = partial(Observed, policy=Policy(writers=replace(WRITER_POLICY, apply_deadline=deadline)))
+    observed = partial(
+        Observed, policy=Policy(writers=WRITER_POLICY.model_copy(update={"apply_deadline": deadline}))
+    )
     cancelled: list[str] = []
     moment = NIGHT
     for pass_no in range(40):

@@ -7,7 +7,7 @@ this, so that a table's author borrows no power over someone else's workload:
 
 - the workload's own: its owner labels or annotates it ``hudi.bucketops.io/writer-of: <table>`` (an
   annotation may list several tables, comma-separated); a writer without it is never touched;
-- the admins': how a kind is paused is theirs to declare (``WriterPolicy``, Helm values ``writers``),
+- the admins': how a kind is paused is theirs to declare (``policy.writer_policy``, Helm values ``writers``),
   never the table's. A ``Deployment`` or ``StatefulSet`` is scaled through its ``scale`` subresource to 0
   replicas and later back; any kind the admins declare has a suspend field (``SuspendField``) set to its
   suspended value and later back, stopped once its status field holds one of the stopped values (a
@@ -123,54 +123,6 @@ class WritersSpec:
 
     workloads: tuple[Writer, ...] = ()
     quiesce_timeout: int = DEFAULT_QUIESCE_TIMEOUT  # seconds
-
-
-@dataclass(frozen=True)
-class WriterPolicy:
-    """What the admins let tables pause (Helm values ``writers``): whether at all, the kinds besides
-    Deployment and StatefulSet and how each is suspended, the longest quiesceTimeout a table may ask for,
-    and how long an apply may hold its writers paused before they are resumed regardless."""
-
-    enabled: bool = False
-    kinds: tuple[WriterKind, ...] = ()
-    max_quiesce_timeout: int = 3600  # seconds
-    apply_deadline: int = 6 * 3600  # seconds
-
-    def kind(self, name: str) -> WriterKind | None:
-        return next((k for k in (*SCALED_KINDS, *self.kinds) if k.kind == name), None)
-
-    def problems(self, refs: WriterRefs) -> list[str]:
-        """Why the table may not have the operator pause these writers (none: it may)."""
-        if not refs.workloads:
-            return []
-        if not self.enabled:
-            return [
-                "spec.writers names workloads, but this operator may not pause writers: its admins have not "
-                "enabled it (Helm value writers.enabled)"
-            ]
-        problems = []
-        if unknown := sorted({w.kind for w in refs.workloads if self.kind(w.kind) is None}):
-            known = [k.kind for k in (*SCALED_KINDS, *self.kinds)]
-            problems.append(
-                f"spec.writers.workloads names kind(s) {unknown} that the operator does not know how to "
-                f"pause: it pauses {known} (its admins declare other kinds in the Helm value writers.kinds)"
-            )
-        if refs.quiesce_timeout > self.max_quiesce_timeout:
-            problems.append(
-                f"spec.writers.quiesceTimeout is {refs.quiesce_timeout} s, over the "
-                f"{self.max_quiesce_timeout} s the admins allow (Helm value writers.maxQuiesceTimeout)"
-            )
-        return problems
-
-    def resolve(self, refs: WriterRefs) -> WritersSpec:
-        """The writers as the operator pauses them: each kind as the admins declared it (a kind they did
-        not declare is left out: ``problems`` refused it)."""
-        writers = []
-        for ref in refs.workloads:
-            kind = self.kind(ref.kind)
-            if kind is not None:
-                writers.append(Writer(kind.api_version, kind.kind, ref.name, kind.plural, kind.suspend))
-        return WritersSpec(tuple(writers), refs.quiesce_timeout)
 
 
 def consents(metadata: Mapping[str, Any], table: str) -> bool:

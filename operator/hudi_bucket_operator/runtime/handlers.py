@@ -44,7 +44,7 @@ from hudi_bucket_operator.resource.api import (
 from hudi_bucket_operator.runtime import kube, leadership, metrics, workloads
 from hudi_bucket_operator.runtime.backends import JobBackend, LocalBackend, SparkOperatorBackend, observed_job
 from hudi_bucket_operator.runtime.controller import reconcile_once, table_ref
-from hudi_bucket_operator.runtime.settings import OperatorConfig
+from hudi_bucket_operator.runtime.settings import LeaderElection, OperatorConfig
 from hudi_bucket_operator.runtime.workqueue import WorkQueue
 
 LEGACY_FINALIZER = f"{GROUP}/timers"  # what earlier builds (a poll timer per table) put on every table
@@ -75,7 +75,7 @@ class Memory:
     def __post_init__(self) -> None:
         # Its workers start with the first event (see `_queue`), inside the context Kopf gives handlers:
         # kopf.event needs that context, which tasks started here would not have.
-        self.queue = WorkQueue(lambda uid: _reconcile(uid, self), workers=self.config.workers)
+        self.queue = WorkQueue(lambda uid: _reconcile(uid, self), workers=self.config.watching.workers)
 
 
 def memory(memo: kopf.Memo) -> Memory:
@@ -93,16 +93,16 @@ async def startup(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) ->
     settings.persistence.finalizer = LEGACY_FINALIZER  # so Kopf removes it
     settings.persistence.diffbase_storage = _NoDiffBase()
     # With namespaces named, there is nothing to discover: do not list namespaces or watch CRDs.
-    settings.scanning.disabled = bool(config.namespaces)
-    client = kube.KubeClient(config.workers)  # logged in by `login`, run after the startup handlers
-    election = _election(config, client) if config.leader_election else None
+    settings.scanning.disabled = bool(config.watching.namespaces)
+    client = kube.KubeClient(config.watching.workers)  # logged in by `login`, run after the startup handlers
+    election = _election(config.leader_election, client) if config.leader_election.enabled else None
     kept = memo.memory = Memory(config, client, _backend(config, client), election)
     kept.tasks.append(asyncio.create_task(_resync(kept)))
     if election is not None:
         kept.tasks.append(asyncio.create_task(election.run(won=_won, lost=_lost)))
     else:
         _won()
-    metrics.serve(config.metrics_port)
+    metrics.serve(config.metrics.port)
 
 
 @kopf.on.login()
@@ -112,22 +112,22 @@ async def login(memo: kopf.Memo, **_: Any) -> kopf.ConnectionInfo:
     Kopf calls this again when the API answers 401 (a rotated token), so both are made anew each time.
     """
     kept = memory(memo)
-    configuration = await kube.load_configuration(kept.config.kube_server)
+    configuration = await kube.load_configuration(kept.config.kube.server)
     await kept.kube.log_in(configuration)
     return await kube.connection_info(configuration)
 
 
 def _backend(config: OperatorConfig, client: kube.KubeClient) -> JobBackend:
-    if config.backend == "local":
-        return LocalBackend(config.local_state_dir, policy=config.policy)
+    if config.backend.kind == "local":
+        return LocalBackend(config.backend.local_state_dir, policy=config.policy)
     return SparkOperatorBackend(client, config.policy)
 
 
-def _election(config: OperatorConfig, client: kube.KubeClient) -> leadership.Election:
-    namespace = config.lease_namespace or kube.own_namespace()
+def _election(chosen: LeaderElection, client: kube.KubeClient) -> leadership.Election:
+    namespace = chosen.lease_namespace or kube.own_namespace()
     me = leadership.identity(os.environ.get("HOSTNAME") or socket.gethostname())
-    timing = leadership.Timing(config.lease_seconds)
-    return leadership.Election(client, namespace, config.lease_name or naming.OPERATOR, me, timing)
+    timing = leadership.Timing(chosen.lease_seconds)
+    return leadership.Election(client, namespace, chosen.lease_name or naming.OPERATOR, me, timing)
 
 
 def _won() -> None:
@@ -203,7 +203,7 @@ def _queue(memo: Memory) -> WorkQueue[str]:
 
 async def _resync(memo: Memory) -> None:
     while True:
-        await asyncio.sleep(memo.config.resync_seconds)
+        await asyncio.sleep(memo.config.watching.resync_seconds)
         for uid in list(memo.tables):
             memo.queue.add(uid)
 
@@ -242,7 +242,7 @@ async def _reconcile(uid: str, memo: Memory) -> None:
     # Only now, with their prior state recorded in the status: a crash from here on resumes them.
     await workloads.perform(memo.kube, namespace, decision.writer_actions)
     if decision.poll_seconds is not None:  # no watch on the writers: look again soon
-        delay = min(decision.poll_seconds, memo.config.resync_seconds)
+        delay = min(decision.poll_seconds, memo.config.watching.resync_seconds)
         memo.queue.add_after(uid, delay)
     if decision.submit is not None:
         job = decision.submit
