@@ -19,6 +19,7 @@ import pytest
 
 from hudi_bucket.contract.reports import JobReport, Outcome, SizingSummary
 from hudi_bucket.contract.requests import JobKind
+from hudi_bucket.core.file_sizes import FileGroupSizes
 from hudi_bucket.core.planning import ChangeReason
 from hudi_bucket.errors import ReportError
 
@@ -101,6 +102,17 @@ def test_what_the_operator_reads_of_each_report() -> None:
     check = verified.layout_check()
     assert check is not None
     assert (check.violations, check.partitions) == (1, ("region=emea",))
+    assert check.file_group_sizes == FileGroupSizes(
+        count=12, largest_bytes=384 * 2**20, median_bytes=128 * 2**20
+    )
+
+
+def test_a_layout_check_without_file_group_sizes_reads_as_unmeasured() -> None:
+    result = {k: v for k, v in result_of("verify.json").items() if k != "fileGroupSizes"}
+    check = report_of("verify.json", result).layout_check()
+    assert check is not None
+    assert check.file_group_sizes == FileGroupSizes()
+    assert check.file_group_sizes.skew is None
 
 
 def test_a_report_without_an_error_or_the_table_buckets_has_no_key_for_them() -> None:

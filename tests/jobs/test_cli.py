@@ -405,6 +405,13 @@ def test_verify_exits_0_on_a_bucket_layout_and_1_once_a_bucket_has_two_file_grou
     ok = run(capsys, "verify", "--table", str(root))
     assert ok.code == EXIT_OK, ok.err
     assert ok.report["result"]["ok"] is True
+    # The file groups the conversion wrote are the live ones, a base file each.
+    sizes = sorted(f.stat().st_size for f in root.glob(f"*/*_{instant}.parquet"))
+    assert ok.report["result"]["fileGroupSizes"] == {
+        "count": len(sizes),
+        "largestBytes": sizes[-1],
+        "medianBytes": sizes[(len(sizes) - 1) // 2],
+    }
     rows_before = records(root, drop=REWRITTEN)
 
     # What a failed writer leaves: a second file group for bucket 0 of partition 10, under a committed

@@ -51,10 +51,11 @@ def ready(layout: dict[str, Any] | None = None, token: str = "") -> TableStatus:
     return TableStatus.of(status)
 
 
-def verified(violations: int = 0, finished: str = STAMP) -> JobReport:
-    """A verify job's report: passed, or failed on ``violations`` (its result is the check either way)."""
+def verified(violations: int = 0, finished: str = STAMP, **measured: int) -> JobReport:
+    """A verify job's report: passed, or failed on ``violations`` (its result is the check either way),
+    with the file groups' sizes ``measured`` (none: an older job's report, without them)."""
     partitions = ["day=2026-11-10"] if violations else []
-    result = {
+    result: dict[str, Any] = {
         "ok": not violations,
         "violationCount": violations,
         "violationsByKind": {"misplaced-records": violations} if violations else {},
@@ -62,6 +63,8 @@ def verified(violations: int = 0, finished: str = STAMP) -> JobReport:
         "partitionCount": len(partitions),
         "partitions": partitions,
     }
+    if measured:
+        result["fileGroupSizes"] = measured
     outcome, error = (Outcome.FAILED, JobError("LayoutViolationError", "x")) if violations else (
         Outcome.SUCCEEDED, None)  # fmt: skip
     return JobReport(JobKind.VERIFY, "s3a://x", outcome, "verify", "t0", finished, result, error)
@@ -195,6 +198,22 @@ def test_a_healthy_layout_is_recorded_and_the_table_planned_again() -> None:
     ready_condition = condition(decision.status, READY)
     assert ready_condition is not None
     assert (decision.status.phase, ready_condition.status) == ("Planning", "True")
+
+
+def test_the_file_groups_sizes_the_check_measured_are_recorded_with_it() -> None:
+    report = verified(count=8, largestBytes=300, medianBytes=100)
+    layout = after(EVERY_6H, ready(), job(JobKind.VERIFY, report)).status.layout
+    assert layout is not None
+    assert (layout.file_groups, layout.largest_file_group_bytes, layout.median_file_group_bytes) == (
+        8,
+        300,
+        100,
+    )
+    assert layout.skew == 3.0
+    empty = verified(count=0, largestBytes=0, medianBytes=0)  # a table without a file group yet
+    assert after(EVERY_6H, ready(), job(JobKind.VERIFY, empty)).status.to_api()["layout"].keys() == {
+        "checkedAt", "violations", "byKind", "partitions", "items"
+    }  # fmt: skip
 
 
 def test_a_violation_is_a_warning_and_a_plan_that_reads_every_record() -> None:

@@ -86,7 +86,13 @@ READY = TableStatus.of(
             condition("Ready", "True", "2026-11-20T10:00:00Z"),
             condition("Reconciling", "False", "2026-11-20T10:00:00Z"),
         ],
-        "layout": {"checkedAt": "2026-11-21T06:00:00Z", "violations": 0},
+        "layout": {
+            "checkedAt": "2026-11-21T06:00:00Z",
+            "violations": 0,
+            "fileGroups": 12,
+            "largestFileGroupBytes": 300,
+            "medianFileGroupBytes": 120,
+        },
         "writers": {
             "last": {
                 "pausedAt": "2026-11-20T09:00:00Z",
@@ -103,7 +109,7 @@ READY = TableStatus.of(
 )
 
 
-def test_a_ready_tables_gauges_show_its_last_check_and_when_the_next_is_due_and_its_last_apply() -> None:
+def test_a_ready_tables_gauges_show_its_last_check_its_skew_when_the_next_is_due_and_its_last_apply() -> None:
     values = metrics.table_values(READY, Schedule.parse("24h"))
     assert values == metrics.PerTable(
         ready=1.0,
@@ -111,6 +117,9 @@ def test_a_ready_tables_gauges_show_its_last_check_and_when_the_next_is_due_and_
         last_verify=stamp("2026-11-21T06:00:00Z"),
         layout_violations=0,
         verify_due=stamp("2026-11-22T06:00:00Z"),
+        skew=2.5,
+        largest_file_group=300,
+        median_file_group=120,
         writers_paused=0.0,
         writers_paused_since=None,
         writers_resume_deadline=None,
@@ -135,7 +144,9 @@ def test_a_plan_awaits_approval_since_planning_ended_and_a_new_table_shows_only_
     assert metrics.table_values(awaiting, None).plan_waiting_since == stamp("2026-11-21T08:05:00Z")
     assert metrics.table_values(READY, None).plan_waiting_since is None
     new = metrics.table_values(TableStatus(), Schedule.parse("24h"))
-    assert new == metrics.PerTable(0.0, None, None, None, None, 0.0, None, None, None, None, None, None)
+    assert new == metrics.PerTable(
+        0.0, None, None, None, None, None, None, None, 0.0, None, None, None, None, None, None
+    )
 
 
 STEPS = {"planId": "sha256:1", "generation": 3, "retryToken": "", "checkRecords": False}

@@ -58,7 +58,8 @@ READY = resource(
         "phase": "Ready",
         "config": {"expressions": "a,8;b,2", "default": 4},
         "plan": {"id": "sha256:" + "0" * 64, "noop": True},
-        "layout": {"checkedAt": "2026-11-24T11:00:00Z", "violations": 0},
+        "layout": {"checkedAt": "2026-11-24T11:00:00Z", "violations": 0, "fileGroups": 10,
+                   "largestFileGroupBytes": 300 * 2**20, "medianFileGroupBytes": 125 * 2**20},
         "history": [
             {"job": "customers-apply-1", "planId": "sha256:" + "3f9a" * 16, "partitions": 2, "rows": 1200,
              "seconds": 42.4, "outcome": "Succeeded", "finished": "2026-11-24T01:00:00Z",
@@ -82,7 +83,7 @@ APPLYING = resource(
 NEW = resource("fresh", {})
 
 
-def test_the_list_shows_each_tables_phase_plan_wait_verify_and_writers() -> None:
+def test_the_list_shows_each_tables_phase_plan_wait_verify_skew_and_writers() -> None:
     shown = table_list([Table.of(r) for r in (AWAITING, READY, APPLYING, NEW)], NOW).splitlines()
     assert shown[0].split() == [
         "NAMESPACE",
@@ -92,6 +93,7 @@ def test_the_list_shows_each_tables_phase_plan_wait_verify_and_writers() -> None
         "PLAN",
         "WAITING",
         "VERIFIED",
+        "SKEW",
         "WRITERS",
     ]
     rows = {line.split()[1]: line for line in shown[1:]}
@@ -102,10 +104,12 @@ def test_the_list_shows_each_tables_phase_plan_wait_verify_and_writers() -> None
     assert "1 rule, default 4" in rows["orders"]
     assert "none needed" in rows["customers"]
     assert "ok 1h ago" in rows["customers"]
+    assert "2.4x of 300.0 MiB" in rows["customers"]  # the largest file group against the median
+    assert "3 violations 2d ago   -" in rows["events"]  # a check that measured no size (an older job)
     assert "2 rules, default 4" in rows["customers"]
     assert "3 violations 2d ago" in rows["events"]
     assert rows["events"].endswith("1 paused 15m")
-    assert rows["fresh"].split()[2:] == ["New", "-", "-", "-", "-", "-"]
+    assert rows["fresh"].split()[2:] == ["New", "-", "-", "-", "-", "-", "-"]
     assert table_list([], NOW) == "No HudiBucketTables found."
 
 

@@ -267,12 +267,17 @@ def _after_verify(
     """Record the check, then plan (with every record read while the layout is broken): a repair, or
     whatever changed since the last plan. A layout still broken right after its repair stalls."""
     rechecked = status.layout is not None and bool(status.layout.recheck)
+    sizes = check.file_group_sizes
     found = LayoutFound(
         checked_at=check.checked_at,
         violations=check.violations,
         by_kind=dict(check.by_kind),
         partitions=check.partition_count,
         items=list(check.partitions[:LAYOUT_ITEMS]),
+        # Unknown when the job measured no file group.
+        file_groups=sizes.count or None,
+        largest_file_group_bytes=sizes.largest_bytes if sizes.count else None,
+        median_file_group_bytes=sizes.median_bytes if sizes.count else None,
     )
     status = status.model_copy(update={"layout": found})
     if check.ok:

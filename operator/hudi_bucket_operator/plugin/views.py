@@ -132,6 +132,14 @@ def _verify(status: TableStatus, now: datetime) -> str:
     return f"{found} {age(layout.checked_at, now)} ago"
 
 
+def _skew(status: TableStatus) -> str:
+    """The largest file group against the median, and the largest's size, as the last check measured."""
+    layout = status.layout
+    if layout is None or layout.skew is None or not layout.largest_file_group_bytes:
+        return NOTHING
+    return f"{layout.skew:.1f}x of {format_size(layout.largest_file_group_bytes)}"
+
+
 def _writers(status: TableStatus, now: datetime) -> str:
     state = status.writers
     if isinstance(state, ApplySteps) and state.step is not Step.AWAITING_WINDOW and state.paused_at:
@@ -145,9 +153,9 @@ def short_id(plan_id: str) -> str:
 
 
 def table_list(tables: Iterable[Table], now: datetime | None = None) -> str:
-    """``kubectl hbt list``: each table's phase, config, plan, wait, last verify and writers."""
+    """``kubectl hbt list``: each table's phase, config, plan, wait, last verify, skew and writers."""
     now = now or datetime.now(UTC)
-    header = ("NAMESPACE", "NAME", "PHASE", "CONFIG", "PLAN", "WAITING", "VERIFIED", "WRITERS")
+    header = ("NAMESPACE", "NAME", "PHASE", "CONFIG", "PLAN", "WAITING", "VERIFIED", "SKEW", "WRITERS")
     rows = [header] + [
         (
             table.namespace,
@@ -157,6 +165,7 @@ def table_list(tables: Iterable[Table], now: datetime | None = None) -> str:
             _plan(table),
             age(awaiting_since(table.status), now),
             _verify(table.status, now),
+            _skew(table.status),
             _writers(table.status, now),
         )
         for table in sorted(tables, key=lambda t: (t.namespace, t.name))

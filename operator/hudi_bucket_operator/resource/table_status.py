@@ -243,6 +243,19 @@ class LayoutFound(StatusPart):
     """Partitions with violations; the count above includes those left out."""
     recheck: bool | None = None
     """A repair was applied since; the layout is checked again."""
+    file_groups: Int64 | None = None
+    """Live file groups measured (a bucket each), those of bootstrapped data left out."""
+    largest_file_group_bytes: Int64 | None = None
+    """The largest file group's latest file slice, in bytes."""
+    median_file_group_bytes: Int64 | None = None
+    """The median file group's latest file slice, in bytes."""
+
+    @property
+    def skew(self) -> float | None:
+        """The largest file group against the median (1 is an even table), when both were measured."""
+        if not self.largest_file_group_bytes or not self.median_file_group_bytes:
+            return None
+        return self.largest_file_group_bytes / self.median_file_group_bytes
 
 
 class LastJob(StatusPart):

@@ -58,6 +58,9 @@ class PerTable(NamedTuple, Generic[T]):
     last_verify: T
     layout_violations: T
     verify_due: T
+    skew: T
+    largest_file_group: T
+    median_file_group: T
     writers_paused: T
     writers_paused_since: T
     writers_resume_deadline: T
@@ -85,6 +88,21 @@ TABLE_GAUGES = PerTable(
     verify_due=Gauge(
         "hbo_table_verify_due_timestamp_seconds",
         "When the table's next layout check is due (spec.verify.schedule after the last check)",
+        TABLE,
+    ),
+    skew=Gauge(
+        "hbo_table_file_group_skew_ratio",
+        "The table's largest file group against the median one, by bytes (1 is even), at its last layout check",
+        TABLE,
+    ),
+    largest_file_group=Gauge(
+        "hbo_table_file_group_largest_bytes",
+        "The table's largest file group (its latest file slice) at its last layout check",
+        TABLE,
+    ),
+    median_file_group=Gauge(
+        "hbo_table_file_group_median_bytes",
+        "The table's median file group (its latest file slice) at its last layout check",
         TABLE,
     ),
     writers_paused=Gauge(
@@ -172,6 +190,9 @@ def table_values(status: TableStatus, verify: Schedule | None) -> PerTable[float
         verify_due=verify.next_after(datetime.fromisoformat(checked)).timestamp()
         if verify and checked
         else None,
+        skew=layout.skew if layout else None,
+        largest_file_group=layout.largest_file_group_bytes if layout else None,
+        median_file_group=layout.median_file_group_bytes if layout else None,
         writers_paused=float(paused_at is not None),
         writers_paused_since=_seconds(paused_at),
         writers_resume_deadline=_seconds(deadline),

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlparse
@@ -22,6 +22,7 @@ from pyspark.sql import functions as F  # noqa: N812 (PySpark's own convention)
 
 from hudi_bucket.bucketing.bucket_ids import placement_stats
 from hudi_bucket.core.buckets import bucket_id_from_file_id, check_num_buckets, is_bucket_file_id
+from hudi_bucket.core.file_sizes import FileGroupSizes
 from hudi_bucket.core.filegroups import FileGroup
 from hudi_bucket.core.metafields import RECORD_KEY
 from hudi_bucket.core.recordkeys import KeyStyle
@@ -76,6 +77,9 @@ class VerifyResult:
     checked_rows: int
     violations: tuple[Violation, ...] = ()
     unread_log_files: int = 0  # of the latest MERGE_ON_READ slices, when their records cannot be read
+    sizes: FileGroupSizes = field(
+        default_factory=FileGroupSizes
+    )  # how evenly the checked groups hold the data
 
     @property
     def ok(self) -> bool:
@@ -97,6 +101,7 @@ class VerifyResult:
             "truncated": len(self.violations) > max_violations,
             "partitionCount": len(partitions),
             "partitions": list(partitions[:max_violations]),
+            "fileGroupSizes": self.sizes.to_dict(),
         }
 
 
@@ -148,6 +153,7 @@ def verify_table(
         checked_rows=rows,
         violations=tuple(sorted(violations + record_violations)),
         unread_log_files=unread,
+        sizes=FileGroupSizes.of(g for gs in groups.values() for g in gs),
     )
 
 

@@ -37,6 +37,7 @@ from pydantic import (
 from pydantic import dataclasses as pydantic_dataclasses
 
 from hudi_bucket.contract.requests import JobKind
+from hudi_bucket.core.file_sizes import FileGroupSizes
 from hudi_bucket.core.hashing_config import HashingConfig
 from hudi_bucket.core.planning import ReportedPlan
 from hudi_bucket.core.report_json import REPORT_JSON, JsonObject, ReportJson
@@ -291,6 +292,7 @@ class LayoutCheck:
     by_kind: Annotated[dict[str, int], Field(alias="violationsByKind")]
     partition_count: int
     partitions: tuple[str, ...]  # the first of them, sorted
+    file_group_sizes: FileGroupSizes = FileGroupSizes()
 
     @property
     def ok(self) -> bool:
