@@ -472,3 +472,25 @@ def test_a_spec_refused_with_a_message_longer_than_a_condition_holds_is_told_onc
     assert (held.reason, len(held.message or "")) == ("InvalidSpec", 4096)
     again = decide(Observed(spec, 1, {}, TableStatus.of(first.status.to_api()), ()), NOW)
     assert (again.events, again.status) == ((), first.status)
+
+
+def test_a_plan_awaits_approval_since_it_was_first_made_even_when_planned_again_to_the_same_plan() -> None:
+    # A plan job's report finished at t1; the spec then changes in what does not change the plan (generation
+    # 2: planned again, the same plan at t2), then in what does (generation 3: another plan at t3).
+    first = decide(Observed(SPEC, 1, {}, TableStatus(), (PLAN_DONE,)), NOW).status
+    assert first.plan is not None
+    assert first.plan.planned_at == "t1"
+
+    def planned_again(generation: int, plan: Plan, finished: str) -> TableStatus:
+        again = job(JobKind.PLAN, JobPhase.COMPLETED, replace(planned(plan), finished=finished), generation)
+        decision = decide(Observed(SPEC, generation, {}, first, (again,)), NOW)
+        assert decision.recorded == again.name
+        return decision.status
+
+    kept = planned_again(2, PLAN, "t2")
+    assert kept.plan is not None
+    assert (kept.phase, kept.plan.id, kept.plan.planned_at) == ("AwaitingApproval", PLAN_ID, "t1")
+    other = Plan(BucketRules.parse("11-11,8", 4), None, (replace(CHANGE, new_buckets=8),), "1")
+    new = planned_again(3, other, "t3")
+    assert new.plan is not None
+    assert (new.plan.id, new.plan.planned_at) == (other.plan_id, "t3")

@@ -9,7 +9,7 @@ from prometheus_client import REGISTRY
 from prometheus_client.metrics import MetricWrapperBase
 
 from hudi_bucket_operator.resource.schedule import Schedule
-from hudi_bucket_operator.resource.table_status import LastJob, LayoutFound, TableStatus
+from hudi_bucket_operator.resource.table_status import LastJob, LayoutFound, PlanSummary, TableStatus
 from hudi_bucket_operator.runtime import metrics
 from lib.paths import REPO
 
@@ -141,7 +141,10 @@ def test_a_plan_awaits_approval_since_planning_ended_and_a_new_table_shows_only_
             ],
         }
     )
+    # A status from before plans recorded when they were made: since planning last ended.
     assert metrics.table_values(awaiting, None).plan_waiting_since == stamp("2026-11-21T08:05:00Z")
+    made = awaiting.model_copy(update={"plan": PlanSummary(id="sha256:1", planned_at="2026-11-20T07:00:00Z")})
+    assert metrics.table_values(made, None).plan_waiting_since == stamp("2026-11-20T07:00:00Z")
     assert metrics.table_values(READY, None).plan_waiting_since is None
     new = metrics.table_values(TableStatus(), Schedule.parse("24h"))
     assert new == metrics.PerTable(

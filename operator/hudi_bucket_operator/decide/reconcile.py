@@ -328,7 +328,7 @@ def _after_plan(
 ) -> Decision:
     planned = report.plan_result()
     plan = planned.plan
-    summary = _summary(status, plan)
+    summary = _summary(status, plan, report.finished)
     if planned.sizing_summary is not None:
         # When it measured: a table with spec.buckets.sizing.replanEvery is planned again from then.
         sized = planned.sizing_summary
@@ -434,7 +434,7 @@ def _after_apply(
     observed: Observed | None = None,
 ) -> Decision:
     result = report.apply_result()
-    status = _record_table(status, _summary(status, result.plan), report.table_buckets)
+    status = _record_table(status, _summary(status, result.plan, report.finished), report.table_buckets)
     if report.outcome is Outcome.NO_CHANGE:
         ready = conditions.ready(status, now, Reason.CONVERGED, report.message)
         return Decision(ready, recorded=job.name, spec=spec)
@@ -469,12 +469,15 @@ def _after_apply(
     return Decision(ready, recorded=job.name, events=tuple(events), spec=spec)
 
 
-def _summary(status: TableStatus, plan: ReportedPlan) -> PlanSummary:
-    """The plan, bounded. What sizing did is the plan job's to say: the apply of the same plan keeps it."""
-    summary = PlanSummary.of(plan, PLAN_ITEMS)
+def _summary(status: TableStatus, plan: ReportedPlan, made: str) -> PlanSummary:
+    """The plan, bounded, made at ``made`` unless the status holds the same plan already (planned again
+    to the same id, or being applied): then since when it has existed, and what sizing did (the plan job's
+    to say) are kept."""
+    summary = PlanSummary.of(plan, PLAN_ITEMS).model_copy(update={"planned_at": made})
     previous = status.plan
-    if previous is not None and previous.id == plan.id and previous.sizing is not None:
-        summary = summary.model_copy(update={"sizing": previous.sizing})
+    if previous is not None and previous.id == plan.id:
+        kept = {"planned_at": previous.planned_at or made, "sizing": previous.sizing or summary.sizing}
+        summary = summary.model_copy(update=kept)
     return summary
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from hudi_bucket.core.sizing import format_size
 from hudi_bucket_operator.resource.api import APPROVE, DENY
-from hudi_bucket_operator.resource.conditions import RECONCILING, Reason, condition
+from hudi_bucket_operator.resource.conditions import awaiting_approval_since
 from hudi_bucket_operator.resource.table_status import PlanSummary, TableStatus
 from hudi_bucket_operator.resource.writers_state import ApplySteps, Step
 
@@ -76,14 +76,6 @@ def gitops_manager(metadata: Mapping[str, Any]) -> str:
     if flux and annotations.get("kustomize.toolkit.fluxcd.io/reconcile") != "disabled":
         return "Flux"
     return ""
-
-
-def awaiting_since(status: TableStatus) -> str | None:
-    """When the plan awaiting approval started waiting: Reconciling turned False as planning ended."""
-    if status.phase != Reason.AWAITING_APPROVAL:
-        return None
-    found = condition(status, RECONCILING)
-    return None if found is None else found.last_transition_time
 
 
 def age(stamp: str | None, now: datetime) -> str:
@@ -163,7 +155,7 @@ def table_list(tables: Iterable[Table], now: datetime | None = None) -> str:
             table.status.phase or "New",
             _config(table.status),
             _plan(table),
-            age(awaiting_since(table.status), now),
+            age(awaiting_approval_since(table.status), now),
             _verify(table.status, now),
             _skew(table.status),
             _writers(table.status, now),

@@ -202,3 +202,14 @@ def condition(status: TableStatus, kind: str) -> Condition | None:
 def is_ready(status: TableStatus) -> bool:
     found = condition(status, READY)
     return found is not None and found.status == "True"
+
+
+def awaiting_approval_since(status: TableStatus) -> str | None:
+    """When the plan awaiting approval was first made (None: no plan awaits approval). A status written
+    before plans recorded it says when planning last ended (Reconciling turned False)."""
+    if status.phase != Reason.AWAITING_APPROVAL:
+        return None
+    if status.plan is not None and status.plan.planned_at:
+        return status.plan.planned_at
+    found = condition(status, RECONCILING)
+    return None if found is None else found.last_transition_time

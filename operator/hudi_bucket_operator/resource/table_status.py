@@ -174,6 +174,10 @@ class PlanSummary(StatusPart):
 
     id: str | None = None
     """The plan's id: spec.apply.approvedPlan names it to approve the plan."""
+    planned_at: str | None = None
+    """When a plan of this id was first made (RFC 3339): planning again to the same plan keeps it, so that
+    a plan's wait for approval counts from then.
+    """
     basis: str | None = None
     """What the plan awaiting approval was made from (a digest of its request): a change that only approves it
     starts its apply without planning again.

@@ -169,9 +169,6 @@ def table_values(status: TableStatus, verify: Schedule | None) -> PerTable[float
     """What each per-table gauge shows for a table with ``status`` and spec.verify's schedule ``verify``:
     None where the status says nothing of it (no series then, rather than a 0 that an alert on a
     timestamp would read as 1970)."""
-    reconciling = conditions.condition(status, conditions.RECONCILING)
-    # A plan's wait began when planning ended: Reconciling went False then.
-    waiting = reconciling.last_transition_time if reconciling else None
     layout = status.layout
     checked = layout.checked_at if layout else None
     writers = status.writers
@@ -184,7 +181,7 @@ def table_values(status: TableStatus, verify: Schedule | None) -> PerTable[float
     latest = status.history[0] if status.history else None
     return PerTable(
         ready=float(conditions.is_ready(status)),
-        plan_waiting_since=_seconds(waiting) if status.phase == Reason.AWAITING_APPROVAL else None,
+        plan_waiting_since=_seconds(conditions.awaiting_approval_since(status)),
         last_verify=_seconds(checked),
         layout_violations=layout.violations if layout else None,
         verify_due=verify.next_after(datetime.fromisoformat(checked)).timestamp()
