@@ -101,6 +101,19 @@ def test_show_prints_each_partitions_sizes_and_what_sizing_would_propose(
     assert "rule ^(?:10|20|30)$,3" in text.out
 
 
+def test_show_reports_the_config_in_force_and_its_history_as_hudis_file_names_them(
+    capsys: pytest.CaptureFixture[str], converted: tuple[Path, str]
+) -> None:
+    root, instant = converted
+
+    result = run(capsys, "show", "--table", str(root), "--format=json").report["result"]
+
+    config = result["config"]
+    assert list(config) == ["expressions", "default_bucket_number", "rule", "version", "instant"]
+    assert config["instant"] == instant
+    assert result["configHistory"][-1] == {**config, "archived": False, "pending": False}
+
+
 def test_a_sized_plan_reports_its_rules_and_what_sizing_did(
     capsys: pytest.CaptureFixture[str], written_table: MakeTable
 ) -> None:

@@ -6,8 +6,8 @@ counts come from the commits that wrote each base file, sizes from the listing."
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
-from typing import Annotated, Literal
+from dataclasses import asdict, replace
+from typing import Annotated, Literal, Self
 
 from pydantic import Field
 from pydantic import dataclasses as pydantic_dataclasses
@@ -64,20 +64,12 @@ class TableFacts:
 
 
 @pydantic_dataclasses.dataclass(frozen=True)
-class ShownConfig:
-    """A hashing_config version, its fields named as in Hudi's file."""
-
-    expressions: str
-    default_bucket_number: int
-    rule: str
-    version: int
-    instant: str
+class ShownConfig(HashingConfig):
+    """A hashing_config version, its fields named as in Hudi's file (its own config: not camelCase)."""
 
     @classmethod
-    def of(cls, config: HashingConfig) -> ShownConfig:
-        return cls(
-            config.expressions, config.default_bucket_number, config.rule, config.version, config.instant
-        )
+    def of(cls, config: HashingConfig) -> Self:
+        return cls(**asdict(config))
 
 
 @pydantic_dataclasses.dataclass(frozen=True)
@@ -86,21 +78,6 @@ class ShownConfigVersion(ShownConfig):
 
     archived: bool = False
     pending: bool = False
-
-    @classmethod
-    def of(
-        cls, config: HashingConfig, *, archived: bool = False, pending: bool = False
-    ) -> ShownConfigVersion:
-        shown = ShownConfig.of(config)
-        return cls(
-            shown.expressions,
-            shown.default_bucket_number,
-            shown.rule,
-            shown.version,
-            shown.instant,
-            archived,
-            pending,
-        )
 
 
 @pydantic_dataclasses.dataclass(frozen=True, config=REPORT_JSON)
@@ -229,7 +206,9 @@ def config_history(storage: Storage, table: HudiTable) -> tuple[ShownConfigVersi
     for archived in (True, False):
         for instant in config_store.list_instants(storage, archived=archived):
             config = config_store.read_config(storage, instant, archived=archived)
-            history.append(ShownConfigVersion.of(config, archived=archived, pending=instant in pending))
+            history.append(
+                replace(ShownConfigVersion.of(config), archived=archived, pending=instant in pending)
+            )
     return tuple(history)
 
 
