@@ -64,7 +64,7 @@ def test_chart_lints_cleanly(values: dict[str, Any]) -> None:
 @value_sets
 @pytest.mark.parametrize("kubernetes", helm_chart.KUBERNETES_VERSIONS)
 def test_every_rendered_object_meets_the_kubernetes_schema(values: dict[str, Any], kubernetes: str) -> None:
-    objs = render(values, include_crds=True)
+    objs = render(values, include_crds=True, kubernetes=kubernetes)
     assert objs
     for obj in objs:
         if (obj["apiVersion"], obj["kind"]) in FOREIGN_KINDS:

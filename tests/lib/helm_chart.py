@@ -32,7 +32,7 @@ RELEASE = "hudi-bucket-operator"
 NAMESPACE = "hudi-bucket-operator"
 DEPLOY_MANIFEST = REPO / "deploy" / "hudi-bucket-operator.yaml"
 # The oldest Kubernetes the chart supports (Chart.yaml's kubeVersion) and the newest with schemas here.
-KUBERNETES_VERSIONS = ("1.29.0", "1.37.0")
+KUBERNETES_VERSIONS = ("1.30.0", "1.37.0")
 # The admins' recipe for pausing a FlinkDeployment (writers.kinds), as values.yaml's comment gives it.
 FLINK_WRITER_KIND: dict[str, Any] = {
     "apiVersion": "flink.apache.org/v1beta1",
@@ -197,7 +197,7 @@ def helm(*args: str) -> str:
 
 
 @functools.cache
-def _template(values_json: str, namespace: str, include_crds: bool) -> str:
+def _template(values_json: str, namespace: str, include_crds: bool, kubernetes: str) -> str:
     values = json.loads(values_json)
     with tempfile.NamedTemporaryFile("w", suffix=".yaml") as handle:
         yaml.safe_dump(values, handle)
@@ -205,14 +205,21 @@ def _template(values_json: str, namespace: str, include_crds: bool) -> str:
         args = ["template", RELEASE, str(CHART), "--namespace", namespace, "--values", handle.name]
         if include_crds:
             args.append("--include-crds")
+        if kubernetes:
+            args += ["--kube-version", kubernetes]
         return helm(*args)
 
 
 def template(
-    values: Mapping[str, Any] | None = None, *, namespace: str = NAMESPACE, include_crds: bool = False
+    values: Mapping[str, Any] | None = None,
+    *,
+    namespace: str = NAMESPACE,
+    include_crds: bool = False,
+    kubernetes: str = "",
 ) -> str:
-    """``helm template`` of the chart with ``values`` (cached: the chart does not change in a run)."""
-    return _template(json.dumps(values or {}, sort_keys=True), namespace, include_crds)
+    """``helm template`` of the chart with ``values`` (cached: the chart does not change in a run), for
+    the cluster version ``kubernetes`` (empty: helm's default)."""
+    return _template(json.dumps(values or {}, sort_keys=True), namespace, include_crds, kubernetes)
 
 
 def objects(rendered: str) -> list[dict[str, Any]]:
