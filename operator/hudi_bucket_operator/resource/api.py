@@ -18,5 +18,5 @@ VERIFY = f"{GROUP}/verify"  # a time (RFC 3339): check the layout once Ready, un
 # status.history records it. A deny wins over any approval of the same plan.
 APPROVE = f"{GROUP}/approve"  # a plan id: that plan is approved, as spec.apply.approvedPlan approves it
 DENY = f"{GROUP}/deny"  # a plan id: that plan is not applied; the table stalls saying who and why
-DECIDED_BY = f"{GROUP}/decided-by"  # who, as the plugin's `kubectl auth whoami` said (the audit log is proof)
+DECIDED_BY = f"{GROUP}/decided-by"  # who: the chart's admission policy has it name the user setting it
 REASON = f"{GROUP}/reason"  # why
