@@ -15,6 +15,7 @@ from hypothesis import settings
 
 from lib.hudi_tables import HudiBucketTables
 from lib.paths import SHARED_FOUND, SHARED_MISSING, hudi_bundle, jvm_jar, s3a_jars, unzip_table
+from lib.shown import SHOWN
 from lib.written_tables import WrittenTables
 
 if TYPE_CHECKING:
@@ -44,6 +45,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         action="store_true",
         help="run only the tests that need no JVM, S3 server or control plane (`./dev test --unit`)",
     )
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    # What the cluster scenarios showed (lib.shown), for the log's reader.
+    for title, text in SHOWN.items():
+        terminalreporter.write_sep("-", title)
+        terminalreporter.write_line(text)
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -16,7 +16,6 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,6 +37,7 @@ from harness import (
 from hudi_bucket import cli
 from hudi_bucket.contract.requests import JobKind
 from hudi_bucket_operator.plugin.views import short_id
+from hudi_bucket_operator.resource.api import APPROVE, DECIDED_BY
 from hudi_bucket_operator.resource.spec import parse_spec
 from lib import bucket_tables, prometheus
 from lib.hudi_rs import records
@@ -46,6 +46,7 @@ from lib.hudi_tables import MERGE_ON_READ, one_record_per_key, write_hudi_bucket
 from lib.hudi_tables import records as hudi_records
 from lib.prometheus import Prometheus
 from lib.rbac_rules import Permission, granted
+from lib.shown import show
 from spark_operator import SparkOperatorStandIn
 
 pytestmark = [
@@ -58,6 +59,7 @@ RELEASE = "hudi-bucket-operator"
 RELEASE_NS = "hudi-bucket-operator"
 LEGACY_FINALIZER = "hudi.bucketops.io/timers"
 TABLES = "hudibuckettables.hudi.bucketops.io"
+ARGO_TRACKING = "argocd.argoproj.io/tracking-id"
 
 
 METRICS_PORT = free_port()  # the operator's /metrics, which Prometheus scrapes through every scenario
@@ -118,19 +120,25 @@ def table_user(world: World, name: str, verbs: list[str]) -> Path:
     return world.cluster.control_plane.kubeconfig_for_user(world.work / f"user-{name}", name)
 
 
-def kubectl_hbt(kubeconfig: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    """`kubectl hbt` as its users run it: a real kubectl finding the plugin (this environment's) on PATH."""
+def kubectl_as(kubeconfig: Path, *args: str, plugin: str = "") -> subprocess.CompletedProcess[str]:
+    """A real kubectl in LAKE as the user of ``kubeconfig``, finding this environment's plugins on PATH
+    (a plugin's name goes first: kubectl takes no flag before it)."""
     kubectl = os.environ.get("KUBECTL") or shutil.which("kubectl")
     assert kubectl, "no kubectl on PATH"
     path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
-    done = subprocess.run(
-        [kubectl, "hbt", f"--kubeconfig={kubeconfig}", "-n", LAKE, *args],
+    return subprocess.run(
+        [kubectl, *([plugin] if plugin else []), f"--kubeconfig={kubeconfig}", "-n", LAKE, *args],
         env={**os.environ, "PATH": path},
         capture_output=True,
         text=True,
         timeout=60,
         check=False,
     )
+
+
+def kubectl_hbt(kubeconfig: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    """`kubectl hbt` as its users run it."""
+    done = kubectl_as(kubeconfig, *args, plugin="hbt")
     if check:
         assert done.returncode == 0, done.stderr
     return done
@@ -178,15 +186,9 @@ def world(
         f"system:serviceaccount:{LAKE}:hudi-bucket-jobs", "create", "configmaps", LAKE
     )
     spark_operator = SparkOperatorStandIn(control_plane, work).start()
-    found = prometheus.binary()
     try:
-        with ExitStack() as stack:
-            scraper = None
-            if found is not None:
-                metrics = f"127.0.0.1:{METRICS_PORT}"
-                scraper = stack.enter_context(
-                    prometheus.scraping(found, metrics, work / "prometheus", free_port())
-                )
+        metrics = f"127.0.0.1:{METRICS_PORT}"
+        with prometheus.scraping_if_found(metrics, work / "prometheus", free_port()) as scraper:
             operator = operator_in_pod(cluster, RELEASE_NS, RELEASE, work)
             world = World(cluster, spark_operator, operator, work, template, rescaled, scraper)
             yield world
@@ -229,11 +231,52 @@ def test_a_manual_plan_waits_for_approval_then_applies(world: World) -> None:
     refused = kubectl_hbt(reader, "approve", "orders", check=False)
     assert refused.returncode == 1
     assert 'cannot patch resource "hudibuckettables"' in refused.stderr
+    show("kubectl hbt list (a real plan awaiting approval)", listed.stdout)
+    show("kubectl hbt plan orders", planned)
+
+    # Who approves is who the API server says: the chart's admission policy refuses an approval naming
+    # someone else (asked as a dry run, so that nothing is approved before the policy is in force).
+    forged = [f"{APPROVE}={plan_id}", f"{DECIDED_BY}=someone-else", "--dry-run=server"]
+    said = until(
+        lambda: (done := kubectl_as(author, "annotate", "hbt", "orders", *forged)).returncode and done.stderr,
+        30,
+        "the admission policy to refuse a forged approval",
+    )
+    assert "must name who makes it: set hudi.bucketops.io/decided-by to author" in said
+
+    # A table Argo CD keeps in step with Git is approved in Git: the plugin refuses, printing the line.
+    tracked = f"{ARGO_TRACKING}=lake:hudi.bucketops.io/HudiBucketTable:lake/orders"
+    cluster.kubectl("annotate", "hbt", "orders", "-n", LAKE, tracked)
+    in_git = kubectl_hbt(author, "approve", "orders", check=False)
+    assert in_git.returncode == 1
+    assert "is managed by Argo CD" in in_git.stderr
+    assert f"approvedPlan: {plan_id}" in in_git.stderr
+    cluster.kubectl("annotate", "hbt", "orders", "-n", LAKE, f"{ARGO_TRACKING}-")
+    assert DECIDED_BY not in cluster.table(LAKE, "orders")["metadata"].get("annotations", {})
+
+    # Denied by its author: the table stalls saying who and why, and applies nothing.
+    denied = kubectl_hbt(author, "deny", "orders", "--reason", "not during the freeze")
+    assert denied.stdout == f"{LAKE}/orders: plan {plan_id} denied\n"
+    stalled = cluster.phase_is(LAKE, "orders", "Stalled")
+    [stall] = [c for c in stalled["conditions"] if c["type"] == "Stalled"]
+    assert stall["reason"] == "PlanDenied"
+    assert "author" in stall["message"]
+    assert "not during the freeze" in stall["message"]
+    assert (stalled["history"][0]["outcome"], stalled["history"][0]["decidedBy"]) == ("Denied", "author")
+    denial = kubectl_hbt(reader, "history", "orders").stdout
+    assert "Denied" in denial
+    assert "not during the freeze" in denial
+    show("kubectl hbt history orders (denied)", denial)
+    time.sleep(3)  # longer than the resync: a denial stands
+    assert cluster.job_kinds(LAKE, "orders") == ["plan"]
+
+    # The freeze over, the same plan approved: approving undoes the denial.
     approved = kubectl_hbt(author, "approve", "orders", "--reason", "reviewed in CHG-1")
     assert approved.stdout == f"{LAKE}/orders: plan {plan_id} approved\n"
     status = cluster.phase_is(LAKE, "orders", "Ready")
     assert cluster.job_kinds(LAKE, "orders") == ["plan", "apply"]  # the approval plans no second time
     history = kubectl_hbt(reader, "history", "orders").stdout
+    show("kubectl hbt history orders (applied)", history)
     assert plan_id[7:19] in history
     assert "author" in history
     assert "reviewed in CHG-1" in history
@@ -266,9 +309,9 @@ def test_a_manual_plan_waits_for_approval_then_applies(world: World) -> None:
     assert checked["layout"]["violations"] == 0
     until(lambda: cluster.job_kinds(LAKE, "orders")[2:] == ["verify", "plan"], 60, "the check's round")
     cluster.phase_is(LAKE, "orders", "Ready")
-    assert "ok " in next(
-        line for line in kubectl_hbt(reader, "list").stdout.splitlines() if " orders " in line
-    )
+    listed = kubectl_hbt(reader, "list").stdout
+    show("kubectl hbt list (after a layout check)", listed)
+    assert "ok " in next(line for line in listed.splitlines() if " orders " in line)
 
 
 def test_the_automatic_policy_applies_each_plan(world: World) -> None:
@@ -417,11 +460,7 @@ def test_prometheus_saw_what_the_scenarios_caused(world: World) -> None:
     """A real Prometheus scraped the operator through the scenarios above, with the chart's alert rules
     (each ``for`` at 0s): the alerts those scenarios call for fired, for their tables, the others did not,
     and every dashboard query had data."""
-    scraper = world.prometheus
-    if scraper is None:
-        pytest.skip(
-            "no Prometheus: `./dev promtool` fetches it, with promtool, from Debian's prometheus package"
-        )
+    scraper = prometheus.required(world.prometheus)
     assert scraper.scraped(), scraper.log.read_text()[-3000:]
     until(lambda: scraper.fired("HudiBucketOperatorJobsFailing", kind="plan"), 30, "the failed plan's alert")
     assert scraper.fired("HudiBucketTableNotReady", namespace=LAKE, name="broken", phase="Stalled")
@@ -436,9 +475,9 @@ def test_prometheus_saw_what_the_scenarios_caused(world: World) -> None:
     [rows] = scraper.query('hbo_table_last_rescale_rows{name="orders"}')
     assert int(rows["value"][1]) > 0
     fired = scraper.seen('count by (alertname, name) (ALERTS{alertstate="firing"})')
-    print("alerts fired:", sorted((a["metric"]["alertname"], a["metric"].get("name", "")) for a in fired))
-    for title, query in prometheus.dashboard_queries():
-        print(f"panel {title!r}: {[(r['metric'], r['value'][1]) for r in scraper.query(query)]}")
+    alerts = sorted(f"{a['metric']['alertname']} {a['metric'].get('name', '')}".strip() for a in fired)
+    show("Alerts Prometheus fired in the cluster scenarios", "\n".join(alerts))
+    show("Dashboard panels at the end of the cluster scenarios", "\n".join(panel_values(scraper)))
     # The writers' panel: this module pauses no writers (test_writers_in_a_cluster.py does).
     quiet = {"Writers paused for"}
     empty = [
@@ -447,6 +486,17 @@ def test_prometheus_saw_what_the_scenarios_caused(world: World) -> None:
         if title not in quiet and not scraper.seen(query)
     ]
     assert empty == [], f"dashboard panels without data: {empty}"
+
+
+def panel_values(scraper: Prometheus) -> list[str]:
+    """Each dashboard panel's title and what its query returns now, a series a line."""
+    lines = []
+    for title, query in prometheus.dashboard_queries():
+        lines.append(title)
+        for series in scraper.query(query):
+            labels = ", ".join(f"{k}={v}" for k, v in sorted(series["metric"].items()) if k != "__name__")
+            lines.append(f"    {labels or '-'}: {series['value'][1]}")
+    return lines
 
 
 def test_a_paused_table_starts_no_job_until_resumed_and_an_unmanaged_one_none_at_all(world: World) -> None:
@@ -458,7 +508,11 @@ def test_a_paused_table_starts_no_job_until_resumed_and_an_unmanaged_one_none_at
     assert cluster.jobs(LAKE, "paused") == []
     assert cluster.jobs(LAKE, "unmanaged") == []
     assert cluster.status(LAKE, "unmanaged") == {}
-    cluster.patch_table(LAKE, "paused", {"metadata": {"annotations": {"hudi.bucketops.io/paused": "false"}}})
+    # Resumed by its author with the plugin (and listed, while paused, as such).
+    author = table_user(world, "author", TABLE_USERS["author"])
+    listed = [line.split()[1:3] for line in kubectl_hbt(author, "list").stdout.splitlines()]
+    assert ["paused", "Paused"] in listed
+    assert kubectl_hbt(author, "resume", "paused").stdout == f"{LAKE}/paused resumed\n"
     cluster.phase_is(LAKE, "paused", "AwaitingApproval")
 
 

@@ -26,7 +26,6 @@ import signal
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -216,15 +215,9 @@ def world(control_plane: ControlPlane, tmp_path_factory: pytest.TempPathFactory)
     control_plane.wait_until_allowed(operator_user, "list", "pods", NS)  # the writers' rules
     control_plane.wait_until_allowed(operator_user, "patch", "deployments", NS, subresource="scale")
     spark_operator = SparkOperatorStandIn(control_plane, work).start()
-    found = prometheus.binary()
     try:
-        with ExitStack() as stack:
-            scraper = None
-            if found is not None:
-                metrics = f"127.0.0.1:{METRICS_PORT}"
-                scraper = stack.enter_context(
-                    prometheus.scraping(found, metrics, work / "prometheus", free_port())
-                )
+        metrics = f"127.0.0.1:{METRICS_PORT}"
+        with prometheus.scraping_if_found(metrics, work / "prometheus", free_port()) as scraper:
             operator = operator_in_pod(cluster, RELEASE_NS, RELEASE, work)
             world = World(cluster, spark_operator, operator, work, scraper)
             yield world
@@ -488,11 +481,7 @@ def test_prometheus_saw_the_writers_paused_and_resumed_in_time(world: World) -> 
     """A real Prometheus scraped the operator through the scenarios above, with the chart's rules (each
     ``for`` at 0s): the writers' gauges showed each pause, the dashboard's writers panel had data, and the
     operator resumed every writer before its deadline, so that alert never fired."""
-    scraper = world.prometheus
-    if scraper is None:
-        pytest.skip(
-            "no Prometheus: `./dev promtool` fetches it, with promtool, from Debian's prometheus package"
-        )
+    scraper = prometheus.required(world.prometheus)
     paused = scraper.seen(f'hbo_table_writers_paused{{namespace="{NS}"}} == 1')
     assert {series["metric"]["name"] for series in paused}, "no pause seen"
     assert scraper.seen(f'hbo_table_writers_resume_deadline_timestamp_seconds{{namespace="{NS}"}}')

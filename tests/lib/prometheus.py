@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 from lib.paths import REPO
@@ -143,3 +144,24 @@ def scraping(binary: Path, metrics: str, work: Path, port: int) -> Iterator[Prom
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+@contextmanager
+def scraping_if_found(metrics: str, work: Path, port: int) -> Iterator[Prometheus | None]:
+    """``scraping`` with this machine's Prometheus, or None when it has none (the scenarios run anyway;
+    only what asks Prometheus is skipped, through ``required``)."""
+    found = binary()
+    if found is None:
+        yield None
+        return
+    with scraping(found, metrics, work, port) as prometheus:
+        yield prometheus
+
+
+def required(prometheus: Prometheus | None) -> Prometheus:
+    """The Prometheus a test asks, or the test skipped saying how to have one."""
+    if prometheus is None:
+        pytest.skip(
+            "no Prometheus: `./dev promtool` fetches it, with promtool, from Debian's prometheus package"
+        )
+    return prometheus
