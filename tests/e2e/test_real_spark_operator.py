@@ -20,7 +20,7 @@ from harness import until
 from hudi_bucket.contract.requests import JobKind
 from hudi_bucket_operator.decide.decisions import JobPhase, SubmitJob
 from hudi_bucket_operator.decide.render import render_spark_application
-from hudi_bucket_operator.policy.job_policy import JobDefaults
+from hudi_bucket_operator.policy.job_defaults import JobDefaults
 from hudi_bucket_operator.policy.placement import PodPlacement, Toleration
 from hudi_bucket_operator.resource import naming
 from hudi_bucket_operator.resource.api import API_VERSION, KIND

@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from containers import Image
-from hudi_bucket_operator.policy.job_policy import JobDefaults
+from hudi_bucket_operator.policy.job_defaults import JobDefaults
 from lib.paths import REPO
 
 VALUES = yaml.safe_load((REPO / "charts" / "hudi-bucket-operator" / "values.yaml").read_text())

@@ -14,7 +14,8 @@ import pytest
 import yaml
 
 from hudi_bucket_operator.cli import build_parser
-from hudi_bucket_operator.policy.job_policy import JobDefaults, image_allowed
+from hudi_bucket_operator.policy.job_defaults import JobDefaults
+from hudi_bucket_operator.policy.job_policy import image_allowed
 from hudi_bucket_operator.policy.placement import PodPlacement
 from hudi_bucket_operator.resource.api import GROUP, KIND, PLURAL, VERSION
 from hudi_bucket_operator.runtime.settings import OperatorConfig

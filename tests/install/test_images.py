@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from hudi_bucket.contract.requests import HUDI_BUNDLE_ENV, JVM_JAR_ENV
-from hudi_bucket_operator.policy.job_policy import JobDefaults
+from hudi_bucket_operator.policy.job_defaults import JobDefaults
 from hudi_bucket_operator.runtime.settings import OperatorConfig
 from lib.paths import REPO
 

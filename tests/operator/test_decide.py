@@ -20,7 +20,8 @@ from hudi_bucket.core.rules import BucketRules
 from hudi_bucket_operator.decide.decisions import JobPhase, Observed, ObservedJob
 from hudi_bucket_operator.decide.reconcile import HISTORY_LIMIT, decide
 from hudi_bucket_operator.decide.rounds import report_needed
-from hudi_bucket_operator.policy.job_policy import JobDefaults, Policy
+from hudi_bucket_operator.policy.job_defaults import JobDefaults
+from hudi_bucket_operator.policy.job_policy import Policy
 from hudi_bucket_operator.resource.api import PAUSED, RETRY
 from hudi_bucket_operator.resource.conditions import condition
 from hudi_bucket_operator.resource.table_status import (

@@ -28,11 +28,11 @@ from hudi_bucket_operator.errors import (
     ServiceAccountNotAllowedError,
     SettingNotAllowedError,
 )
+from hudi_bucket_operator.policy.job_defaults import JobDefaults
 from hudi_bucket_operator.policy.job_policy import (
     HADOOP_CONF_ALLOWED,
     OWNED_SPARK_CONF,
     SPARK_CONF_ALLOWED,
-    JobDefaults,
     Policy,
     admit,
     hadoop_conf_refusal,

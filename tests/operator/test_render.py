@@ -18,7 +18,8 @@ from hudi_bucket.contract.requests import JobKind, parse_argv
 from hudi_bucket_operator.decide.decisions import SubmitJob
 from hudi_bucket_operator.decide.render import DEFAULT_SPARK_CONF, render_spark_application
 from hudi_bucket_operator.errors import ImageNotAllowedError, InvalidSpecError, SettingNotAllowedError
-from hudi_bucket_operator.policy.job_policy import JobDefaults, image_allowed
+from hudi_bucket_operator.policy.job_defaults import JobDefaults
+from hudi_bucket_operator.policy.job_policy import image_allowed
 from hudi_bucket_operator.policy.placement import Affinity, PodPlacement, Toleration
 from hudi_bucket_operator.resource import naming
 from hudi_bucket_operator.resource.api import API_VERSION, KIND

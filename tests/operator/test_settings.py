@@ -14,7 +14,8 @@ from pydantic import BeforeValidator
 
 from hudi_bucket_operator.cli import main
 from hudi_bucket_operator.errors import SettingsError
-from hudi_bucket_operator.policy.job_policy import JobDefaults, Policy
+from hudi_bucket_operator.policy.job_defaults import JobDefaults
+from hudi_bucket_operator.policy.job_policy import Policy
 from hudi_bucket_operator.policy.placement import PodPlacement, Toleration
 from hudi_bucket_operator.resource.schedule import parse_duration
 from hudi_bucket_operator.runtime.settings import (

@@ -23,7 +23,8 @@ from typing import Any
 
 from hudi_bucket.contract.reports import ConfigMapReport, ReportOwner
 from hudi_bucket_operator.decide.decisions import SubmitJob
-from hudi_bucket_operator.policy.job_policy import JobDefaults, job_settings
+from hudi_bucket_operator.policy.job_defaults import JobDefaults
+from hudi_bucket_operator.policy.job_policy import job_settings
 from hudi_bucket_operator.resource import naming
 from hudi_bucket_operator.resource.api import API_VERSION, KIND
 from hudi_bucket_operator.resource.spec.spark import Resources, SparkSection

@@ -1,7 +1,7 @@
 """How the operator's settings are declared (pure: no I/O): the markers on a setting's field and the
 value types the settings share, as their environment variables spell them.
 
-The settings live where they are used (``job_policy.JobDefaults``, ``writer_policy.WriterPolicy``, the runtime's
+The settings live where they are used (``job_defaults.JobDefaults``, ``writer_policy.WriterPolicy``, the runtime's
 own groups in runtime/settings.py); runtime/settings.py reads them all from the environment, says what a
 bad one must be (``spec.problems.Expect``) and prints their reference.
 """

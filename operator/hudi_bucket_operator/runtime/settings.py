@@ -21,7 +21,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.fields import FieldInfo
 
 from hudi_bucket_operator.errors import SettingsError
-from hudi_bucket_operator.policy.job_policy import JobDefaults, Policy
+from hudi_bucket_operator.policy.job_defaults import JobDefaults
+from hudi_bucket_operator.policy.job_policy import Policy
 from hudi_bucket_operator.policy.writer_policy import WriterPolicy
 from hudi_bucket_operator.resource.setting import Helm, Shown, Words
 from hudi_bucket_operator.resource.spec.problems import Expect
