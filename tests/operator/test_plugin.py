@@ -132,6 +132,11 @@ def test_the_plan_is_a_diff_of_bucket_counts_with_rows_bytes_and_file_sizes() ->
     assert "- config  ^region=emea$,4 default 4" in shown
     assert "+ config  ^region=emea$,8;^day=2026-11-(?:0[12]|10)$,16 default 4" in shown
     assert "rewrites  3 partitions, 9,101,900 rows, 2.0 GiB (1 to repair their layout)" in shown
+    one = {
+        **AWAITING,
+        "status": {**AWAITING["status"], "plan": {**AWAITING["status"]["plan"], "partitions": 1}},
+    }
+    assert "rewrites  1 partition, " in plan_view(Table.of(one))
     lines = {line.split()[1]: line for line in shown.splitlines() if line.startswith("~ ")}
     assert set(lines) == {change.partition for change in PLAN.items or []}
     emea = next(item for item in PLAN.items or [] if item.partition == "region=emea")

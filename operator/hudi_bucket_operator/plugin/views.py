@@ -97,12 +97,16 @@ def _columns(rows: Sequence[Sequence[str]]) -> str:
     )
 
 
+def _counted(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
 def _config(status: TableStatus) -> str:
     config = status.config
     if config is None or config.default is None:
         return NOTHING
     rules = len([rule for rule in (config.expressions or "").split(";") if rule])
-    return f"{rules} rule{'s' if rules != 1 else ''}, default {config.default}"
+    return f"{_counted(rules, 'rule')}, default {config.default}"
 
 
 def _plan(table: Table) -> str:
@@ -112,7 +116,7 @@ def _plan(table: Table) -> str:
     if plan.noop:
         return "none needed"
     count = plan.partitions or 0
-    said = f"{short_id(plan.id)} {count} partition{'' if count == 1 else 's'}"
+    said = f"{short_id(plan.id)} {_counted(count, 'partition')}"
     return f"{said}, {table.decision()}" if table.decision() else said
 
 
@@ -120,7 +124,7 @@ def _verify(status: TableStatus, now: datetime) -> str:
     layout = status.layout
     if layout is None or not layout.checked_at:
         return NOTHING
-    found = "ok" if not layout.violations else f"{layout.violations} violations"
+    found = "ok" if not layout.violations else _counted(layout.violations, "violation")
     return f"{found} {age(layout.checked_at, now)} ago"
 
 
@@ -184,7 +188,7 @@ def plan_view(table: Table) -> str:
         before = NOTHING if config is None else f"{config.expressions or ''} default {config.default}"
         lines += [f"- config  {before}", f"+ config  {rules.expressions or ''} default {rules.default}"]
     lines.append(
-        f"  rewrites  {plan.partitions or 0} partitions, {plan.rows or 0:,} rows, "
+        f"  rewrites  {_counted(plan.partitions or 0, 'partition')}, {plan.rows or 0:,} rows, "
         f"{format_size(plan.bytes or 0)}"
         + (f" ({plan.repairs} to repair their layout)" if plan.repairs else "")
     )
