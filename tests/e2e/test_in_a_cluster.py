@@ -260,6 +260,7 @@ def test_a_manual_plan_waits_for_approval_then_applies(world: World) -> None:
     )
     assert "    policy: Manual\n" in not_denied.stderr
     show("kubectl hbt approve orders (tracked by Argo CD)", in_git.stderr)
+    show("kubectl hbt deny orders (tracked by Argo CD)", not_denied.stderr)
     decided = {APPROVE, DENY, DECIDED_BY, REASON} & set(
         cluster.table(LAKE, "orders")["metadata"]["annotations"]
     )
