@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -37,7 +38,7 @@ from harness import (
 from hudi_bucket import cli
 from hudi_bucket.contract.requests import JobKind
 from hudi_bucket_operator.plugin.views import short_id
-from hudi_bucket_operator.resource.api import APPROVE, DECIDED_BY
+from hudi_bucket_operator.resource.api import APPROVE, DECIDED_BY, DENY, REASON
 from hudi_bucket_operator.resource.spec import parse_spec
 from lib import bucket_tables, prometheus
 from lib.hudi_rs import records
@@ -244,28 +245,43 @@ def test_a_manual_plan_waits_for_approval_then_applies(world: World) -> None:
     )
     assert "must name who makes it: set hudi.bucketops.io/decided-by to author" in said
 
-    # A table Argo CD keeps in step with Git is approved in Git: the plugin refuses, printing the line.
+    # A table Argo CD keeps in step with Git is decided in Git: the plugin refuses to approve or deny it,
+    # printing what to commit, and changes nothing.
     tracked = f"{ARGO_TRACKING}=lake:hudi.bucketops.io/HudiBucketTable:lake/orders"
     cluster.kubectl("annotate", "hbt", "orders", "-n", LAKE, tracked)
     in_git = kubectl_hbt(author, "approve", "orders", check=False)
     assert in_git.returncode == 1
     assert "is managed by Argo CD" in in_git.stderr
-    assert f"approvedPlan: {plan_id}" in in_git.stderr
+    assert f"spec:\n  apply:\n    approvedPlan: {plan_id}" in in_git.stderr
+    not_denied = kubectl_hbt(author, "deny", "orders", check=False)
+    assert not_denied.returncode == 1
+    assert (
+        "is managed by Argo CD, which keeps it as Git says: deny its plan in Git instead" in not_denied.stderr
+    )
+    assert "    policy: Manual\n" in not_denied.stderr
+    show("kubectl hbt approve orders (tracked by Argo CD)", in_git.stderr)
+    show("kubectl hbt deny orders (tracked by Argo CD)", not_denied.stderr)
+    decided = {APPROVE, DENY, DECIDED_BY, REASON} & set(
+        cluster.table(LAKE, "orders")["metadata"]["annotations"]
+    )
+    assert decided == set()
     cluster.kubectl("annotate", "hbt", "orders", "-n", LAKE, f"{ARGO_TRACKING}-")
-    assert DECIDED_BY not in cluster.table(LAKE, "orders")["metadata"].get("annotations", {})
 
-    # Denied by its author: the table stalls saying who and why, and applies nothing.
+    # Denied by its author: the table stalls saying who (as the API server knows them) and why, and
+    # applies nothing.
+    who = kubectl_as(author, "auth", "whoami", "--output=jsonpath={.status.userInfo.username}").stdout
+    assert who == "author"
     denied = kubectl_hbt(author, "deny", "orders", "--reason", "not during the freeze")
     assert denied.stdout == f"{LAKE}/orders: plan {plan_id} denied\n"
     stalled = cluster.phase_is(LAKE, "orders", "Stalled")
     [stall] = [c for c in stalled["conditions"] if c["type"] == "Stalled"]
     assert stall["reason"] == "PlanDenied"
-    assert "author" in stall["message"]
+    assert who in stall["message"]
     assert "not during the freeze" in stall["message"]
-    assert (stalled["history"][0]["outcome"], stalled["history"][0]["decidedBy"]) == ("Denied", "author")
+    assert (stalled["history"][0]["outcome"], stalled["history"][0]["decidedBy"]) == ("Denied", who)
     denial = kubectl_hbt(reader, "history", "orders").stdout
-    assert "Denied" in denial
-    assert "not during the freeze" in denial
+    [row] = [line for line in denial.splitlines() if " Denied " in line]
+    assert re.split(r"\s{3,}", row)[-2:] == [who, "not during the freeze"]  # DECIDED BY, REASON
     show("kubectl hbt history orders (denied)", denial)
     time.sleep(3)  # longer than the resync: a denial stands
     assert cluster.job_kinds(LAKE, "orders") == ["plan"]

@@ -230,6 +230,19 @@ def test_approve_refuses_a_table_kept_in_step_with_git_and_prints_the_line_to_co
     assert not any(" patch " in call for call in calls(kubectl))
 
 
+def test_deny_refuses_a_table_kept_in_step_with_git_and_says_how_git_denies_it(
+    kubectl: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tracked = {"labels": {"kustomize.toolkit.fluxcd.io/name": "lake"}}
+    answer(kubectl, {**AWAITING, "metadata": {**AWAITING["metadata"], **tracked}})
+    assert plugin.main(["deny", "orders"]) == 1
+    said = capsys.readouterr().err
+    assert "lake/orders is managed by Flux, which keeps it as Git says: deny its plan in Git instead" in said
+    assert f"spec:\n  apply:\n    policy: Manual\nand no approvedPlan: {PLAN.id}" in said
+    assert "approve its plan" not in said  # a denial is never answered with the line that approves
+    assert not any(" patch " in call for call in calls(kubectl))
+
+
 def test_approve_for_git_only_prints_the_line(kubectl: Path, capsys: pytest.CaptureFixture[str]) -> None:
     answer(kubectl, AWAITING)
     assert plugin.main(["approve", "orders", "--git"]) == 0

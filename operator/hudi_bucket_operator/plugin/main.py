@@ -19,6 +19,7 @@ from hudi_bucket_operator.errors import PluginError
 from hudi_bucket_operator.plugin.views import (
     Table,
     approval_line,
+    denial_lines,
     history_view,
     plan_to_approve,
     plan_view,
@@ -102,10 +103,19 @@ def _decide(table: Table, kubectl: Kubectl, *, approve: bool, reason: str, git: 
     if git:
         return f"Commit this to {table.name}'s manifest:\n{approval_line(plan_id)}"
     if table.managed_by:
-        # Git is where this table's changes are made and reviewed: an approval belongs there too.
+        # Git is where this table's changes are made and reviewed: a decision belongs there too.
+        managed = (
+            f"{table.namespace}/{table.name} is managed by {table.managed_by}, which keeps it as Git says"
+        )
+        if approve:
+            raise PluginError(
+                f"{managed}: approve its plan in Git instead, committing this to its manifest:\n"
+                f"{approval_line(plan_id)}"
+            )
+        # Git has no denial: a plan its manifest does not approve is not applied.
         raise PluginError(
-            f"{table.namespace}/{table.name} is managed by {table.managed_by}, which keeps it as Git says: "
-            f"approve its plan in Git instead, committing this to its manifest:\n{approval_line(plan_id)}"
+            f"{managed}: deny its plan in Git instead, by not approving it there; it is not applied while "
+            f"its manifest keeps\n{denial_lines()}\nand no approvedPlan: {plan_id}"
         )
     decided, undone = (APPROVE, DENY) if approve else (DENY, APPROVE)
     annotations = {decided: plan_id, undone: None, DECIDED_BY: kubectl.whoami(), REASON: reason or None}

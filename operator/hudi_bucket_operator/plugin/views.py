@@ -302,3 +302,8 @@ def plan_to_approve(table: Table) -> str:
 def approval_line(plan_id: str) -> str:
     """What to commit to approve the plan in Git, where the manifest lives."""
     return f"spec:\n  apply:\n    approvedPlan: {plan_id}"
+
+
+def denial_lines() -> str:
+    """What a manifest keeps to leave its plans unapplied until one is approved there."""
+    return "spec:\n  apply:\n    policy: Manual"
