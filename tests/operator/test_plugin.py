@@ -19,7 +19,14 @@ import pytest
 
 from hudi_bucket.contract.reports import JobReport
 from hudi_bucket_operator.plugin import main as plugin
-from hudi_bucket_operator.plugin.views import Table, file_size_chart, plan_view, table_list
+from hudi_bucket_operator.plugin.views import (
+    Table,
+    file_size_chart,
+    history_view,
+    plan_view,
+    table_list,
+    terminal_safe,
+)
 from hudi_bucket_operator.resource.api import APPROVE, DECIDED_BY, DENY, REASON, VERIFY
 from hudi_bucket_operator.resource.table_status import PlanSummary, TableStatus
 
@@ -161,6 +168,78 @@ def test_a_table_without_a_plan_or_with_nothing_to_do_says_so() -> None:
     assert plan_view(Table.of(READY)).endswith("The table already is what the spec asks: nothing to apply.")
 
 
+# --- a table's text, made harmless to the terminal ------------------------------------------------
+
+# A table's author writes its patterns and its reason annotation, and names its partitions' folders on
+# storage: printed raw, such text could clear the screen and draw a small fake plan where the real one was.
+FAKE_PLAN = "\x1b[2J\x1b[HPlan sha256:feed\n  rewrites  1 partition\x1b[8m"
+HOSTILE_ID = "sha256:\x9b2J" + "4b8d" * 15
+HOSTILE_ITEMS = [
+    {**item, "partition": partition}
+    for item, partition in zip(
+        AWAITING["status"]["plan"]["items"],
+        ["region=emea\x1b]0;title\x07\r", "region=z\u00fcri", "region=amer"],
+        strict=True,
+    )
+]
+HOSTILE = resource(
+    "orders",
+    {
+        **AWAITING["status"],
+        "config": {"expressions": "^region=emea\u2066$,4", "default": 4},
+        "plan": {**AWAITING["status"]["plan"], "id": HOSTILE_ID, "items": HOSTILE_ITEMS,
+                 "rules": {"expressions": f"^day=\\d+{FAKE_PLAN}$,8;^region=emea$,8", "default": 4}},
+        "history": [
+            {"planId": HOSTILE_ID, "outcome": "Succeeded\x1b[1A", "finished": "2026-11-24T01:00:00Z",
+             "decidedBy": "alice", "reason": "CHG-1\nlooks fine \u202eevil\u202c \x9b2J"},
+        ],
+    },
+)  # fmt: skip
+
+
+def raw_controls(shown: str) -> list[str]:
+    """What a terminal would act on or hide in ``shown``, but the line breaks the views put between lines."""
+    return [char for char in shown.replace("\n", "") if not char.isprintable()]
+
+
+def test_terminal_safe_writes_out_what_a_terminal_acts_on_and_leaves_ordinary_text() -> None:
+    assert terminal_safe("\x1b[2J\x1b[H") == r"\x1b[2J\x1b[H"
+    assert terminal_safe("a\r\n\t\b\x7fb") == r"a\r\n\t\x08\x7fb"  # C0 and DEL
+    assert terminal_safe("\x9b2J\x85") == r"\x9b2J\x85"  # C1: CSI, and NEL, a line break to some
+    # Bidi overrides and isolates, zero-width and byte-order marks: they reorder or hide text.
+    assert terminal_safe("\u202e\u2066\u200b\ufeff\u2028") == r"\u202e\u2066\u200b\ufeff\u2028"
+    # Letters of any script and backslashes are kept: a pattern stays as its author wrote it.
+    ordinary = "^region=z\u00fcri/\\d+\\.csv$ \u6771\u4eac"
+    assert terminal_safe(ordinary) == ordinary
+    assert terminal_safe(terminal_safe(FAKE_PLAN)) == terminal_safe(FAKE_PLAN)  # what it writes is printable
+
+
+def test_the_plan_writes_out_the_terminal_escapes_in_a_tables_patterns_and_partitions() -> None:
+    shown = plan_view(Table.of(HOSTILE))
+    assert raw_controls(shown) == []
+    # No value breaks a line: the fake plan stays inside the line of the rule that holds it.
+    assert len(shown.splitlines()) == len(plan_view(Table.of(AWAITING)).splitlines())
+    assert shown.startswith(r"Plan sha256:\x9b2J4b8d")
+    assert r"- config  ^region=emea\u2066$,4 default 4" in shown
+    assert (r"+ config  ^day=\d+\x1b[2J\x1b[HPlan sha256:feed\n  rewrites  1 partition\x1b[8m$,8;"
+            r"^region=emea$,8 default 4") in shown  # fmt: skip
+    partitions = [line.split()[1] for line in shown.splitlines() if line.startswith("~ ")]
+    assert partitions == [r"region=emea\x1b]0;title\x07\r", "region=z\u00fcri", "region=amer"]
+
+
+def test_the_list_and_the_history_write_out_the_terminal_escapes_in_a_tables_status() -> None:
+    listed = table_list([Table.of(HOSTILE), Table.of(READY)], NOW)
+    assert raw_controls(listed) == []
+    header, row = listed.splitlines()[0], listed.splitlines()[2]
+    assert r"\x9b2J4b8d4b8d4 3 partitions" in row
+    assert row.index(" 2h ") + 1 == header.index("WAITING")  # the columns measured on what is printed
+    history = history_view(Table.of(HOSTILE))
+    assert raw_controls(history) == []
+    assert len(history.splitlines()) == 2
+    assert r"Succeeded\x1b[1A" in history
+    assert history.endswith(r"alice        CHG-1\nlooks fine \u202eevil\u202c \x9b2J")
+
+
 # --- the commands, through kubectl -------------------------------------------------------------------
 
 
@@ -289,3 +368,18 @@ def test_a_kubectl_failure_is_said_as_kubectl_said_it(
     (kubectl / "kubectl").write_text("#!/bin/sh\necho 'Error from server (NotFound): nope' >&2\nexit 1\n")
     assert plugin.main(["plan", "missing"]) == 1
     assert capsys.readouterr().err == "kubectl hbt: Error from server (NotFound): nope\n"
+
+
+def test_the_commands_print_a_tables_text_and_kubectls_errors_with_their_terminal_escapes_written_out(
+    kubectl: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    answer(kubectl, HOSTILE)
+    for command in (["plan", "orders"], ["history", "orders"], ["list"], ["approve", "orders"]):
+        assert plugin.main(command) == 0
+        assert raw_controls(capsys.readouterr().out) == []
+    patch = json.loads(calls(kubectl)[-1].split("--patch=", 1)[1])
+    assert patch["metadata"]["annotations"][APPROVE] == HOSTILE_ID  # approved as it is, only printed escaped
+    # kubectl's errors can quote what a table holds: each of their lines is written out the same way.
+    (kubectl / "kubectl").write_text("#!/bin/sh\nprintf 'Error: \"a\\033[2J\"\\nsee above\\n' >&2\nexit 1\n")
+    assert plugin.main(["plan", "orders"]) == 1
+    assert capsys.readouterr().err == 'kubectl hbt: Error: "a\\x1b[2J"\nsee above\n'

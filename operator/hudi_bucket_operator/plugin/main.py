@@ -24,6 +24,7 @@ from hudi_bucket_operator.plugin.views import (
     plan_to_approve,
     plan_view,
     table_list,
+    terminal_safe,
 )
 from hudi_bucket_operator.resource.api import APPROVE, DECIDED_BY, DENY, GROUP, PAUSED, PLURAL, REASON, VERIFY
 from hudi_bucket_operator.resource.conditions import stamp
@@ -66,11 +67,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     kubectl = Kubectl(args.namespace, args.context, args.kubeconfig)
     try:
-        print(run(args, kubectl))
+        print(_safe_lines(run(args, kubectl)))
     except PluginError as err:
-        print(f"kubectl hbt: {err}", file=sys.stderr)
+        print(f"kubectl hbt: {_safe_lines(str(err))}", file=sys.stderr)
         return 1
     return 0
+
+
+def _safe_lines(text: str) -> str:
+    """Each line of ``text`` made safe to print, the line breaks kept.
+
+    The views and messages already escape each table's value where it enters them (a newline in a value
+    included); this is for kubectl's errors, which may quote a table's values, and a net under the rest."""
+    return "\n".join(terminal_safe(line) for line in text.split("\n"))
 
 
 def run(args: argparse.Namespace, kubectl: Kubectl) -> str:
@@ -85,11 +94,11 @@ def run(args: argparse.Namespace, kubectl: Kubectl) -> str:
     if args.command == "verify":
         asked = stamp(datetime.now(UTC))
         kubectl.patch(args.table, {"metadata": {"annotations": {VERIFY: asked}}})
-        return f"{table.namespace}/{table.name}: layout check asked for at {asked} (it runs once the table is Ready)"
+        return f"{table.shown_name}: layout check asked for at {asked} (it runs once the table is Ready)"
     if args.command in ("pause", "resume"):
         value = "true" if args.command == "pause" else None
         kubectl.patch(args.table, {"metadata": {"annotations": {PAUSED: value}}})
-        return f"{table.namespace}/{table.name} {args.command}d"
+        return f"{table.shown_name} {args.command}d"
     approve = args.command == "approve"
     return _decide(table, kubectl, approve=approve, reason=args.reason, git=approve and args.git)
 
@@ -101,12 +110,10 @@ def _decide(table: Table, kubectl: Kubectl, *, approve: bool, reason: str, git: 
     except ValueError as err:
         raise PluginError(str(err)) from None
     if git:
-        return f"Commit this to {table.name}'s manifest:\n{approval_line(plan_id)}"
+        return f"Commit this to {terminal_safe(table.name)}'s manifest:\n{approval_line(plan_id)}"
     if table.managed_by:
         # Git is where this table's changes are made and reviewed: a decision belongs there too.
-        managed = (
-            f"{table.namespace}/{table.name} is managed by {table.managed_by}, which keeps it as Git says"
-        )
+        managed = f"{table.shown_name} is managed by {table.managed_by}, which keeps it as Git says"
         if approve:
             raise PluginError(
                 f"{managed}: approve its plan in Git instead, committing this to its manifest:\n"
@@ -115,12 +122,12 @@ def _decide(table: Table, kubectl: Kubectl, *, approve: bool, reason: str, git: 
         # Git has no denial: a plan its manifest does not approve is not applied.
         raise PluginError(
             f"{managed}: deny its plan in Git instead, by not approving it there; it is not applied while "
-            f"its manifest keeps\n{denial_lines()}\nand no approvedPlan: {plan_id}"
+            f"its manifest keeps\n{denial_lines()}\nand no approvedPlan: {terminal_safe(plan_id)}"
         )
     decided, undone = (APPROVE, DENY) if approve else (DENY, APPROVE)
     annotations = {decided: plan_id, undone: None, DECIDED_BY: kubectl.whoami(), REASON: reason or None}
     kubectl.patch(table.name, {"metadata": {"annotations": annotations}})
-    return f"{table.namespace}/{table.name}: plan {plan_id} {'approved' if approve else 'denied'}"
+    return f"{table.shown_name}: plan {terminal_safe(plan_id)} {'approved' if approve else 'denied'}"
 
 
 class Kubectl:

@@ -2,6 +2,10 @@
 
 A table is read leniently: the plugin shows what the status says even when the spec is one the operator
 refuses, so that a broken table is listed beside the others rather than hidden.
+
+Whatever a table holds is its author's text (its patterns, its annotations, its partitions' folder names
+through the jobs' reports), so each such value is printed through ``terminal_safe``: a terminal escape in it
+would otherwise redraw what the approver reads.
 """
 
 from __future__ import annotations
@@ -23,6 +27,17 @@ NOTHING = "-"
 # File-size bands of the plan's chart: the powers of four from 1 MiB to 4 GiB, each a row.
 _BANDS = tuple(4**power * 2**20 for power in range(7))
 _BAR = 30  # characters of the longest bar
+
+
+def terminal_safe(text: str) -> str:
+    """``text`` with each character a terminal would act on or hide written out as ``repr`` writes it
+    (ESC as ``\\x1b``, a newline as ``\\n``, U+202E as ``\\u202e``), so the reader sees it is there.
+
+    Unprintable is what ``str.isprintable`` says: controls (C0, DEL, C1), format and bidi characters,
+    separators other than the space, surrogates, private and unassigned code points. Ordinary text,
+    ``ü`` included, is left alone, and so are backslashes: doubling them would make every pattern
+    (``\\d``, ``\\.``) hard to read, and a pattern's ``\\x1b`` means what an ESC in it would anyway."""
+    return "".join(char if char.isprintable() else repr(char)[1:-1] for char in text)
 
 
 @dataclass(frozen=True)
@@ -48,6 +63,11 @@ class Table:
             annotations=dict(metadata.get("annotations") or {}),
             managed_by=gitops_manager(metadata),
         )
+
+    @property
+    def shown_name(self) -> str:
+        """namespace/name, made safe to print."""
+        return terminal_safe(f"{self.namespace}/{self.name}")
 
     @property
     def plan(self) -> PlanSummary | None:
@@ -90,10 +110,12 @@ def age(stamp: str | None, now: datetime) -> str:
 
 
 def _columns(rows: Sequence[Sequence[str]]) -> str:
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    """The rows as aligned columns. Every cell is made safe here, before the widths are measured on it."""
+    shown = [[terminal_safe(cell) for cell in row] for row in rows]
+    widths = [max(len(row[i]) for row in shown) for i in range(len(shown[0]))]
     return "\n".join(
         "   ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
-        for row in rows
+        for row in shown
     )
 
 
@@ -174,19 +196,20 @@ def plan_view(table: Table) -> str:
     and a chart of the average file size per partition before and after."""
     plan = table.plan
     if plan is None or not plan.id:
-        return f"{table.namespace}/{table.name} has no plan yet (phase {table.status.phase or 'New'})."
-    lines = [f"Plan {plan.id}", f"  table     {table.namespace}/{table.name}"]
+        phase = terminal_safe(table.status.phase or "New")
+        return f"{table.shown_name} has no plan yet (phase {phase})."
+    lines = [f"Plan {terminal_safe(plan.id)}", f"  table     {table.shown_name}"]
     decided = table.decision()
     approved = {"approved": "yes", "denied": "no: denied"}.get(
-        decided, f"no: kubectl hbt approve {table.name}"
+        decided, f"no: kubectl hbt approve {terminal_safe(table.name)}"
     )
     lines.append(f"  approved  {approved}")
     if plan.noop:
         return "\n".join([*lines, "  The table already is what the spec asks: nothing to apply."])
     config, rules = table.status.config, plan.rules
     if rules is not None:
-        before = NOTHING if config is None else f"{config.expressions or ''} default {config.default}"
-        lines += [f"- config  {before}", f"+ config  {rules.expressions or ''} default {rules.default}"]
+        before = NOTHING if config is None else _rules(config.expressions, config.default)
+        lines += [f"- config  {before}", f"+ config  {_rules(rules.expressions, rules.default)}"]
     lines.append(
         f"  rewrites  {_counted(plan.partitions or 0, 'partition')}, {plan.rows or 0:,} rows, "
         f"{format_size(plan.bytes or 0)}"
@@ -216,6 +239,10 @@ def plan_view(table: Table) -> str:
             lines.append(f"  ... and {plan.omitted} more partitions (the largest are shown)")
         lines += ["", *file_size_chart(plan)]
     return "\n".join(lines)
+
+
+def _rules(expressions: str | None, default: int | None) -> str:
+    return f"{terminal_safe(expressions or '')} default {default}"
 
 
 def _file_size(size: int | None, files: int | None) -> str:
@@ -259,7 +286,7 @@ def history_view(table: Table) -> str:
     """``kubectl hbt history``: the applies that rewrote the table, newest first."""
     entries = table.status.history or []
     if not entries:
-        return f"{table.namespace}/{table.name} has no apply in its history yet."
+        return f"{table.shown_name} has no apply in its history yet."
     rows = [
         (
             "FINISHED",
@@ -295,13 +322,13 @@ def plan_to_approve(table: Table) -> str:
     """The id of the plan there is to approve; ValueError when there is none."""
     plan = table.plan
     if plan is None or not plan.id or plan.noop:
-        raise ValueError(f"{table.namespace}/{table.name} has no plan to approve")
+        raise ValueError(f"{table.shown_name} has no plan to approve")
     return plan.id
 
 
 def approval_line(plan_id: str) -> str:
     """What to commit to approve the plan in Git, where the manifest lives."""
-    return f"spec:\n  apply:\n    approvedPlan: {plan_id}"
+    return f"spec:\n  apply:\n    approvedPlan: {terminal_safe(plan_id)}"
 
 
 def denial_lines() -> str:
