@@ -25,6 +25,12 @@ HUDI_PARQUET_CONF = {
 }
 
 
+# Spark replaces ``${env:NAME}``, ``${system:NAME}`` and ``${a.setting}`` in SQL text with their values
+# before parsing it (``spark.sql.variable.substitute``, on by default). The SQL our jobs build holds text a
+# table's author wrote (its URI, rule patterns): it must reach Spark as written, never with the job's
+# environment or settings (its credentials) in place of a ``${...}``.
+NO_VARIABLE_SUBSTITUTION = {"spark.sql.variable.substitute": "false"}
+
 # _SUCCESS markers are noise in the staging folders we list.
 HADOOP_CONF = {"mapreduce.fileoutputcommitter.marksuccessfuljobs": "false"}
 
@@ -35,7 +41,7 @@ STRING_HASH_CLASS = "io.hudibucket.spark.JavaStringHash"
 
 def configure(spark: Any) -> Any:
     """Apply the settings our jobs rely on to an existing session."""
-    for key, value in HUDI_PARQUET_CONF.items():
+    for key, value in {**HUDI_PARQUET_CONF, **NO_VARIABLE_SUBSTITUTION}.items():
         spark.conf.set(key, value)
     hadoop_conf = spark.sparkContext._jsc.hadoopConfiguration()
     for key, value in HADOOP_CONF.items():
@@ -61,6 +67,13 @@ def scoped_conf(spark: Any, settings: Mapping[str, str]) -> Iterator[None]:
                 spark.conf.unset(key)
             else:
                 spark.conf.set(key, value)
+
+
+def run_sql(spark: Any, statement: str) -> list[Any]:
+    """The rows of one SQL statement the job built from text, run as written: without variable
+    substitution for this statement, whatever the session's settings (a job's sparkConf) say."""
+    with scoped_conf(spark, NO_VARIABLE_SUBSTITUTION):
+        return list(spark.sql(statement).collect())
 
 
 def use_this_python_for_workers() -> None:
@@ -125,7 +138,13 @@ def build_session(app_name: str, master: str | None = None) -> Any:
     if master:
         builder = builder.master(master)
     jars = ",".join(job_jars())
-    for key, value in {**HUDI_PARQUET_CONF, **hudi_conf(), **({"spark.jars": jars} if jars else {})}.items():
+    settings = {
+        **HUDI_PARQUET_CONF,
+        **NO_VARIABLE_SUBSTITUTION,
+        **hudi_conf(),
+        **({"spark.jars": jars} if jars else {}),
+    }
+    for key, value in settings.items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("WARN")

@@ -26,7 +26,7 @@ from hudi_bucket.errors import (
 )
 from hudi_bucket.hudi.table import timeline_store
 from hudi_bucket.spark.context import TableContext
-from hudi_bucket.spark.session import on_classpath
+from hudi_bucket.spark.session import on_classpath, run_sql
 
 PROCEDURE = "partition_bucket_index_manager"
 _EXTENSION = "org.apache.spark.sql.hudi.HoodieSparkSessionExtension"
@@ -85,7 +85,7 @@ def rescale_with_hudi(
         f"bucket_number => {rules.default}, rule => {_literal(rules.rule_type)}, dry_run => false"
         + (f", options => {_literal(', '.join(f'{k}={v}' for k, v in keep.items()))})" if keep else ")")
     )
-    [row] = spark.sql(call).collect()
+    [row] = run_sql(spark, call)
     if row[0] != "SUCCESS":
         raise HudiEngineError(f"{PROCEDURE} answered {row[0]} {row[1]}: {row[2]}")
     after = ctx.reload()
@@ -93,7 +93,7 @@ def rescale_with_hudi(
     store = timeline_store(after.storage, after.table)
     others = [i for i in completed_after(before, after.table.timeline, ours) if i.timestamp != ours]
     if others:  # a writer ignored the "stop writers" rule: undo with Hudi, as the Native engine would
-        spark.sql(f"CALL {PROCEDURE}(table => {_literal(name)}, rollback => {_literal(ours)})").collect()
+        run_sql(spark, f"CALL {PROCEDURE}(table => {_literal(name)}, rollback => {_literal(ours)})")
         raise ConcurrentWriterError(
             "writers committed during the rescale: "
             + ", ".join(f"{i.timestamp} ({i.action.value})" for i in others[:5])
@@ -142,7 +142,7 @@ def _require_hudi(spark: Any) -> None:
 def _register(spark: Any, uri: str) -> str:
     """The table, named in the session's catalog (Hudi's procedures take a table name, not a path)."""
     name = "hbo_" + hashlib.sha256(uri.encode()).hexdigest()[:16]
-    spark.sql(f"CREATE TABLE IF NOT EXISTS {name} USING hudi LOCATION {_literal(uri)}")
+    run_sql(spark, f"CREATE TABLE IF NOT EXISTS {name} USING hudi LOCATION {_literal(uri)}")
     return name
 
 
