@@ -8,15 +8,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from hudi_bucket.commands.write import write
 from hudi_bucket.contract.requests import HUDI_BUNDLE_ENV, WriteOptions
-from hudi_bucket_operator.runtime.local import apply_locally
+from hudi_bucket_operator.errors import InvalidSpecError
+from hudi_bucket_operator.policy.job_defaults import JobDefaults
+from hudi_bucket_operator.policy.job_policy import Policy
+from hudi_bucket_operator.runtime.local import apply_locally, load_manifests
 from lib.bucket_tables import live_groups, no_bloom_filters
+from lib.hbt_resources import ANYWHERE
 from lib.hudi_rs import records
 from lib.paths import hudi_bundle
-
-pytestmark = pytest.mark.spark
 
 COLUMNS = ("order_id", "day", "amount")  # what the demo table holds
 # A new table of orders by day, 2 buckets in every day, from the rows given.
@@ -43,8 +46,12 @@ def manifest(uri: Path, **apply: str) -> dict[str, Any]:
     }
 
 
+# Its admins let tables be anywhere (the operator's default: nowhere until named).
+ANYWHERE_POLICY = Policy(JobDefaults(allowed_table_uris=ANYWHERE))
+
+
 def reconcile(documents: list[dict[str, Any]], state: Path, lines: list[str]) -> dict[str, Any]:
-    [body] = asyncio.run(apply_locally(documents, state, lines.append))
+    [body] = asyncio.run(apply_locally(documents, state, lines.append, ANYWHERE_POLICY))
     return body
 
 
@@ -80,6 +87,7 @@ def test_plan_approve_apply_then_converged(spark: Any, tmp_path: Path) -> None:
     assert len([line for line in lines if "started" in line]) == jobs_so_far  # same spec: nothing runs
 
 
+@pytest.mark.spark  # a local job: PySpark in a process of its own
 def test_a_failing_job_stalls_with_its_reason(tmp_path: Path) -> None:
     lines: list[str] = []
     body = reconcile([manifest(tmp_path / "no-table-here")], tmp_path / "state", lines)
@@ -145,3 +153,48 @@ def test_the_hudi_engine_rescales_in_local_jobs_given_the_bundle_in_the_environm
     assert any(
         "partition_bucket_index_manager" in note for note in json.loads(report.read_text())["result"]["notes"]
     )
+
+
+@pytest.mark.parametrize(
+    ("name", "namespace", "refusal"),
+    [
+        ("../../../x", "lake", "metadata.name must be a DNS-1123 subdomain"),
+        ("a/b", "lake", "metadata.name must be a DNS-1123 subdomain"),
+        ("Orders", "lake", "metadata.name must be a DNS-1123 subdomain"),
+        ("", "lake", "metadata.name must be a DNS-1123 subdomain"),
+        ("orders", "..", "metadata.namespace '..' must be a DNS-1123 label"),
+    ],
+    ids=["parent-folders", "slash", "upper-case", "empty", "namespace-parent-folder"],
+)
+def test_a_manifest_whose_name_kubernetes_would_refuse_is_refused_before_anything_is_written(
+    tmp_path: Path, name: str, namespace: str, refusal: str
+) -> None:
+    state = tmp_path / "runs" / "state"  # ../../../x from its namespace's folder is tmp_path/x
+    bad = manifest(tmp_path / "orders")
+    bad["metadata"] = {"name": name, "namespace": namespace}
+    file = tmp_path / "tables.yaml"
+    file.write_text(yaml.safe_dump_all([manifest(tmp_path / "orders"), bad]))
+
+    with pytest.raises(InvalidSpecError, match=refusal) as from_file:
+        load_manifests([file])
+    # Manifests given as they are (the demo's): every one is checked before the first is reconciled.
+    with pytest.raises(InvalidSpecError, match=refusal):
+        asyncio.run(apply_locally([manifest(tmp_path / "orders"), bad], state, print))
+
+    said = str(from_file.value)
+    assert f"HudiBucketTable {name!r} in {file}" in said
+    assert "lower-case letters, digits" in said
+    assert list(tmp_path.rglob("*")) == [file]  # no state, inside the state dir or outside it
+
+
+def test_names_kubernetes_takes_are_loaded_with_or_without_a_namespace(
+    tmp_path: Path,
+) -> None:
+    dotted = manifest(tmp_path / "orders")
+    dotted["metadata"] = {"name": "orders.eu-1", "namespace": "lake-2"}
+    unplaced = manifest(tmp_path / "orders")
+    unplaced["metadata"] = {"name": "orders"}
+    file = tmp_path / "tables.yaml"
+    file.write_text(yaml.safe_dump_all([dotted, unplaced]))
+
+    assert load_manifests([file]) == [dotted, unplaced]

@@ -10,32 +10,70 @@ what a cluster would refuse is refused here, before any job.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 import yaml
 
 from hudi_bucket_operator.errors import InvalidSpecError
 from hudi_bucket_operator.policy.job_policy import Policy
 from hudi_bucket_operator.resource.api import KIND
+from hudi_bucket_operator.resource.spec.fields import DNS_SUBDOMAIN, DNS_SUBDOMAIN_MAX
 from hudi_bucket_operator.runtime.backends import LocalBackend
 from hudi_bucket_operator.runtime.controller import reconcile_once, table_ref
 from hudi_bucket_operator.runtime.settings import OperatorConfig
 
 Echo = Callable[[str], None]
 
+# A table's state lives in <state dir>/<namespace>/<name>/: names as Kubernetes takes them (a custom
+# resource's name a DNS-1123 subdomain, a namespace a DNS-1123 label) are single path segments, never
+# '..' or an absolute path, so that a manifest cannot make the local mode write outside its state dir.
+_NAME = re.compile(DNS_SUBDOMAIN)
+_NAMESPACE = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+_NAMESPACE_MAX = 63
+_NAME_SAID = (
+    f"a DNS-1123 subdomain, as Kubernetes requires of a custom resource's name: at most {DNS_SUBDOMAIN_MAX} "
+    "lower-case letters, digits, '-' and '.', starting and ending with a letter or digit"
+)
+_NAMESPACE_SAID = (
+    f"a DNS-1123 label, as Kubernetes requires of a namespace: at most {_NAMESPACE_MAX} lower-case "
+    "letters, digits and '-', starting and ending with a letter or digit"
+)
+
 
 def load_manifests(paths: Iterable[Path]) -> list[dict[str, Any]]:
-    """Every HudiBucketTable document in the given YAML files (other kinds are skipped)."""
+    """Every HudiBucketTable document in the given YAML files (other kinds are skipped), each with a name
+    and namespace Kubernetes would take."""
     manifests = []
     for path in paths:
         for document in yaml.safe_load_all(path.read_text()):
             if isinstance(document, dict) and document.get("kind") == KIND:
+                identity(document, source=str(path))
                 manifests.append(document)
     if not manifests:
         raise InvalidSpecError("no HudiBucketTable found in the given manifests")
     return manifests
+
+
+def identity(manifest: dict[str, Any], source: str = "") -> tuple[str, str]:
+    """The manifest's namespace ("default" when it names none) and name; InvalidSpecError, naming the
+    manifest, unless both are names Kubernetes would take."""
+    meta = manifest.get("metadata")
+    if not isinstance(meta, dict):
+        meta = {}
+    name, namespace = meta.get("name"), meta.get("namespace") or "default"
+    where = f"{KIND} {name!r}" + (f" in {source}" if source else "")
+    if not _is_name(name, _NAME, DNS_SUBDOMAIN_MAX):
+        raise InvalidSpecError(f"{where}: metadata.name must be {_NAME_SAID}")
+    if not _is_name(namespace, _NAMESPACE, _NAMESPACE_MAX):
+        raise InvalidSpecError(f"{where}: metadata.namespace {namespace!r} must be {_NAMESPACE_SAID}")
+    return namespace, name
+
+
+def _is_name(text: object, pattern: re.Pattern[str], max_length: int) -> TypeGuard[str]:
+    return isinstance(text, str) and len(text) <= max_length and pattern.fullmatch(text) is not None
 
 
 class StateStore:
@@ -50,8 +88,8 @@ class StateStore:
     def body_for(self, manifest: dict[str, Any]) -> dict[str, Any]:
         """The manifest as the API server would serve it: uid, generation (bumped when the spec
         changed since the last run) and the status remembered from then."""
-        meta = manifest.get("metadata") or {}
-        name, namespace = meta["name"], meta.get("namespace") or "default"
+        namespace, name = identity(manifest)
+        meta = manifest["metadata"]
         path = self._file(namespace, name)
         previous = yaml.safe_load(path.read_text()) if path.exists() else {}
         generation = previous.get("generation", 0)
@@ -74,6 +112,8 @@ async def apply_locally(
 ) -> list[dict[str, Any]]:
     """Reconcile each manifest until it settles (Ready, AwaitingApproval, Stalled or Paused), by
     ``policy`` (default: the one the environment's settings give, as the operator's in a cluster)."""
+    for manifest in manifests:  # every one, before anything is written for the first
+        identity(manifest)
     store = StateStore(state_dir)
     policy = OperatorConfig.from_env().policy if policy is None else policy
     backend = LocalBackend(state_dir / "jobs", echo=echo, policy=policy)
