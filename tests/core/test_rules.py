@@ -3,19 +3,25 @@
 from __future__ import annotations
 
 import contextlib
+import itertools
+import re
+import time
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hudi_bucket.core.rules import (
+    ADVERSARIAL_PATH_LENGTH,
     MAX_BUCKETS,
     MAX_GROUP_DEPTH,
     MAX_PATTERN_LENGTH,
+    MAX_UNBOUNDED_REPETITIONS,
     BucketRules,
     Matcher,
     PythonRegexMatcher,
     Rule,
+    adversarial_paths,
     complexity_problem,
     portability_problem,
 )
@@ -378,6 +384,117 @@ def test_the_comments_flag_is_refused_as_it_hides_where_a_repetition_applies(pat
     problem = complexity_problem(pattern)
     assert problem is not None
     assert "(?x)" in problem
+
+
+# --- polynomial backtracking: a cap on unbounded repetitions ------------------------------------------
+
+TOO_MANY_UNBOUNDED = (
+    "more than 2 unbounded repetitions (*, +, {n,} or {n,m} with m - n >= 16) (.*a.*b.*c): Java's regex "
+    "may take polynomial time on them, the path's length to the power of their number; use at most 2: "
+    r"drop a leading or trailing .* (Hudi finds the pattern anywhere in the path) and give the others "
+    r"exact counts (\d{4}, [a-z]{2})"
+)
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        ".*" * 16 + "X",  # the issue's: 6 s in Python, 24 s in Java on 14 characters
+        ".*a.*b.*c",
+        r"\w+=\w+/\w+",
+        "a+b*c{2,}",
+        ".{0,16}x.{1,17}y.{3,}",  # a range of 16 or more counts as unbounded
+        "(?:ab)*(?:cd)+x*",
+        "(?=.*a)(?=.*b).*c",  # wherever they are: in lookarounds too
+        ".*|.*|.*",  # and in alternatives (a total is simpler than telling which may combine)
+        "a*?b+?c*+",  # lazy or possessive
+        "a{0," + "9" * 5000 + "}b*c*",  # a count too long for int() is read all the same
+    ],
+)
+def test_more_unbounded_repetitions_than_the_cap_are_refused_saying_how_to_write_them(pattern: str) -> None:
+    for matcher in (PY, CompilesNothing()):
+        message = refusal(pattern, matcher)
+        assert f"pattern {pattern!r} is unsafe to evaluate: {TOO_MANY_UNBOUNDED}" in message
+    assert complexity_problem(pattern) == TOO_MANY_UNBOUNDED
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        r"^dt=.*-11-11$",
+        r".*/day=2025-.*",
+        r"[^/]+/day=\d+",
+        r"^region=[^/]+/dt=2025-11-\d{2}$",
+        r"\w+=\w+/",
+        r"(?i)^region=(?:eu|us)/.*",
+        r"day=\d{4}-\d\d?-\d\d?",
+        r"^(?:dt|day)=2025-(?:0[1-9]|1[0-2])-\d\d$",
+        r"dt=2025-11-1[01]",
+    ],
+)
+def test_realistic_partition_rules_stay_within_the_cap(pattern: str) -> None:
+    assert complexity_problem(pattern) is None
+    BucketRules((Rule(pattern, 4),), 8).validate(PY)
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        r"^[a-z]{1,15}=[a-z0-9]{2,17}/.*",  # a range under 16 is bounded; 2..17 is not
+        r"\d{1,4}-\d{1,4}-\d{1,4}/\d{1,4}.*.*",
+    ],
+)
+def test_bounded_repetitions_of_a_narrow_range_do_not_count(pattern: str) -> None:
+    # Only the sizing policy's pattern may hold them: Hudi splits rules on ','.
+    assert complexity_problem(pattern) is None
+    PY.compile(pattern)
+
+
+# The slowest shapes the cap admits: two unbounded repetitions over the same characters, side by side or
+# around a part the path's run matches too, before an end the path never has. Every generated path is a
+# long run of one character, so each start of find() tries every way to split the run between the two.
+SLOW_REPEATS = [".*", ".+?", "[^/]*", r"\w+", "(?:ab)*"]
+WORST_ADMITTED = [
+    f"{first}{between}{second}{end}"
+    for first, second in itertools.combinations_with_replacement(SLOW_REPEATS, MAX_UNBOUNDED_REPETITIONS)
+    for between in ("", "(?:a|b)")
+    for end in ("X$", "(?!.)X")  # Java reads most on the first, Python spends most on the second
+]
+# Measured: 65 ms at most for one path (.{0,}.*(?!.)X on 'a' * 255 + '~'; three repetitions take 0.2-3 s).
+# The bound leaves room for a loaded machine.
+PYTHON_SECONDS_PER_PATH = 1.0
+
+
+def test_python_evaluates_the_slowest_admitted_shapes_on_every_generated_path_within_a_bound() -> None:
+    slowest = 0.0
+    for pattern in WORST_ADMITTED:
+        assert complexity_problem(pattern) is None
+        compiled = re.compile(pattern, re.ASCII)
+        for path in adversarial_paths(pattern):
+            started = time.perf_counter()
+            assert compiled.search(path) is None, (pattern, path)  # the path was made to fail
+            slowest = max(slowest, time.perf_counter() - started)
+    assert slowest < PYTHON_SECONDS_PER_PATH
+
+
+def test_adversarial_paths_are_runs_of_what_the_pattern_names_ending_where_it_fails() -> None:
+    paths = adversarial_paths(r"^dt=\w{4}[-/]x.*\.y+z")
+    assert all(len(path) == ADVERSARIAL_PATH_LENGTH and path[-1] == "~" for path in paths)
+    runs = {path[3:-1] for path in paths if path.startswith("dt=")}  # past the leading literal, always
+    assert len(runs) == len(paths)
+    for char in "-/x.yz" + "a0 _":  # literal characters (\. as '.'), a class's, and common path ones
+        assert char * (ADVERSARIAL_PATH_LENGTH - 4) in runs, char
+    assert "w" * (ADVERSARIAL_PATH_LENGTH - 4) not in runs  # \w names no 'w'
+    assert ("dt=" * 100)[: ADVERSARIAL_PATH_LENGTH - 4] in runs  # and runs of literal text
+    assert "4" * (ADVERSARIAL_PATH_LENGTH - 4) not in runs  # nor do counts
+
+
+def test_adversarial_paths_end_in_a_character_the_pattern_does_not_name() -> None:
+    assert {path[-1] for path in adversarial_paths("a~b!c")} == {"#"}
+    assert {path[-1] for path in adversarial_paths(r"[~!#@]")} == {"~"}  # then it fails elsewhere, or not
+    assert adversarial_paths("x", length=4)[0] == "xxx~"
+    long_start = "a" * (ADVERSARIAL_PATH_LENGTH + 10)
+    assert {len(path) for path in adversarial_paths(long_start)} == {ADVERSARIAL_PATH_LENGTH}
 
 
 def test_a_sizing_pattern_is_refused_by_the_python_matcher_too() -> None:

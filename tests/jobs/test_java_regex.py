@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 import time
 from types import SimpleNamespace
@@ -12,15 +13,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hudi_bucket.core.rules import (
+    ADVERSARIAL_PATH_LENGTH,
+    MAX_UNBOUNDED_REPETITIONS,
     BucketRules,
     PythonRegexMatcher,
     Rule,
+    adversarial_paths,
     complexity_problem,
     portability_problem,
 )
 from hudi_bucket.core.sizing import exact_pattern
 from hudi_bucket.errors import InvalidRuleError
-from hudi_bucket.spark.java_regex import MAX_FIND_STEPS, JavaRegexMatcher
+from hudi_bucket.spark.java_regex import MAX_FIND_STEPS, MAX_GENERATED_PATH_STEPS, JavaRegexMatcher
 
 pytestmark = pytest.mark.spark
 
@@ -50,7 +54,7 @@ TYPICAL_PATTERNS = [
     r"2025(?=-11)",
     r"(?<=dt=)2024",
     r"a=1\b",
-    r"\w+=\w+/\w+",
+    r"\w+=\w+/\w",
     r"x*",
     r"2025/1[0-2]/\d\d",
     r"dt=2025-(0[1-9]|1[0-2])-\d{2}",
@@ -192,6 +196,7 @@ def test_without_our_jvm_classes_find_is_javas_own_unbounded(jvm: Any) -> None:
     for pattern in TYPICAL_PATTERNS:
         for path in PATHS:
             assert bare.find(pattern, path) == python.find(pattern, path), (pattern, path)
+    bare.compile(OVER_BUDGET[0])  # no bound to evaluate generated paths with: the static check alone
 
 
 def test_a_pattern_the_syntax_check_refuses_never_reaches_java(java: JavaRegexMatcher) -> None:
@@ -216,3 +221,81 @@ def test_any_other_error_java_throws_while_compiling_is_a_rule_error(jvm: Any) -
         match=r"pattern 'no\.such\.Pattern' does not compile in Java: java\.lang\.ClassNotFoundException",
     ):
         failing.compile("no.such.Pattern")
+
+
+# --- a step budget on generated paths, for what Hudi's writers evaluate with no bound ------------------
+
+# The slowest shapes the static check admits (as in tests/core/test_rules.py): two unbounded repetitions
+# over the same characters before an end the generated paths never have. Measured at most 8.62 million
+# reads of one path ([^/]*[^/]*X$ on 'X' * 255 + '~'), about half the budget.
+SLOW_REPEATS = [".*", ".+?", "[^/]*", r"\w+", "(?:ab)*"]
+WORST_ADMITTED = [
+    f"{first}{between}{second}{end}"
+    for first, second in itertools.combinations_with_replacement(SLOW_REPEATS, MAX_UNBOUNDED_REPETITIONS)
+    for between in ("", "(?:a|b)")
+    for end in ("X$", "(?!.)X")
+]
+# Admitted by the static check, which counts no bounded part, yet over the budget on a generated path.
+OVER_BUDGET = [
+    "a?" * 20 + "a" * 20 + "X",  # 2**20 ways at every start of a run of a's
+    r".*\d?\d?\d?.*X",  # three optional digits between two .* on a run of digits: 67 million reads
+]
+
+
+def test_the_slowest_admitted_shapes_stay_within_the_step_budget_on_every_generated_path(
+    java: JavaRegexMatcher,
+) -> None:
+    for pattern in WORST_ADMITTED:
+        assert complexity_problem(pattern) is None
+        compiled = java._pattern(pattern)
+        for path in adversarial_paths(pattern):
+            assert java._bounded_find(compiled, path, MAX_GENERATED_PATH_STEPS) == 0, (pattern, path)
+
+
+def test_one_unbounded_repetition_more_than_the_cap_would_break_the_budget(java: JavaRegexMatcher) -> None:
+    # Why the cap is 2: three .* on a generated path read it some 550 million times.
+    pattern = ".*" * (MAX_UNBOUNDED_REPETITIONS + 1) + "X"
+    assert complexity_problem(pattern) is not None
+    path = adversarial_paths(pattern)[1]
+    assert path == "a" * (ADVERSARIAL_PATH_LENGTH - 1) + "~"
+    assert java._bounded_find(java._pattern(pattern), path, MAX_GENERATED_PATH_STEPS) == -1
+
+
+@pytest.mark.parametrize("pattern", OVER_BUDGET, ids=["optional-run", "optional-between-repetitions"])
+def test_a_pattern_over_the_step_budget_is_refused_naming_the_budget(
+    java: JavaRegexMatcher, pattern: str
+) -> None:
+    assert complexity_problem(pattern) is None
+    rules = BucketRules((Rule("^b", 2), Rule(pattern, 4)), 8)
+    with pytest.raises(InvalidRuleError) as caught:
+        rules.validate(java)
+    message = str(caught.value)
+    assert (
+        f"rule 2 ({pattern!r} -> 4): pattern {pattern!r} takes more than {MAX_GENERATED_PATH_STEPS:,} steps "
+        f"on a generated path of {ADVERSARIAL_PATH_LENGTH} characters ("
+    ) in message
+    assert (
+        "Hudi's writers, which evaluate it with no bound on every new partition, would hang on such a path; "
+        "write it so that a path can match it in one way only"
+    ) in message
+    assert "rule 1" not in message
+    # Reading a table whose rules hold it is another matter: find() evaluates today's partitions.
+    assert rules.buckets_for("dt=2025-11-11", java) == 8
+
+
+def test_the_issues_pattern_is_refused_before_java_evaluates_it(java: JavaRegexMatcher) -> None:
+    # Before: 650 million reads (3.7 s) of a 14-character path; on 256 characters, beyond any wait.
+    pattern = ".*" * 16 + "X"
+    with pytest.raises(InvalidRuleError, match="more than 2 unbounded repetitions"):
+        BucketRules((Rule(pattern, 4),), 8).validate(java)
+    assert pattern not in java._compiled
+
+
+def test_realistic_rules_pass_the_budget_at_little_cost(java: JavaRegexMatcher) -> None:
+    patterns = [*TYPICAL_PATTERNS, r"^dt=.*-11-11$", r".*/day=2025-.*", r"[^/]+/day=\d+"]
+    fresh = JavaRegexMatcher(java._jvm)
+    started = time.monotonic()
+    for pattern in patterns:
+        fresh.compile(pattern)
+    assert time.monotonic() - started < 0.5 * len(patterns)  # measured: some 10 ms each
+    assert fresh._within_budget == set(patterns)

@@ -12,6 +12,7 @@ from lib.hbt_admission import ADMISSION, SIZED, SMALL, rules_of, with_spec
 
 DEEP = "(" * 510  # made Python's re.compile raise RecursionError, which crashed the reconcile
 BACKTRACKING = "((.|.)|(.|.))*x"  # java.util.regex takes exponential time on it
+POLYNOMIAL = ".*" * 16 + "X"  # 6 s in Python's re, 24 s in java.util.regex on a 14-character path
 
 
 def refusal(manifest: dict[str, object]) -> str:
@@ -37,8 +38,27 @@ def test_a_rule_that_backtracks_exponentially_is_refused_saying_how_to_write_it(
     assert "spec.buckets.rules[0]" not in message
 
 
+def test_a_rule_that_backtracks_polynomially_is_refused_saying_how_to_write_it() -> None:
+    message = refusal(with_spec(SMALL, "buckets.rules", rules_of(("^a$", 4), (POLYNOMIAL, 8))))
+    assert (
+        f"spec.buckets.rules[1] ({POLYNOMIAL!r} -> 8): pattern {POLYNOMIAL!r} is unsafe to evaluate: "
+        "more than 2 unbounded repetitions (*, +, {n,} or {n,m} with m - n >= 16) (.*a.*b.*c): Java's regex "
+        "may take polynomial time on them, the path's length to the power of their number; use at most 2: "
+        "drop a leading or trailing .* (Hudi finds the pattern anywhere in the path) and give the others "
+        r"exact counts (\d{4}, [a-z]{2})"
+    ) in message
+    assert "spec.buckets.rules[0]" not in message
+
+
+def test_rules_with_as_many_unbounded_repetitions_as_real_ones_need_are_accepted() -> None:
+    rules = rules_of((r"^dt=.*-11-11$", 4), (".*/day=2025-.*", 8), (r"[^/]+/day=\d+", 16))
+    parse_spec(with_spec(SMALL, "buckets.rules", rules)["spec"])
+
+
 @pytest.mark.parametrize(
-    "pattern", [DEEP, BACKTRACKING, "(a+)+b"], ids=["deep", "alternations", "nested-plus"]
+    "pattern",
+    [DEEP, BACKTRACKING, "(a+)+b", POLYNOMIAL],
+    ids=["deep", "alternations", "nested-plus", "polynomial"],
 )
 def test_a_sizing_pattern_of_the_same_shapes_is_refused(pattern: str) -> None:
     message = refusal(with_spec(SIZED, "buckets.sizing.partitions", pattern))

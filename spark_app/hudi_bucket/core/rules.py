@@ -10,8 +10,10 @@ regex ``find()``s inside it (substring search), else the default.
 ``validate`` is stricter and guards what we write. Patterns are evaluated by a pluggable ``Matcher``:
 the Spark jobs use ``java.util.regex`` itself, the operator uses Python's ``re`` and so refuses patterns
 whose meaning may differ between the two engines (see ``portability_problem``). Both refuse patterns
-that could crash a regex engine or take it exponential time (see ``complexity_problem``): Hudi's writers
-evaluate every pattern with ``java.util.regex`` and no time limit.
+that could crash a regex engine or take it exponential or high polynomial time (see
+``complexity_problem``): Hudi's writers evaluate every pattern with ``java.util.regex`` and no time limit.
+The jobs also evaluate a pattern, with a step budget, on paths made to be slow for it (see
+``adversarial_paths``).
 """
 
 from __future__ import annotations
@@ -229,6 +231,23 @@ _COMMENTS_MODE = (
     "the comments flag (?x) hides the pattern's shape from this check (blanks and #-comments between a "
     "group and its repetition); write the pattern without it"
 )
+# Unbounded repetitions a pattern may hold. Each one a path can be split across multiplies the ways a
+# backtracking engine tries by up to the path's length: k of them cost about length**(k+1) (find() also
+# tries every start). On a generated 256-character path (adversarial_paths) two cost at most 65 ms in
+# Python's re and 8.6 million reads (10-40 ms) in java.util.regex; three cost up to 3 s and 550 million
+# reads (1-2 s). Real rules need at most two (^dt=.*-11-11$, .*/day=2025-.*, [^/]+/day=\d+).
+MAX_UNBOUNDED_REPETITIONS = 2
+# A {n,m} whose m - n is this or more counts as unbounded: two of them multiply the ways by 256 or more,
+# as much as one * on a 256-character path. Dates and codes need far less ({1,2}, {2,3}); and only the
+# sizing policy's pattern can hold one, since Hudi splits its rules on ','.
+WIDE_REPETITION_RANGE = 16
+_TOO_MANY_UNBOUNDED = (
+    f"more than {MAX_UNBOUNDED_REPETITIONS} unbounded repetitions (*, +, {{n,}} or {{n,m}} with m - n >= "
+    f"{WIDE_REPETITION_RANGE}) (.*a.*b.*c): Java's regex may take polynomial time on them, the path's "
+    f"length to the power of their number; use at most {MAX_UNBOUNDED_REPETITIONS}: drop a leading or "
+    "trailing .* (Hudi finds the pattern anywhere in the path) and give the others exact counts (\\d{4}, "
+    "[a-z]{2})"
+)
 # A repetition: ?, *, +, {n}, {n,} or {n,m}, then an optional lazy '?' or possessive '+'.
 _REPETITION = re.compile(r"(?:(?P<symbol>[?*+])|\{(?P<low>\d+)(?:,(?P<high>\d*))?\})[?+]?", re.ASCII)
 # How a group opens: (, (?:, (?>, (?<name>, (?i:, a lookaround (?= (?! (?<= (?<!, or (?i) alone.
@@ -251,15 +270,19 @@ class _Scope:
 
 
 def complexity_problem(pattern: str) -> str | None:
-    """Why ``pattern`` may crash a regex engine or take ``java.util.regex`` exponential time, or None.
+    """Why ``pattern`` may crash a regex engine or take ``java.util.regex`` exponential or high
+    polynomial time, or None.
 
     Backtracking explodes where one text can be matched in many ways: a repeated group whose body can
     itself vary ((a+)+, (a|b)*), or a run of parts that each match the empty string in two ways (the
-    step limit of the jobs' matcher cannot see those: they read no character). A single pass that keeps
-    one ``_Scope`` per open group; escapes, character classes and \\Q..\\E quotes are read as one atom.
+    step limit of the jobs' matcher cannot see those: they read no character). It grows polynomially
+    with unbounded repetitions the path can be split across (.*.*x): at most MAX_UNBOUNDED_REPETITIONS
+    of them, wherever they are (counting them all is simpler than telling which may overlap, and real
+    rules need few). A single pass that keeps one ``_Scope`` per open group; escapes, character classes
+    and \\Q..\\E quotes are read as one atom.
     """
     scopes = [_Scope()]
-    position = 0
+    position, unbounded_repetitions = 0, 0
     while position < len(pattern):
         char, empty, choice = pattern[position], False, False  # of the atom ending at ``end``
         if char == "\\":
@@ -297,11 +320,14 @@ def complexity_problem(pattern: str) -> str | None:
             end, empty = position + 1, char in "^$"
         repetition = _repetition(pattern, end)
         if repetition is not None:
-            end, optional, repeated = repetition
+            end, optional, repeated, unbounded = repetition
             if choice and repeated:
                 return _REPEATED_CHOICE
             if empty and optional:
                 return _EMPTY_TWO_WAYS
+            unbounded_repetitions += unbounded
+            if unbounded_repetitions > MAX_UNBOUNDED_REPETITIONS:
+                return _TOO_MANY_UNBOUNDED
             empty, choice = empty or optional, True
         scopes[-1].holds_choice |= choice
         scopes[-1].empty_so_far &= empty
@@ -316,23 +342,108 @@ def check_complexity(pattern: str) -> None:
         raise InvalidRuleError(f"pattern {pattern!r} is unsafe to evaluate: {problem}")
 
 
-def _repetition(pattern: str, position: int) -> tuple[int, bool, bool] | None:
+# The longest partition path we plan for (Hudi's are a few dozen characters: region=eu/day=2025-11-11):
+# the length of the paths adversarial_paths makes.
+ADVERSARIAL_PATH_LENGTH = 256
+# What most character classes admit (a letter, a digit, a blank) and the separators of partition paths.
+_COMMON_PATH_CHARS = "a0 /=-_."
+# Ends a generated path: characters rules seldom name, so that the match fails at the very end, after
+# the engine has tried every way to match the run before it.
+_FAILING_CHARS = "~!#@"
+# Outside a class, characters that are regex syntax where an atom starts (a stray '{' fails to compile).
+_NOT_LITERAL = frozenset("|)^$.*+?{")
+
+
+def adversarial_paths(pattern: str, length: int = ADVERSARIAL_PATH_LENGTH) -> list[str]:
+    """Paths of ``length`` characters on which a backtracking engine tries many ways to match ``pattern``
+    before it fails: the literal text the pattern starts with (so that an anchored pattern gets past its
+    start), then a run of one text the pattern names (each literal character, each run of them) or of a
+    character most classes admit, then a character the pattern does not name. A heuristic for the jobs
+    to evaluate a pattern on with a step budget: it finds what the static check cannot count (bounded
+    repetitions or alternatives that overlap, a?a?a?aaa), not every slow path there is."""
+    lead, texts = _literal_texts(pattern)
+    units = dict.fromkeys([*"".join(texts), *_COMMON_PATH_CHARS, *(text for text in texts if len(text) > 1)])
+    failing = next((char for char in _FAILING_CHARS if char not in pattern), _FAILING_CHARS[0])
+    return list(dict.fromkeys((lead + unit * length)[: length - 1] + failing for unit in units))
+
+
+def _literal_texts(pattern: str) -> tuple[str, list[str]]:
+    """The literal text ``pattern`` starts with (after '^'), and the literal texts it names: runs of
+    literal characters, each character a repetition applies to, each character a class names. Read as
+    ``complexity_problem`` reads a pattern, one atom and its repetition at a time."""
+    texts: list[str] = []
+    lead: str | None = None
+    run = ""  # the literal characters read since the last other atom
+    position = 1 if pattern.startswith("^") else 0
+    while position < len(pattern):
+        char, literal, end = pattern[position], None, position + 1
+        if char == "\\":
+            end, literal = _escaped_literal(pattern, position)
+        elif char == "[":
+            end = _class_end(pattern, position)
+            texts.extend(_class_members(pattern[position + 1 : end - 1]))
+        elif char == "(":
+            head = _GROUP_HEAD.match(pattern, position)
+            assert head is not None  # it matches "(" at least
+            end = head.end()
+        elif char not in _NOT_LITERAL:
+            literal = char
+        repetition = _REPETITION.match(pattern, end)
+        if literal is None or repetition is not None:  # the run of literal characters ends here
+            lead = run if lead is None else lead
+            texts.append(run)
+            run = ""
+            texts.append(literal or "")
+        else:
+            run += literal
+        position = end if repetition is None else repetition.end()
+    texts.append(run)
+    return (run if lead is None else lead), [text for text in texts if text]
+
+
+def _class_members(body: str) -> list[str]:
+    """The characters a class's body names (ranges by their ends, escapes of punctuation by the
+    character; a leading '^' too, which costs a path more and misses none)."""
+    members: list[str] = []
+    position = 0
+    while position < len(body):
+        if body[position] == "\\":
+            position, literal = _escaped_literal(body, position)
+            members.extend(literal or "")
+        else:
+            members.append(body[position])
+            position += 1
+    return members
+
+
+def _escaped_literal(pattern: str, position: int) -> tuple[int, str | None]:
+    """Where the escape at ``position`` ends, and the character it stands for if it escapes punctuation
+    (\\. \\/ \\-); None for classes (\\d), character codes (\\x41) and the rest."""
+    end = _escape_end(pattern, position)
+    escaped = pattern[position + 1 : end]
+    return end, escaped if len(escaped) == 1 and not escaped.isalnum() else None
+
+
+def _repetition(pattern: str, position: int) -> tuple[int, bool, bool, bool] | None:
     """The repetition at ``position`` if there is one: where it ends, whether it may match zero times,
-    and whether more than once."""
+    whether more than once, and whether it counts as unbounded (no upper bound, or a wide range)."""
     found = _REPETITION.match(pattern, position)
     if found is None:
         return None
     symbol, low, high = found.group("symbol", "low", "high")  # high: None in {n}, "" in {n,}
     if symbol:
-        return found.end(), symbol != "+", symbol != "?"
-    upper = low if high is None else high
-    return found.end(), not low.strip("0"), upper == "" or _above_one(upper)
+        return found.end(), symbol != "+", symbol != "?", symbol != "?"
+    if high == "":
+        return found.end(), _count(low) == 0, True, True
+    upper = _count(low if high is None else high)
+    return found.end(), _count(low) == 0, upper > 1, upper - _count(low) >= WIDE_REPETITION_RANGE
 
 
-def _above_one(digits: str) -> bool:
-    """Whether a count is 2 or more, without int(): it may be thousands of digits long."""
+def _count(digits: str) -> int:
+    """A repetition's count, capped at 10**12 (more than either engine compiles): it may be thousands of
+    digits long, too many for int()."""
     significant = digits.lstrip("0")
-    return len(significant) > 1 or significant > "1"
+    return int(significant or "0") if len(significant) <= 12 else 10**12
 
 
 def _escape_end(pattern: str, position: int) -> int:

@@ -12,6 +12,7 @@ from py4j.java_gateway import JavaClass
 from py4j.protocol import Py4JJavaError
 from pyspark.errors import IllegalArgumentException
 
+from hudi_bucket.core.rules import adversarial_paths
 from hudi_bucket.errors import InvalidRuleError
 
 _SYNTAX_ERROR = "java.util.regex.PatternSyntaxException"
@@ -21,6 +22,18 @@ BOUNDED_FIND_CLASS = "io.hudibucket.spark.BoundedRegexFind"
 # thousands of times; past this bound (tens of milliseconds) the pattern backtracks out of control, and
 # Hudi's writers, which evaluate it with no bound, would hang on the partition.
 MAX_FIND_STEPS = 4_000_000
+# Reads of a generated path (core.rules.adversarial_paths, 256 characters) a pattern may make to be
+# admitted. The slowest shapes the static check admits (two unbounded repetitions over the same
+# characters: .*.*x, .*a.*x, [^/]*[^/]*x) read one up to 8.6 million times, 10-30 ms once the JIT has
+# warmed: a small cost per new partition for Hudi's writers, who evaluate with no bound. Near twice
+# that leaves room for other Java versions' matchers and a small bounded part besides (.*.*.?x: 14 million);
+# past it, parts overlap in ways the static check cannot count (.*\d?\d?\d?.*x: 67 million). Real paths
+# are shorter: the find bound above stops those shapes only on paths of some 200 characters or more.
+MAX_GENERATED_PATH_STEPS = 16_000_000
+_ONE_WAY_ONLY = (
+    "write it so that a path can match it in one way only (no nested or consecutive optional parts "
+    "matching the same characters)"
+)
 # Looked up once per JVM, by id() of its view (some 3 ms of py4j round trips, and the jobs make a matcher
 # per partition in places): the view, and BoundedRegexFind.find or None.
 _BOUNDED_FINDS: dict[int, tuple[Any, Any]] = {}
@@ -35,9 +48,25 @@ class JavaRegexMatcher:
     def __init__(self, jvm: Any) -> None:
         self._jvm = jvm
         self._compiled: dict[str, Any] = {}
+        self._within_budget: set[str] = set()
 
     def compile(self, pattern: str) -> None:
-        self._pattern(pattern)
+        """Compiles ``pattern``, and refuses it if it takes more than MAX_GENERATED_PATH_STEPS on a path
+        made to be slow for it: validation calls this, not ``find``, so tables whose rules Hudi already
+        evaluates are still read. Without our jar there is no bound to evaluate with, and only the static
+        check applies."""
+        compiled = self._pattern(pattern)
+        if pattern in self._within_budget or self._bounded_find is None:
+            return
+        for path in adversarial_paths(pattern):
+            if self._bounded_find(compiled, path, MAX_GENERATED_PATH_STEPS) < 0:
+                raise InvalidRuleError(
+                    f"pattern {pattern!r} takes more than {MAX_GENERATED_PATH_STEPS:,} steps on a generated "
+                    f"path of {len(path)} characters ({path[:12]!r} ... {path[-4:]!r}): Hudi's writers, which "
+                    f"evaluate it with no bound on every new partition, would hang on such a path; "
+                    f"{_ONE_WAY_ONLY}"
+                )
+        self._within_budget.add(pattern)
 
     def find(self, pattern: str, text: str) -> bool:
         compiled = self._pattern(pattern)
@@ -47,8 +76,7 @@ class JavaRegexMatcher:
         if found < 0:
             raise InvalidRuleError(
                 f"pattern {pattern!r} takes more than {MAX_FIND_STEPS:,} steps on partition {text!r}: "
-                f"Hudi's writers would hang on it; write it so that a path can match it in one way only "
-                f"(no nested or consecutive optional parts matching the same characters)"
+                f"Hudi's writers would hang on it; {_ONE_WAY_ONLY}"
             )
         return bool(found)
 
