@@ -156,7 +156,45 @@ def rules_of(*rules: tuple[str, int]) -> list[dict[str, Any]]:
 
 # Manifests admission must refuse: (manifest, a fragment of the error that says so). test_spec.py sends
 # the same specs through parse_spec, by id.
+_SUBSTITUTED = "must not hold '${' (Spark SQL, Spark and Hadoop replace ${...} with the job's environment"
 BAD_MANIFESTS = [
+    # No '${' nor control character in text that reaches a job or a view (Spark SQL would substitute it;
+    # a terminal obeys an escape sequence).
+    pytest.param(
+        with_spec(SMALL, "table.uri", "s3a://lake/team-a/${env:AWS_SECRET_ACCESS_KEY}"),
+        f"spec.table.uri {_SUBSTITUTED}",
+        id="uri-substitution",
+    ),
+    pytest.param(
+        with_spec(SMALL, "table.uri", "s3a://lake/team-a/\x1b[2Jt"),
+        f"spec.table.uri {_SUBSTITUTED}",
+        id="uri-escape",
+    ),
+    pytest.param(
+        with_spec(SMALL, "buckets.rules", [{"pattern": "[${env:AWS_SECRET_ACCESS_KEY}]", "buckets": 2}]),
+        f"a rule's pattern {_SUBSTITUTED}",
+        id="pattern-substitution",
+    ),
+    pytest.param(
+        with_spec(SMALL, "buckets.rules", [{"pattern": "^a\x1b[2J\x1b[Hfake plan$", "buckets": 2}]),
+        f"a rule's pattern {_SUBSTITUTED}",
+        id="pattern-terminal-escape",
+    ),
+    pytest.param(
+        with_spec(SMALL, "table.hashFields", ["order_id${sparkconf:spark.hadoop.fs.s3a.secret.key}"]),
+        f"a hash field name {_SUBSTITUTED}",
+        id="hash-field-substitution",
+    ),
+    pytest.param(
+        with_spec(SIZED, "buckets.sizing.partitions", "day=${env:HOME}"),
+        f"spec.buckets.sizing.partitions {_SUBSTITUTED}",
+        id="sizing-partitions-substitution",
+    ),
+    pytest.param(
+        with_spec(SMALL, "spark.sparkVersion", "3.5.8${env:X}"),
+        "spec.spark.sparkVersion must be a version such as 3.5.8",
+        id="spark-version-substitution",
+    ),
     pytest.param(
         with_spec(SIZED, "buckets.sizing", {"minBuckets": 2}),
         "'targetFileSize' is a required property",

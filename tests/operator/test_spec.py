@@ -462,7 +462,15 @@ _ADMISSION_ONLY |= {
     "image-upper-case", "spark-conf-substitution", "hadoop-conf-substitution",
 }  # fmt: skip
 # What parse_spec says about each manifest admission refuses.
+_SUBSTITUTED = "must not hold '${' (Spark SQL, Spark and Hadoop replace ${...} with the job's environment"
 _PARSE_SPEC_SAYS = {
+    "uri-substitution": f"spec.table.uri {_SUBSTITUTED}",
+    "uri-escape": f"spec.table.uri {_SUBSTITUTED}",
+    "pattern-substitution": f"spec.buckets.rules[0].pattern {_SUBSTITUTED}",
+    "pattern-terminal-escape": f"spec.buckets.rules[0].pattern {_SUBSTITUTED}",
+    "hash-field-substitution": f"spec.table.hashFields[0] {_SUBSTITUTED}",
+    "sizing-partitions-substitution": f"spec.buckets.sizing.partitions {_SUBSTITUTED}",
+    "spark-version-substitution": "spec.spark.sparkVersion must be a version such as 3.5.8",
     "missing-table": "spec.table is required",
     "missing-uri": "spec.table.uri is required",
     "blank-uri": "spec.table.uri is required",

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import re
 from typing import Annotated
 
-from pydantic import Field
+from pydantic import AfterValidator, Field
 
 from hudi_bucket_operator.errors import ScheduleError
+from hudi_bucket_operator.resource.crd_schema import Cel, cel_string
 from hudi_bucket_operator.resource.schedule import DURATION, Schedule, parse_duration
+from hudi_bucket_operator.resource.spec.problems import problem
 
 # The CRD's patterns: durations, the shape of a cron expression (the operator checks each field and says
 # what is wrong), Kubernetes names.
@@ -39,3 +42,28 @@ def duration_seconds(duration: str) -> int:
     seconds = parse_duration(duration)
     assert seconds is not None, duration  # the model checked it
     return seconds
+
+
+# Text of the spec that reaches a job or a view (a table URI, a pattern, a field name): no '${', which Spark
+# SQL, Spark and Hadoop replace with the job's environment (its Secrets) or a setting, and no control
+# character, which a terminal obeys (ESC sequences) and a log or message would carry.
+_UNSAFE = re.compile(r"\$\{|[\x00-\x1f\x7f-\x9f]")
+_UNSAFE_SAID = (
+    "must not hold '${' (Spark SQL, Spark and Hadoop replace ${...} with the job's environment, its "
+    "Secrets) nor control characters"
+)
+
+
+def _plain(text: str) -> str:
+    # Inner text only: whitespace at either end, tabs and line breaks among it, is trimmed or said by
+    # the field's own checks.
+    if _UNSAFE.search(text.strip()):
+        raise problem(f" {_UNSAFE_SAID}")  # the field's path, never the value
+    return text
+
+
+def plain_text(field: str) -> tuple[Cel, AfterValidator]:
+    """The checks of a spec string that reaches a job or a view, as a CEL rule naming ``field`` (the API
+    server's) and a validator (the operator's, for a cluster without CEL and for the local mode)."""
+    rule = f"!self.contains('${{') && !self.matches({cel_string(_UNSAFE.pattern.partition('|')[2])})"
+    return Cel(rule, f"{field} {_UNSAFE_SAID}"), AfterValidator(_plain)

@@ -126,7 +126,12 @@ class SparkSection(Section):
     """The job image (with hudi-bucket-job and Spark): empty for the operator's default, else one its
     allowlist admits (Helm values jobs.allowedImages).
     """
-    spark_version: Annotated[str, Field(max_length=32)] = ""
+    spark_version: Annotated[
+        str,
+        Field(max_length=32, pattern=r"^([0-9A-Za-z][0-9A-Za-z.+-]*)?$"),
+        MatchedByCel("spec.spark.sparkVersion must be a version such as 3.5.8"),
+        Expect("a version such as 3.5.8"),
+    ] = ""
     """The Spark version of the image, e.g. 3.5.8."""
     service_account: Annotated[
         str,

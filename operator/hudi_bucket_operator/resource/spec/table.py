@@ -37,7 +37,7 @@ from hudi_bucket_operator.resource.crd_schema import (
     cel_string,
     extra,
 )
-from hudi_bucket_operator.resource.spec.fields import DURATION_PATTERN, check_duration
+from hudi_bucket_operator.resource.spec.fields import DURATION_PATTERN, check_duration, plain_text
 from hudi_bucket_operator.resource.spec.problems import Expect, Section, problem
 
 # spec.buckets.sizing.replanEvery: one number and one unit, as the CRD's CEL rule reads it.
@@ -82,6 +82,7 @@ HashField = Annotated[
         "a hash field name cannot contain ',': list each field as its own item of spec.table.hashFields",
     ),
     AfterValidator(_no_comma),
+    *plain_text("a hash field name"),
     Expect("a field name"),
 ]
 _BASE_PATH = "the table's base path (s3a://..., hdfs://..., /local/path)"
@@ -102,11 +103,12 @@ class TableSection(Section):
             "spec.table.uri is immutable: a HudiBucketTable manages one table for its whole life; to manage "
             "another table, create a new HudiBucketTable (and delete this one if it is no longer wanted)",
         ),
+        *plain_text("spec.table.uri"),
         Expect(f"a string, {_BASE_PATH}"),
     ]
     """The table's base path (s3a://..., hdfs://..., /local/path): the folder that holds
     .hoodie/hoodie.properties, under a location the operator's admins allow for the namespace (Helm values
-    jobs.allowedTableUris; default s3a:// and local paths). Immutable.
+    jobs.allowedTableUris; none until they name them). Immutable.
     """
     hash_fields: Annotated[
         list[HashField], Field(max_length=32), ATOMIC_LIST, Expect("a list of field names")
@@ -147,6 +149,7 @@ class RuleSection(Section):
             "a rule's pattern cannot start or end with whitespace or a control character (Hudi trims "
             "them away): remove them, or write a space at either end as [ ]",
         ),
+        *plain_text("a rule's pattern"),
         Expect("a string (a Java regular expression)"),
     ]
     """A Java regular expression, found anywhere in the partition path (anchor it with ^ and $ to match a
@@ -208,7 +211,12 @@ class SizingSection(Section):
     """Sizing gives no partition fewer buckets (default 1)."""
     max_buckets: BucketCount | None = None
     """Sizing gives no partition more buckets (default 100000)."""
-    partitions: Annotated[str, Field(max_length=MAX_PATTERN_LENGTH), Expect("a Java regex")] = ""
+    partitions: Annotated[
+        str,
+        Field(max_length=MAX_PATTERN_LENGTH),
+        *plain_text("spec.buckets.sizing.partitions"),
+        Expect("a Java regex"),
+    ] = ""
     """A Java regular expression: only the partitions it is found in are sized (e.g. closed days only).
     Default: every partition.
     """
