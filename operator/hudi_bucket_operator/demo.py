@@ -28,6 +28,7 @@ from hudi_bucket.contract.requests import HUDI_BUNDLE_ENV, JobRequest, ShowReque
 from hudi_bucket.core.engine import Engine
 from hudi_bucket.core.sizing import format_size
 from hudi_bucket_operator.runtime.local import Echo, apply_locally, load_manifests
+from hudi_bucket_operator.runtime.settings import OperatorConfig
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 EXAMPLE, SIZED_EXAMPLE = EXAMPLES / "skewed-days.yaml", EXAMPLES / "sized-days.yaml"
@@ -117,7 +118,13 @@ def run_demo(
         manifest["spec"]["buckets"]["sizing"]["targetFileSize"] = SIZED_TARGET
     manifest["spec"]["engine"] = engine.value
     echo(f"3. reconciling {example.name} locally (plan, then apply; engine {engine.value})")
-    [body] = asyncio.run(apply_locally([manifest], folder / "state", lambda line: echo(f"   {line}")))
+    # The demo is its own admin: its table may be where it made it (the operator allows none by default).
+    config = OperatorConfig.from_env()
+    jobs = config.jobs.model_copy(update={"allowed_table_uris": {"*": (str(table),)}})
+    policy = replace(config.policy, jobs=jobs)
+    [body] = asyncio.run(
+        apply_locally([manifest], folder / "state", lambda line: echo(f"   {line}"), policy=policy)
+    )
     after = partition_rows(run_job(ShowRequest(table=str(table)), logs / "show-after.log"))
 
     echo("4. partitions before -> after")

@@ -129,3 +129,12 @@ class ResourcesNotAllowedError(InvalidSpecError):
     """spec.spark asks for a driver or executors larger than the admins allow."""
 
     hint = "ask for less, or ask the operator's admins to raise jobs.limits (Helm values)"
+
+
+class ScheduleNotAllowedError(InvalidSpecError):
+    """A table's schedule (spec.verify.schedule, spec.buckets.sizing.replanEvery) runs jobs more often than
+    the admins allow."""
+
+    hint = (
+        "schedule it less often, or ask the operator's admins to lower jobs.limits.minInterval (Helm values)"
+    )

@@ -205,9 +205,12 @@ def operator_in_pod(
                            work_dir / f"{replica}.log")  # fmt: skip
 
 
-def operator_with_kubeconfig(kubeconfig: Path, work_dir: Path, *args: str) -> OperatorProcess:
-    """The operator started by hand against a kubeconfig: no environment beyond KUBECONFIG (and PATH)."""
-    env = {"KUBECONFIG": str(kubeconfig), "PATH": os.environ["PATH"]}
+def operator_with_kubeconfig(
+    kubeconfig: Path, work_dir: Path, *args: str, settings: Mapping[str, str] | None = None
+) -> OperatorProcess:
+    """The operator started by hand against a kubeconfig: no environment beyond KUBECONFIG (and PATH) and
+    the admins' ``settings`` (HBO_* variables)."""
+    env = {"KUBECONFIG": str(kubeconfig), "PATH": os.environ["PATH"], **(settings or {})}
     return OperatorProcess([str(OPERATOR_BIN), "run", *args], env, work_dir / "operator-kubeconfig.log")
 
 

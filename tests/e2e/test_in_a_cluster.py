@@ -72,7 +72,8 @@ def chart_values(**overrides: Any) -> dict[str, Any]:
         "resyncSeconds": 2,
         "metrics": {"port": METRICS_PORT},
         "health": {"port": free_port()},
-        "jobs": {"image": {"tag": "e2e"}},
+        # The scenarios' tables are copies in local folders, and s3a://lake/ the bucket nothing reads.
+        "jobs": {"image": {"tag": "e2e"}, "allowedTableUris": {LAKE: ["/", "s3a://lake/"], "sales": ["/"]}},
         # A killed leader's Lease is taken 5 s after its last renewal, not 15 s: the scenarios kill it.
         "leaderElection": {"enabled": True, "leaseName": "", "leaseSeconds": 5},
         **overrides,
@@ -664,7 +665,8 @@ def test_a_cluster_wide_install_runs_from_a_kubeconfig(world: World) -> None:
     cluster = world.cluster
     cluster.helm("uninstall", RELEASE, "--namespace", RELEASE_NS)
     cluster.kubectl("create", "namespace", "sales")
-    values = chart_values(watch={"namespaces": []}, jobs={"serviceAccount": {"namespaces": ["sales"]}})
+    jobs = {**chart_values()["jobs"], "serviceAccount": {"namespaces": ["sales"]}}
+    values = chart_values(watch={"namespaces": []}, jobs=jobs)
     cluster.install_chart(RELEASE, RELEASE_NS, values)
     # Started once the chart's ClusterRole is in force, as a pod would be (and its jobs' Role likewise).
     plane = cluster.control_plane
@@ -677,7 +679,8 @@ def test_a_cluster_wide_install_runs_from_a_kubeconfig(world: World) -> None:
         "config", "set-context", "--current", f"--namespace={RELEASE_NS}", f"--kubeconfig={kubeconfig}"
     )
     liveness = f"--liveness=http://127.0.0.1:{free_port()}/healthz"
-    world.operator = operator_with_kubeconfig(kubeconfig, world.work, liveness)
+    settings = {"HBO_ALLOWED_TABLE_URIS": json.dumps({"sales": ["/"]})}  # none by default
+    world.operator = operator_with_kubeconfig(kubeconfig, world.work, liveness, settings=settings)
 
     uri = world.table_copy("sales-orders")
     cluster.create_table("sales", "orders", spec(uri, policy="Automatic"))

@@ -329,6 +329,7 @@ def install_chart(cluster: Cluster, node: Node, our_images: dict[str, str], name
             "executor": {"pod": {"tolerations": [node.toleration]}},
             "allowedHadoopConf": ["fs.s3a.endpoint", "fs.s3a.connection.ssl.enabled"],
             "allowedSecrets": {namespace: ["lake-s3"]},
+            "allowedTableUris": {namespace: ["s3a://"]},  # the S3 server's buckets
             # The node has 2 CPUs: the driver and its executor ask for less than a core each.
             "sparkConf": {
                 "spark.kubernetes.driver.request.cores": "400m",

@@ -18,6 +18,8 @@ run in order: each leaves the tables as the next one expects them.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -31,6 +33,7 @@ from control_plane import ControlPlane
 from harness import (
     API_GROUP,
     API_VERSION,
+    OPERATOR_BIN,
     PLURAL,
     SPARK_APPLICATIONS,
     Cluster,
@@ -44,6 +47,8 @@ from hudi_bucket.contract.reports import ConfigMapReport, JobReport, Outcome, Pl
 from hudi_bucket.contract.requests import JobKind
 from hudi_bucket.core.planning import ChangeReason, PartitionChange, Plan
 from hudi_bucket.core.rules import BucketRules
+from hudi_bucket_operator.resource.api import DECIDED_BY, REASON
+from lib import shown
 from lib.helm_chart import FLINK_WRITER_KIND
 from spark_submit import container
 
@@ -280,6 +285,11 @@ def test_the_author_may_write_tables_but_not_pods_secrets_nor_others_workloads(w
         world.tried("the author's own RBAC", what, "403 Forbidden")
 
 
+FAKE_PLAN = "^x\x1b[2J\x1b[HPlan sha256:0000 rewrites 1 partition$"  # a regex in both engines
+KELVIN = "\u212a"  # KELVIN SIGN: 'k' to a case-insensitive Unicode regex, and to Java's toLowerCase
+POLYNOMIAL = ".*" * 16 + "X"  # 6 s in Python's re, 24 s in java.util.regex on a 14-character path
+
+
 # What no admin may allow, and what no table may say at all: the API server refuses each table, saying why.
 AT_ADMISSION: list[tuple[str, str, dict[str, Any], str]] = [
     # (group, attack, spec, what the API server says)
@@ -329,6 +339,27 @@ AT_ADMISSION: list[tuple[str, str, dict[str, Any], str]] = [
     ("bounds", "a pattern of 513 characters", {**spec("a"), "buckets": {"default": 2, "rules": [{"pattern": "a" * 513, "buckets": 2}]}},
      "spec.buckets.rules[0].pattern"),
     ("bounds", "1,001 executors", spec("a", {"executor": {"instances": 1001}}), "spec.spark.executor.instances"),
+    # Text that reaches a job or a view: Spark SQL would substitute ${...}; a terminal obeys ESC.
+    ("text a job or a view reads", "${env:AWS_SECRET_ACCESS_KEY} in spec.table.uri",
+     {**spec("a"), "table": {"uri": "s3a://lake/warehouse/${env:AWS_SECRET_ACCESS_KEY}"}},
+     "spec.table.uri must not hold '${'"),
+    ("text a job or a view reads", "${env:HOME} in a local spec.table.uri",
+     {**spec("a"), "table": {"uri": "/data/${env:HOME}"}}, "spec.table.uri must not hold '${'"),
+    ("text a job or a view reads", "${sparkconf:spark.hadoop.fs.s3a.secret.key} in spec.table.uri",
+     {**spec("a"), "table": {"uri": "s3a://lake/warehouse/${sparkconf:spark.hadoop.fs.s3a.secret.key}"}},
+     "spec.table.uri must not hold '${'"),
+    ("text a job or a view reads", "[${env:AWS_SECRET_ACCESS_KEY}] as a rule's pattern (into CALL ... overwrite)",
+     {**spec("a"), "buckets": {"default": 2, "rules": [{"pattern": "[${env:AWS_SECRET_ACCESS_KEY}]", "buckets": 2}]}},
+     "a rule's pattern must not hold '${'"),
+    ("text a job or a view reads", "ESC[2J ESC[H and a fake plan in a rule's pattern (a valid regex)",
+     {**spec("a"), "buckets": {"default": 2, "rules": [{"pattern": FAKE_PLAN, "buckets": 2}]}},
+     "a rule's pattern must not hold '${'"),
+    ("text a job or a view reads", "${...} in a hash field", {**spec("a"), "table": {
+     "uri": "s3a://lake/warehouse/a", "hashFields": ["id${env:AWS_SECRET_ACCESS_KEY}"]}},
+     "a hash field name must not hold '${'"),
+    ("text a job or a view reads", "${...} in spec.buckets.sizing.partitions",
+     {**spec("a"), "buckets": {"default": 2, "sizing": {"targetFileSize": "512Mi", "partitions": "${env:HOME}"}}},
+     "spec.buckets.sizing.partitions must not hold '${'"),
     ("bounds", "a 1,000-day quiesce timeout", spec("a", writers={"quiesceTimeout": "1000d"}), "spec.writers.quiesceTimeout"),
 ]  # fmt: skip
 
@@ -400,8 +431,8 @@ STALLED: list[tuple[str, str, dict[str, Any], str, str]] = [
      "SettingNotAllowed", "sparkConf['spark.sql.shuffle.partitions'] must be an integer in 1..1000000"),
     ("values", "not-a-size", spec("not-a-size", {"hadoopConf": {"fs.s3a.multipart.size": PLANTED_VALUE}}),
      "SettingNotAllowed", "hadoopConf['fs.s3a.multipart.size'] must be a size in Hadoop's format"),
-    ("values", "huge-overhead", spec("huge-overhead", {"sparkConf": {"spark.executor.memoryOverhead": "99999g"}}),
-     "SettingNotAllowed", "sparkConf['spark.executor.memoryOverhead'] must be no larger than 32g"),
+    ("bounds", "huge-overhead", spec("huge-overhead", {"sparkConf": {"spark.executor.memoryOverhead": "99999g"}}),
+     "ResourcesNotAllowed", "spec.spark.executor.memory 2g is over 32g with what Spark adds to its pod"),
     ("table URIs", "metadata-service", {**spec("x"), "table": {"uri": "http://169.254.169.254/latest/meta-data/iam"}},
      "TableUriNotAllowed", "is not where tables of this namespace may be"),
     ("table URIs", "https", {**spec("x"), "table": {"uri": "https://evil.example/table"}},
@@ -414,10 +445,53 @@ STALLED: list[tuple[str, str, dict[str, Any], str, str]] = [
      "TableUriNotAllowed", "is not where tables of this namespace may be"),
     ("table URIs", "credentials-in-uri", {**spec("x"), "table": {"uri": f"s3a://key:{PLANTED_VALUE}@lake/warehouse/t"}},
      "TableUriNotAllowed", "holds credentials before its host"),
+    ("table URIs", "climbing-out-before-a-scheme", {**spec("x"), "table": {"uri": "/data/team-a/../team-b/x://y"}},
+     "TableUriNotAllowed", "holds a '.' or '..' segment"),
     ("table URIs", "hdfs", {**spec("x"), "table": {"uri": "hdfs://namenode/warehouse/t"}},
      "TableUriNotAllowed", "is not where tables of this namespace may be"),
     ("bounds", "huge-driver", spec("huge-driver", {"driver": {"memory": "99999999g"}}),
      "ResourcesNotAllowed", "spec.spark.driver.memory 99999999g is over 16g"),
+    ("bounds", "kelvin-sizes", spec("kelvin-sizes", {"sparkConf": {
+         "spark.executor.memoryOverhead": f"40000000{KELVIN}", "spark.driver.memoryOverhead": f"40000000{KELVIN}",
+         "spark.memory.offHeap.size": f"40000000{KELVIN}", "spark.executor.pyspark.memory": f"40000000{KELVIN}"}}),
+     "SettingNotAllowed", "sparkConf['spark.driver.memoryOverhead'] must be a size in Spark's format"),
+    ("bounds", "a-128g-pod", spec("a-128g-pod", {"executor": {"memory": "32g"}, "sparkConf": {
+         "spark.executor.memoryOverhead": "32g", "spark.memory.offHeap.enabled": "true",
+         "spark.memory.offHeap.size": "32g", "spark.executor.pyspark.memory": "32g"}}),
+     "ResourcesNotAllowed", "spec.spark.executor.memory 32g is over 32g with what Spark adds to its pod: "
+     "32.0 GiB heap + 32.0 GiB overhead + 32.0 GiB off-heap + 32.0 GiB Python = 128.0 GiB"),
+    ("churn", "verify-every-minute", spec("verify-every-minute", verify={"schedule": "1m"}),
+     "ScheduleNotAllowed", "spec.verify.schedule '1m' runs a job every 60s"),
+    ("churn", "verify-cron-every-minute", spec("verify-cron-every-minute", verify={"schedule": "* * * * *"}),
+     "ScheduleNotAllowed", "spec.verify.schedule '* * * * *' runs a job every 60s"),
+    ("churn", "replan-every-minute",
+     {**spec("x"), "buckets": {"default": 2, "sizing": {"targetFileSize": "512Mi", "replanEvery": "1m"}}},
+     "ScheduleNotAllowed", "spec.buckets.sizing.replanEvery runs a job every 60s"),
+    ("churn", "kept-a-year", spec("kept-a-year", {"ttlSeconds": 31536000}),
+     "ResourcesNotAllowed", "spec.spark.ttlSeconds 31536000 is over 604800"),
+    # What loads code, reaches an address, or chooses credentials, keys, redaction or sinks: refused, and
+    # still refused under the admins' prefixes spark. and fs.s3a. (the last test).
+    ("code, credentials and sinks", "class-from-an-address", spec("class-from-an-address", {"sparkConf": {
+         "spark.repl.class.uri": "http://evil.example/classes", "spark.executor.userClassPathFirst": "true"}}),
+     "SettingNotAllowed", "sparkConf['spark.executor.userClassPathFirst'] loads code into the job"),
+    ("code, credentials and sinks", "python-modules", spec("python-modules", {"sparkConf": {
+         "spark.python.daemon.module": "evil", "spark.python.worker.module": "evil"}}),
+     "SettingNotAllowed", "sparkConf['spark.python.daemon.module'] loads code into the job"),
+    ("code, credentials and sinks", "plugins-and-serializers", spec("plugins-and-serializers", {"sparkConf": {
+         "spark.plugins.defaultList": "com.evil.P", "spark.sql.cache.serializer": "com.evil.S"}}),
+     "SettingNotAllowed", "sparkConf['spark.plugins.defaultList'] loads code into the job"),
+    ("code, credentials and sinks", "redaction-and-sinks", spec("redaction-and-sinks", {"sparkConf": {
+         "spark.redaction.regex": "nothing", "spark.eventLog.dir": "s3a://evil/", "spark.metrics.conf": "/x"}}),
+     "SettingNotAllowed", "sparkConf['spark.eventLog.dir'] sends the job's events, logs or metrics to a sink"),
+    ("code, credentials and sinks", "s3a-audit", spec("s3a-audit", {"hadoopConf": {
+         "fs.s3a.audit.service.classname": "com.evil.A", "fs.s3a.audit.request.handlers": "com.evil.H"}}),
+     "SettingNotAllowed", "hadoopConf['fs.s3a.audit.request.handlers'] loads code into the job"),
+    ("code, credentials and sinks", "s3a-credentials", spec("s3a-credentials", {"hadoopConf": {
+         "fs.s3a.delegation.token.binding": "com.evil.B", "fs.s3a.security.credential.provider.path": "jceks://x"}}),
+     "SettingNotAllowed", "hadoopConf['fs.s3a.delegation.token.binding'] chooses whose credentials the job uses"),
+    ("code, credentials and sinks", "s3a-encryption-key",
+     spec("s3a-encryption-key", {"hadoopConf": {"fs.s3a.encryption.key": PLANTED_VALUE}}),
+     "SettingNotAllowed", "hadoopConf['fs.s3a.encryption.key'] holds a credential"),
     ("bounds", "many-executors", spec("many-executors", {"executor": {"instances": 1000, "cores": 256}}),
      "ResourcesNotAllowed", "spec.spark.executor.instances 1000 is over 50"),
     ("bounds", "long-quiesce",
@@ -435,6 +509,9 @@ STALLED: list[tuple[str, str, dict[str, Any], str, str]] = [
     ("crash specs", "nested-alternation",
      {**spec("x"), "buckets": {"default": 2, "rules": [{"pattern": "((.|.)|(.|.))*x", "buckets": 2}]}},
      "InvalidSpec", "spec.buckets.rules[0]"),
+    ("crash specs", "polynomial-backtracking",
+     {**spec("x"), "buckets": {"default": 2, "rules": [{"pattern": POLYNOMIAL, "buckets": 2}]}},
+     "InvalidSpec", "is unsafe to evaluate"),
     ("crash specs", "nested-quantifiers",
      {**spec("x"), "buckets": {"default": 2, "rules": [{"pattern": "(a+)+b", "buckets": 2}]}},
      "InvalidSpec", "spec.buckets.rules[0]"),
@@ -444,7 +521,7 @@ STALLED: list[tuple[str, str, dict[str, Any], str, str]] = [
 ]  # fmt: skip
 # What the admins allow in the last test, and the tables it lets through.
 WIDER = {
-    "allowedHadoopConf": ["fs.s3a.endpoint"],
+    "allowedHadoopConf": ["fs.s3a.endpoint", "fs.s3a."],
     "allowedServiceAccounts": ["lake-spark"],
     "allowedSparkConf": ["spark."],
 }
@@ -505,6 +582,77 @@ def test_an_allowed_tuning_setting_and_secret_reach_the_spark_application(world:
     world.tried(
         "the author's own (allowed)", "tuning settings and the listed Secret", "plan job created with them"
     )
+
+
+def test_a_reason_is_its_deciders_and_plain_text_as_the_api_server_admits_it(world: World) -> None:
+    """The chart's admission policy: a reason (which kubectl hbt history prints and status.history keeps)
+    names who gives it, and holds no control character nor '${'. Dry runs: nothing changes."""
+    me = f"system:serviceaccount:{LAKE}:{AUTHOR}"
+
+    def annotate(annotations: dict[str, str]) -> str:
+        patch = {"metadata": {"annotations": annotations}}
+        try:
+            world.author.patch_namespaced_custom_object(
+                API_GROUP, API_VERSION, LAKE, PLURAL, "tuned", patch, dry_run="All"
+            )
+        except client.ApiException as refused:
+            return str(json.loads(refused.body)["message"])
+        return ""
+
+    forged = {REASON: "looks fine", DECIDED_BY: "someone-else"}
+    said = until(lambda: annotate(forged), 60, "the admission policy to be in force")
+    assert f"or its reason must name who makes it: set {DECIDED_BY} to {me}" in said
+    world.tried("text a job or a view reads", "a reason naming someone else as who decided",
+                "refused by the chart's admission policy")  # fmt: skip
+    for what, reason in (("ESC[2J and a fake line", "ok\x1b[2J\nApproved by admin"),
+                         ("${env:AWS_SECRET_ACCESS_KEY}", "see ${env:AWS_SECRET_ACCESS_KEY}")):  # fmt: skip
+        said = annotate({REASON: reason, DECIDED_BY: me})
+        assert f"{REASON} must hold no control characters" in said, said
+        world.tried("text a job or a view reads", f"a reason holding {what}",
+                    "refused by the chart's admission policy")  # fmt: skip
+    assert annotate({REASON: "reviewed in CHG-1, ok für heute", DECIDED_BY: me}) == ""
+
+
+def test_a_substitution_in_the_uri_reaches_no_job_through_local_apply_with_the_hudi_engine(
+    tmp_path: Path,
+) -> None:
+    """The local mode, a planted secret in its environment, Hudi's engine: the spec is refused before
+    any job, and the planted value is nowhere in what it printed or kept."""
+    planted = "pl4nted-aws-s3cret"
+    tables = [
+        {**spec("t"), "table": {"uri": str(tmp_path / "${env:AWS_SECRET_ACCESS_KEY}")}, "engine": "Hudi"},
+        {**spec("t"), "table": {"uri": str(tmp_path / "t")}, "engine": "Hudi",
+         "buckets": {"default": 2, "rules": [{"pattern": "[${env:AWS_SECRET_ACCESS_KEY}]", "buckets": 2}]}},
+    ]  # fmt: skip
+    manifests = tmp_path / "tables.yaml"
+    manifests.write_text(
+        "\n---\n".join(
+            json.dumps({"apiVersion": f"{API_GROUP}/{API_VERSION}", "kind": "HudiBucketTable",
+                        "metadata": {"name": f"t{i}", "namespace": LAKE}, "spec": table})
+            for i, table in enumerate(tables)
+        )
+    )  # fmt: skip
+    env = {
+        "PATH": os.environ["PATH"],
+        "HOME": str(tmp_path),
+        "AWS_SECRET_ACCESS_KEY": planted,
+        "HBO_ALLOWED_TABLE_URIS": json.dumps({LAKE: [str(tmp_path)]}),
+        **{k: os.environ[k] for k in ("HBO_HUDI_BUNDLE", "HBO_JVM_JAR") if k in os.environ},
+    }
+    state = tmp_path / "state"
+    ran = subprocess.run(
+        [str(OPERATOR_BIN), "local", "apply", "-f", str(manifests), "--state-dir", str(state)],
+        env=env, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert ran.returncode == 1, ran.stderr  # stalled
+    said = ran.stdout + ran.stderr
+    assert said.count("spec.table.uri must not hold '${'") >= 1, said
+    assert "spec.buckets.rules[0].pattern must not hold '${'" in said, said
+    assert "started" not in said  # no job, so no job's report
+    assert not list(state.rglob("*.json"))
+    kept = "".join(p.read_text() for p in state.rglob("*") if p.is_file())
+    assert planted not in said + kept
+    assert not list(tmp_path.glob(f"*{planted}*"))
 
 
 # --- writers: the operator pauses only what its owner lets a table pause -----------------------------------
@@ -678,7 +826,7 @@ def test_helm_upgrade_with_a_wider_allow_list_lets_the_added_settings_through(wo
     _, container = world.cluster.deployment_container(RELEASE_NS, RELEASE)
     env = {e["name"]: e.get("value") for e in container["env"]}
     assert (env["HBO_ALLOWED_HADOOP_CONF"], env["HBO_ALLOWED_SERVICE_ACCOUNTS"]) == (
-        "fs.s3a.endpoint",
+        "fs.s3a.endpoint,fs.s3a.",
         "lake-spark",
     )
     world.restart_operator()  # as the Deployment's rollout would
@@ -712,6 +860,26 @@ def test_helm_upgrade_with_a_wider_allow_list_lets_the_added_settings_through(wo
     )
     world.tried("admins' prefixes", "allowedSparkConf [spark.]: jars, mounts, agents, node selectors",
                 "still Stalled: a prefix admits no key refused for a reason")  # fmt: skip
+    world.tried("admins' prefixes", "[spark.], [fs.s3a.]: repl class URI, user class path first, plugins, cache "
+                "serializer, Python modules, redaction, event log dir, metrics conf, S3A audit, delegation, "
+                "credential path, encryption key", "still Stalled: a prefix admits vetted tuning only")  # fmt: skip
+    world.operator.assert_alive()
+
+
+def test_the_default_chart_allows_no_table_until_its_location_is_named(world: World) -> None:
+    values = chart_values(**WIDER)
+    del values["jobs"]["allowedTableUris"]  # the chart's own default: none
+    world.cluster.install_chart(RELEASE, RELEASE_NS, values, upgrade=True)
+    _, container = world.cluster.deployment_container(RELEASE_NS, RELEASE)
+    assert {e["name"]: e.get("value") for e in container["env"]}["HBO_ALLOWED_TABLE_URIS"] == "{}"
+    world.restart_operator()
+    world.create_as_author("no-location-named", spec("no-location-named"))
+    held, _ = stalled_once(world, "no-location-named")
+    assert held["reason"] == "TableUriNotAllowed"
+    assert "the admins allow them nowhere yet" in held["message"]
+    assert world.cluster.job_kinds(LAKE, "no-location-named") == []
+    world.tried("table URIs", "a table under the chart's default values",
+                "Stalled, TableUriNotAllowed: the admins allow them nowhere yet")  # fmt: skip
     world.operator.assert_alive()
 
 
@@ -722,5 +890,7 @@ def test_the_attacks_tried_and_their_outcomes(world: World) -> None:
         lines += [f"| {group} | {attack} | {outcome} |" for attack, outcome in tried]
     table = "\n".join(lines)
     (world.work / "attacks.md").write_text(table + "\n")
-    print(f"\n{sum(len(t) for t in world.attacks.values())} attacks tried:\n{table}")
-    assert sum(len(t) for t in world.attacks.values()) >= 40
+    count = sum(len(t) for t in world.attacks.values())
+    print(f"\n{count} attacks tried:\n{table}")
+    shown.show(f"A table author's attacks on the real API server ({count}), and their outcomes", table)
+    assert sum(len(t) for t in world.attacks.values()) >= 70

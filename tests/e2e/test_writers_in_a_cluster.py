@@ -74,7 +74,7 @@ def values() -> dict[str, Any]:
         "resyncSeconds": 2,
         "metrics": {"port": METRICS_PORT},
         "health": {"port": free_port()},
-        "jobs": {"image": {"tag": "e2e"}},
+        "jobs": {"image": {"tag": "e2e"}, "allowedTableUris": {NS: ["/"]}},  # local folders' tables
         "writers": {"enabled": True},
     }
 

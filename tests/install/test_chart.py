@@ -8,16 +8,29 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+import celpy
 import jsonschema
 import kubernetes_validate
 import pytest
 import yaml
+from celpy import celtypes
 
 from hudi_bucket_operator.cli import build_parser
 from hudi_bucket_operator.policy.job_defaults import JobDefaults
 from hudi_bucket_operator.policy.job_policy import image_allowed
 from hudi_bucket_operator.policy.placement import PodPlacement
-from hudi_bucket_operator.resource.api import GROUP, KIND, PLURAL, VERSION
+from hudi_bucket_operator.resource.api import (
+    API_VERSION,
+    APPROVE,
+    DECIDED_BY,
+    DENY,
+    GROUP,
+    KIND,
+    PAUSED,
+    PLURAL,
+    REASON,
+    VERSION,
+)
 from hudi_bucket_operator.runtime.settings import OperatorConfig
 from lib import helm_chart, k8s_schema
 from lib.helm_chart import CHART, NAMESPACE, VALUE_SETS, find, one, render
@@ -294,6 +307,9 @@ def test_custom_job_defaults_and_allowlist_reach_the_operator() -> None:
         spark_version="4.1.0",
         service_account="lake-spark",
         ttl_seconds=31536000,
+        max_ttl_seconds=31536000,
+        min_interval="15m",
+        allowed_table_uris={"lake": ("s3a://lake/warehouse/",), "sales": ("s3a://sales/",)},
         driver_cores=2,
         driver_memory="4g",
         executor_cores=4,
@@ -321,6 +337,42 @@ def test_the_job_pods_values_reach_the_operator_and_the_job_service_account() ->
         a for a in find(render(values), "ServiceAccount") if a["metadata"]["name"] == "hudi-bucket-jobs"
     ]
     assert account["metadata"]["annotations"] == jobs["serviceAccount"]["annotations"]
+
+
+def test_each_namespace_gets_its_own_cloud_identity_on_the_jobs_account() -> None:
+    """IRSA's role (or workload identity) per namespace: the store's policy, not only the operator's
+    prefixes, keeps a team's jobs in its own buckets."""
+    role = "eks.amazonaws.com/role-arn"
+    values = {
+        "watch": {"namespaces": ["team-a", "team-b", "shared"]},
+        "jobs": {
+            "allowedTableUris": {"team-a": ["s3a://lake/team-a/"], "team-b": ["s3a://lake/team-b/"]},
+            "serviceAccount": {
+                "annotations": {role: "arn:aws:iam::1:role/none", "team": "data"},
+                "annotationsByNamespace": {
+                    "team-a": {role: "arn:aws:iam::1:role/team-a"},
+                    "team-b": {role: "arn:aws:iam::1:role/team-b"},
+                },
+            },
+        },
+    }
+    accounts = {
+        a["metadata"]["namespace"]: a["metadata"]["annotations"]
+        for a in find(render(values), "ServiceAccount")
+        if a["metadata"]["name"] == "hudi-bucket-jobs"
+    }
+    assert accounts == {
+        "team-a": {role: "arn:aws:iam::1:role/team-a", "team": "data"},
+        "team-b": {role: "arn:aws:iam::1:role/team-b", "team": "data"},
+        "shared": {role: "arn:aws:iam::1:role/none", "team": "data"},
+    }
+
+
+def test_by_default_the_chart_allows_no_table_anywhere_and_says_so() -> None:
+    config = OperatorConfig.from_env(env_of({}))
+    assert config.jobs.allowed_table_uris == {}
+    assert "No table can run yet: jobs.allowedTableUris names no location" in _notes({})
+    assert "No table can run yet" not in _notes({"jobs": {"allowedTableUris": {"lake": ["/data/"]}}})
 
 
 def test_image_allowlist_limits_what_a_table_may_run() -> None:
@@ -379,11 +431,119 @@ def test_service_monitor_scrapes_the_metrics_service() -> None:
     assert endpoint["path"] == "/metrics"
 
 
+# --- the admission policy on decisions ----------------------------------------------------------------
+
+PLAN = "sha256:" + "3f9a" * 16
+NOT_THEIRS = "must name who makes it: set hudi.bucketops.io/decided-by to alice"
+UNSAFE_REASON = (
+    "hudi.bucketops.io/reason must hold no control characters (line breaks, tabs, escape sequences) and no "
+    "'${': kubectl hbt history prints it and status.history keeps it"
+)
+
+
+class Object(celtypes.MapType):
+    """An object that CEL compares with null, as Kubernetes' CEL does (cel-python refuses ``map != null``)."""
+
+    def __ne__(self, other: Any) -> bool:
+        return other is None or super().__ne__(other)
+
+
+def admission_says(annotations: dict[str, str], before: dict[str, str] | None = None) -> list[str]:
+    """What the chart's ValidatingAdmissionPolicy says when alice sets a table's annotations to
+    ``annotations`` (from ``before``; None: she creates the table): the messages of the validations that
+    fail, none when it admits. Its CEL is evaluated as the API server does (variables in order, then each
+    validation), by cel-python; tests/e2e/test_in_a_cluster.py has a real API server enforce it."""
+    policy = one(render({}), "ValidatingAdmissionPolicy")["spec"]
+    env = celpy.Environment()
+
+    def table(annotations: dict[str, str]) -> dict[str, Any]:
+        metadata = {"name": "orders", "namespace": "lake", "annotations": annotations}
+        return {"apiVersion": API_VERSION, "kind": KIND, "metadata": metadata}
+
+    activation: dict[str, Any] = {
+        "object": celpy.json_to_cel(table(annotations)),
+        "oldObject": celpy.json_to_cel(None) if before is None else Object(celpy.json_to_cel(table(before))),
+        "request": celpy.json_to_cel({"userInfo": {"username": "alice"}}),
+    }
+
+    def evaluate(expression: str) -> Any:
+        result = env.program(env.compile(expression)).evaluate(activation)
+        assert not isinstance(result, Exception), f"{expression}: {result}"
+        return result
+
+    variables: dict[celtypes.StringType, Any] = {}
+    for variable in policy["variables"]:
+        activation["variables"] = celtypes.MapType(variables)
+        variables[celtypes.StringType(variable["name"])] = evaluate(variable["expression"])
+    activation["variables"] = celtypes.MapType(variables)
+    return [
+        str(evaluate(v["messageExpression"]) if "messageExpression" in v else v["message"])
+        for v in policy["validations"]
+        if not evaluate(v["expression"])
+    ]
+
+
+def test_an_approval_denial_or_reason_is_admitted_only_naming_who_sets_it() -> None:
+    mine = {DECIDED_BY: "alice"}
+    assert admission_says({APPROVE: PLAN, **mine, REASON: "reviewed in CHG-1234"}, before={}) == []
+    assert admission_says({DENY: PLAN, **mine}) == []
+    for decision in ({APPROVE: PLAN}, {DENY: PLAN}, {REASON: "reviewed"}, {DECIDED_BY: "bob"}):
+        assert admission_says({**decision, DECIDED_BY: "bob"}, before={}) == [
+            f"an approval, a denial or its reason {NOT_THEIRS} (kubectl hbt approve|deny does)"
+        ]
+    # bob approved; alice changes only his reason, or gives one where he gave none.
+    bobs = {APPROVE: PLAN, DECIDED_BY: "bob", REASON: "reviewed"}
+    assert NOT_THEIRS in admission_says({**bobs, REASON: "not reviewed at all"}, before=bobs)[0]
+    assert NOT_THEIRS in admission_says(bobs, before={APPROVE: PLAN, DECIDED_BY: "bob"})[0]
+    # What is left as it was, or removed, is no decision of hers.
+    assert admission_says({**bobs, PAUSED: "true"}, before=bobs) == []
+    assert admission_says({APPROVE: PLAN, DECIDED_BY: "bob"}, before=bobs) == []
+
+
+@pytest.mark.parametrize(
+    "reason",
+    [
+        "line one\nline two",
+        "tab\there",
+        "\x1b]8;;https://evil.example\x1b\\click\x1b]8;;\x1b\\",
+        "del\x7f",
+        "next line\x85",
+        "${env:AWS_SECRET_ACCESS_KEY}",
+        "s3a://lake/${hadoop.tmp.dir}",
+    ],
+    ids=[
+        "line-break",
+        "tab",
+        "escape-sequence",
+        "delete",
+        "c1-next-line",
+        "env-reference",
+        "setting-reference",
+    ],
+)
+def test_a_reason_with_control_characters_or_a_reference_is_refused_even_from_who_decides(
+    reason: str,
+) -> None:
+    said = admission_says({APPROVE: PLAN, DECIDED_BY: "alice", REASON: reason}, before={})
+    assert said == [UNSAFE_REASON]
+    # One set before the policy was in force does not stop other changes to the table.
+    earlier = {APPROVE: PLAN, DECIDED_BY: "bob", REASON: reason}
+    assert admission_says({**earlier, PAUSED: "true"}, before=earlier) == []
+
+
+def test_plain_text_in_any_language_is_a_reason() -> None:
+    reason = "reviewed in CHG-1234 — ok für Q4, 'quoted' \"too\" $HOME {braces} 見直し済み"
+    assert admission_says({APPROVE: PLAN, DECIDED_BY: "alice", REASON: reason}, before={}) == []
+
+
 # --- NOTES.txt ---------------------------------------------------------------------------------------
 
 
 def _notes(values: Mapping[str, Any]) -> str:
     with_values = ["--set-json", f"watch={json.dumps(values.get('watch', {'namespaces': []}))}"]
+    for key, value in values.items():
+        if key != "watch":
+            with_values += ["--set-json", f"{key}={json.dumps(value)}"]
     out = helm_chart.helm(
         "install", helm_chart.RELEASE, str(CHART), "--namespace", NAMESPACE, "--dry-run=client", *with_values
     )

@@ -62,6 +62,8 @@ VALUE_SETS: dict[str, dict[str, Any]] = {
             "allowedImages": ["registry.example.com/hudi/", "registry.example.com/team-a/spark-job"],
             "sparkVersion": "4.1.0",
             "ttlSeconds": 31536000,
+            "limits": {"ttlSeconds": 31536000, "minInterval": "15m"},
+            "allowedTableUris": {"lake": ["s3a://lake/warehouse/"], "sales": ["s3a://sales/"]},
             "driver": {"cores": 2, "memory": "4g"},
             "executor": {"instances": 12, "cores": 4, "memory": "16g"},
             "serviceAccount": {"name": "lake-spark", "namespaces": ["lake", "sales"]},

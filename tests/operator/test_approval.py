@@ -5,6 +5,7 @@ again; an apply that finds the table changed since reports the plan it found, wh
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 
 from hudi_bucket.contract.reports import ApplyResult, JobError, JobReport, Outcome, PlanResult, TableBuckets
@@ -12,11 +13,17 @@ from hudi_bucket.contract.requests import ApplyRequest, JobKind, PlanRequest
 from hudi_bucket.core.planning import ChangeReason, PartitionChange, Plan
 from hudi_bucket.core.rules import BucketRules
 from hudi_bucket.errors import PlanNotApprovedError
-from hudi_bucket_operator.decide.decisions import Decision, JobPhase, Observed, ObservedJob
+from hudi_bucket_operator.decide import decisions
+from hudi_bucket_operator.decide.decisions import Decision, JobPhase, ObservedJob
 from hudi_bucket_operator.decide.reconcile import decide
+from hudi_bucket_operator.policy.job_defaults import JobDefaults
+from hudi_bucket_operator.policy.job_policy import Policy
 from hudi_bucket_operator.resource.api import APPROVE, DECIDED_BY, DENY, REASON, RETRY
 from hudi_bucket_operator.resource.table_status import TableStatus
-from lib.hbt_resources import SPEC
+from lib.hbt_resources import ANYWHERE, SPEC
+
+# Every pass sees admins who let tables be anywhere (the operator's default lets them be nowhere).
+Observed = partial(decisions.Observed, policy=Policy(JobDefaults(allowed_table_uris=ANYWHERE)))
 
 NOW = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
 RULES = BucketRules.parse("11-11,16", 4)

@@ -23,6 +23,8 @@ from hudi_bucket.core.planning import ChangeReason, PartitionChange, Plan
 from hudi_bucket.core.rules import MAX_BUCKETS, MAX_PATTERN_LENGTH, MAX_RULES, BucketRules, Rule
 from hudi_bucket_operator.decide.reconcile import JobPhase, Observed, ObservedJob, decide
 from hudi_bucket_operator.errors import ScheduleError
+from hudi_bucket_operator.policy.job_defaults import JobDefaults
+from hudi_bucket_operator.policy.job_policy import Policy
 from hudi_bucket_operator.resource.api import GROUP, KIND, PLURAL, VERSION
 from hudi_bucket_operator.resource.schedule import Schedule
 from hudi_bucket_operator.resource.spec import parse_spec
@@ -44,6 +46,7 @@ from lib.hbt_admission import (
     VERSION_DOC,
     with_spec,
 )
+from lib.hbt_resources import ANYWHERE
 from lib.k8s_schema import cel_holds, is_transition_rule, to_json_schema
 from lib.structural_schema import (
     all_validations,
@@ -441,9 +444,10 @@ def operator_statuses() -> dict[str, dict[str, Any]]:
     )
     apply_job = _finished_job(JobKind.APPLY, 1, applied)
     automatic = with_spec(SMALL, "apply.policy", "Automatic")["spec"]
-    awaiting = decide(Observed(SMALL["spec"], 1, {}, TableStatus(), (plan_job,)), NOW).status
-    applying = decide(Observed(automatic, 1, {}, TableStatus(), (plan_job,)), NOW).status
-    applied = decide(Observed(automatic, 1, {}, applying, (plan_job, apply_job)), NOW).status
+    admins = Policy(JobDefaults(allowed_table_uris=ANYWHERE))
+    awaiting = decide(Observed(SMALL["spec"], 1, {}, TableStatus(), (plan_job,), admins), NOW).status
+    applying = decide(Observed(automatic, 1, {}, TableStatus(), (plan_job,), admins), NOW).status
+    applied = decide(Observed(automatic, 1, {}, applying, (plan_job, apply_job), admins), NOW).status
     return {
         "awaiting-approval": awaiting.to_api(),
         "applying": applying.to_api(),

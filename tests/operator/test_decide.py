@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from typing import Any
 
 import pytest
@@ -17,7 +18,8 @@ from hudi_bucket.contract.requests import JobKind
 from hudi_bucket.core.hashing_config import HashingConfig
 from hudi_bucket.core.planning import ChangeReason, PartitionChange, Plan
 from hudi_bucket.core.rules import BucketRules
-from hudi_bucket_operator.decide.decisions import JobPhase, Observed, ObservedJob
+from hudi_bucket_operator.decide import decisions
+from hudi_bucket_operator.decide.decisions import JobPhase, ObservedJob
 from hudi_bucket_operator.decide.reconcile import HISTORY_LIMIT, decide
 from hudi_bucket_operator.decide.rounds import report_needed
 from hudi_bucket_operator.policy.job_defaults import JobDefaults
@@ -31,7 +33,10 @@ from hudi_bucket_operator.resource.table_status import (
     SizingDone,
     TableStatus,
 )
-from lib.hbt_resources import SPEC
+from lib.hbt_resources import ANYWHERE, SPEC
+
+# Every pass sees admins who let tables be anywhere (the operator's default lets them be nowhere).
+Observed = partial(decisions.Observed, policy=Policy(JobDefaults(allowed_table_uris=ANYWHERE)))
 
 NOW = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
 RULES = BucketRules.parse("11-11,16", 4)
@@ -276,6 +281,7 @@ POLICY = Policy(
         image="registry.example/hudi-job:1.0",
         spark_version="3.5.8",
         allowed_images=("registry.example/hudi-job",),
+        allowed_table_uris=ANYWHERE,
     )
 )
 

@@ -5,6 +5,7 @@ as any plan), and a repair is checked again at once. `decide` alone, as in test_
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from typing import Any
 
 import pytest
@@ -20,13 +21,19 @@ from hudi_bucket.contract.reports import (
 from hudi_bucket.contract.requests import ApplyRequest, JobKind, PlanRequest, VerifyRequest
 from hudi_bucket.core.planning import ChangeReason, PartitionChange, Plan
 from hudi_bucket.core.rules import BucketRules
-from hudi_bucket_operator.decide.decisions import SEQUENCE, Decision, JobPhase, Observed, ObservedJob
+from hudi_bucket_operator.decide import decisions
+from hudi_bucket_operator.decide.decisions import SEQUENCE, Decision, JobPhase, ObservedJob
 from hudi_bucket_operator.decide.reconcile import decide
 from hudi_bucket_operator.decide.rounds import VERIFY_ROUND
+from hudi_bucket_operator.policy.job_defaults import JobDefaults
+from hudi_bucket_operator.policy.job_policy import Policy
 from hudi_bucket_operator.resource.api import PAUSED, RETRY, VERIFY
 from hudi_bucket_operator.resource.conditions import LAYOUT_HEALTHY, READY, condition
 from hudi_bucket_operator.resource.table_status import Condition, LastJob, TableStatus
-from lib.hbt_resources import SPEC
+from lib.hbt_resources import ANYWHERE, SPEC
+
+# Every pass sees admins who let tables be anywhere (the operator's default lets them be nowhere).
+Observed = partial(decisions.Observed, policy=Policy(JobDefaults(allowed_table_uris=ANYWHERE)))
 
 NOW = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
 STAMP = "2026-11-23T12:00:00Z"

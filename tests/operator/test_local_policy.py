@@ -37,9 +37,10 @@ def manifest(uri: Path | str, spark: dict[str, Any]) -> dict[str, Any]:
     ],
 )  # fmt: skip
 def test_a_spec_a_cluster_would_refuse_is_refused_locally_before_any_job(
-    tmp_path: Path, uri: str, settings: dict[str, Any], reason: str
+    tmp_path: Path, uri: str, settings: dict[str, Any], reason: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # (not "spark": a test using a parameter of that name is taken for one needing the Spark session)
+    monkeypatch.setenv("HBO_ALLOWED_TABLE_URIS", '{"*": ["/data/"]}')
     lines: list[str] = []
     [body] = asyncio.run(apply_locally([manifest(uri, settings)], tmp_path / "state", lines.append))
     stalled = next(c for c in body["status"]["conditions"] if c["type"] == "Stalled")
@@ -58,3 +59,12 @@ def test_the_local_policy_is_the_admins_settings_in_the_environment(
     stalled = next(c for c in body["status"]["conditions"] if c["type"] == "Stalled")
     assert stalled["reason"] == "TableUriNotAllowed"
     assert "the admins allow them under ['/lake/']" in stalled["message"]
+
+
+def test_locally_too_no_table_is_allowed_until_its_location_is_named(tmp_path: Path) -> None:
+    lines: list[str] = []
+    [body] = asyncio.run(apply_locally([manifest(tmp_path / "orders", {})], tmp_path / "state", lines.append))
+    stalled = next(c for c in body["status"]["conditions"] if c["type"] == "Stalled")
+    assert stalled["reason"] == "TableUriNotAllowed"
+    assert "HBO_ALLOWED_TABLE_URIS" in stalled["message"]
+    assert not any("started" in line for line in lines)

@@ -29,6 +29,7 @@ from hudi_bucket_operator.decide.apply_window import writers_needed
 from hudi_bucket_operator.decide.decisions import Decision, JobPhase, ObservedJob, recorded
 from hudi_bucket_operator.decide.reconcile import decide, failed
 from hudi_bucket_operator.errors import InvalidSpecError
+from hudi_bucket_operator.policy.job_defaults import JobDefaults
 from hudi_bucket_operator.policy.job_policy import Policy
 from hudi_bucket_operator.policy.writer_policy import WriterPolicy
 from hudi_bucket_operator.resource.api import APPLY_NOW, PAUSED
@@ -45,7 +46,7 @@ from hudi_bucket_operator.resource.writers import (
     get_path,
     merge_patch_for,
 )
-from lib.hbt_resources import SPEC
+from lib.hbt_resources import ANYWHERE, SPEC
 
 NOW = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)  # noon: outside a 01:00-04:00 window
 NIGHT = datetime(2026, 11, 24, 1, 30, tzinfo=UTC)
@@ -65,7 +66,10 @@ FLINK_KIND = WriterKind(
 )
 WRITER_POLICY = WriterPolicy(enabled=True, kinds=(FLINK_KIND,))
 # Every pass of this module sees the admins' policy letting tables pause writers, and the table's name.
-Observed = partial(decisions.Observed, policy=Policy(writers=WRITER_POLICY), name="orders", namespace="lake")
+LAKE_JOBS = JobDefaults(allowed_table_uris=ANYWHERE)
+Observed = partial(
+    decisions.Observed, policy=Policy(LAKE_JOBS, WRITER_POLICY), name="orders", namespace="lake"
+)
 WORKLOADS = [{"kind": "Deployment", "name": "ingest"}, FLINK]
 WINDOW = {"schedule": "0 1 * * *", "duration": "3h"}
 WRITERS_SPEC = {
@@ -631,7 +635,7 @@ def test_writers_the_admins_do_not_let_it_pause_stall_the_table_before_any_job(
     policy: WriterPolicy, writers: list[dict[str, str]], says: str
 ) -> None:
     spec = {**WRITERS_SPEC, "writers": {"workloads": writers}}
-    observed = Observed(spec, 1, {}, TableStatus(), (), policy=Policy(writers=policy))
+    observed = Observed(spec, 1, {}, TableStatus(), (), policy=Policy(LAKE_JOBS, policy))
     assert writers_needed(replace(observed, jobs=(PLAN_DONE,))) == []  # not even read
     decision = decide(observed, NIGHT)
     assert (decision.submit, decision.writer_actions, decision.status.phase) == (None, (), "Stalled")
@@ -657,7 +661,7 @@ def test_an_apply_that_holds_the_writers_past_the_deadline_is_cancelled_and_they
     world = World()
     status = TableStatus()
     observed = partial(
-        Observed, policy=Policy(writers=WRITER_POLICY.model_copy(update={"apply_deadline": deadline}))
+        Observed, policy=Policy(LAKE_JOBS, WRITER_POLICY.model_copy(update={"apply_deadline": deadline}))
     )
     cancelled: list[str] = []
     moment = NIGHT

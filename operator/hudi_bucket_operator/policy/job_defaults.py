@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
+from hudi_bucket.core.sizing import format_size
 from hudi_bucket_operator.policy.placement import PodPlacement
 from hudi_bucket_operator.resource import images
 from hudi_bucket_operator.resource.setting import (
@@ -24,10 +26,8 @@ from hudi_bucket_operator.resource.setting import (
     Words,
     json_text,
 )
-from hudi_bucket_operator.resource.spark_conf import (
-    MIB,
-    spark_bytes,
-)
+from hudi_bucket_operator.resource.spark_conf import MIB, PodMemory, Role, pod_memory, spark_bytes
+from hudi_bucket_operator.resource.spec.fields import DURATION_PATTERN, check_duration, duration_seconds
 from hudi_bucket_operator.resource.spec.problems import Expect
 from hudi_bucket_operator.resource.spec.spark import MAX_TTL_SECONDS, Memory, Resources
 
@@ -36,8 +36,7 @@ _KEY_OR_PREFIX = re.compile(r"[^\s,]+")
 ANY_NAMESPACE = "*"  # the key of the admins' per-namespace lists that holds what every namespace gets
 # A table URI as Hadoop reads it: a scheme and what follows, or a local path. No whitespace, no control
 # characters, no backslash.
-TABLE_URI = re.compile(r"[^\s\\\x00-\x1f\x7f]+")
-LOCAL_AND_S3A = ("s3a://", "/", "file:/")
+TABLE_URI = re.compile(r"[^\s\\\x00-\x1f\x7f-\x9f]+")
 SPARK_VERSION = "3.5.8"  # the Spark of the job image (Dockerfile.job; constraints.txt pins its PySpark)
 
 
@@ -64,8 +63,11 @@ class JobDefaults(BaseModel):
     allow-lists, each an exact key or a prefix ending in '.'; the owned settings stay refused, and a
     prefix admits no key the built-in lists refuse for a reason (only the exact key does).
     ``allowed_secrets``: the Secrets spec.spark.envFromSecrets may name, by namespace ('*': every one).
-    ``allowed_table_uris``: prefixes of the table URIs a spec may name, by namespace ('*': every one).
-    ``max_*``: the largest driver and executors a spec may ask for (``max_driver``, ``max_executor``).
+    ``allowed_table_uris``: prefixes of the table URIs a spec may name, by namespace ('*': every one);
+    none until the admins name them (a tenant must not reach another's tables by default).
+    ``max_*``: the largest driver and executors a spec may ask for (``max_driver``, ``max_executor``),
+    their memory the pod's as Spark sizes it; the longest a finished job is kept; ``min_interval``, the
+    shortest interval of a table's schedules (verify, re-planning).
     ``spark_conf``: the admins' own Spark settings for every job, under the spec's (not checked).
     ``driver_pod``, ``executor_pod``, ``image_pull_secrets``: where the jobs' pods run (``placement``).
     """
@@ -180,7 +182,30 @@ class JobDefaults(BaseModel):
             description="where tables may be, by namespace: URI prefixes (s3a://lake/team-a/, /data/)",
         ),
         Helm("jobs.allowedTableUris"),
-    ] = {ANY_NAMESPACE: LOCAL_AND_S3A}
+    ] = {}
+    max_ttl_seconds: Annotated[
+        int,
+        Field(
+            alias="HBO_MAX_JOB_TTL_SECONDS",
+            ge=0,
+            le=MAX_TTL_SECONDS,
+            description="the longest a table's spec.spark.ttlSeconds may keep a finished job's SparkApplication",
+        ),
+        Expect(f"an integer of seconds, 0 to {MAX_TTL_SECONDS} (a year)"),
+        Helm("jobs.limits.ttlSeconds"),
+    ] = 7 * 86400
+    min_interval: Annotated[
+        str,
+        Field(
+            alias="HBO_MIN_SCHEDULE_INTERVAL",
+            pattern=DURATION_PATTERN,
+            description="the shortest interval of a table's schedules: spec.verify.schedule (cron too) and "
+            "spec.buckets.sizing.replanEvery; each run is a Spark job",
+        ),
+        AfterValidator(check_duration),
+        Expect("a duration in minutes, hours or days, such as 15m, 1h or 1d"),
+        Helm("jobs.limits.minInterval"),
+    ] = "1h"
     max_driver_cores: Annotated[
         Cores,
         Field(alias="HBO_MAX_DRIVER_CORES", description="the most cores a table's driver may ask for"),
@@ -188,7 +213,10 @@ class JobDefaults(BaseModel):
     ] = 4
     max_driver_memory: Annotated[
         Memory,
-        Field(alias="HBO_MAX_DRIVER_MEMORY", description="the most memory a table's driver may ask for"),
+        Field(
+            alias="HBO_MAX_DRIVER_MEMORY",
+            description="the most memory a table's driver pod may have: its heap and what Spark adds (overhead, off-heap, Python)",
+        ),
         Helm("jobs.limits.driver.memory"),
     ] = "16g"
     max_executor_instances: Annotated[
@@ -203,7 +231,10 @@ class JobDefaults(BaseModel):
     ] = 8
     max_executor_memory: Annotated[
         Memory,
-        Field(alias="HBO_MAX_EXECUTOR_MEMORY", description="the most memory a table's executor may ask for"),
+        Field(
+            alias="HBO_MAX_EXECUTOR_MEMORY",
+            description="the most memory a table's executor pod may have: its heap and what Spark adds (overhead, off-heap, Python)",
+        ),
         Helm("jobs.limits.executor.memory"),
     ] = "32g"
     spark_conf: Annotated[
@@ -278,7 +309,7 @@ class JobDefaults(BaseModel):
                 p
                 for ps in self.allowed_table_uris.values()
                 for p in ps
-                if not TABLE_URI.fullmatch(p) or ".." in p
+                if not TABLE_URI.fullmatch(p) or ".." in p or "${" in p
             ],
         }
         if problems := [f"jobs.{name} {entries}" for name, entries in bad.items() if entries]:
@@ -287,27 +318,56 @@ class JobDefaults(BaseModel):
                 "or Secret name, a setting's key or prefix, or a URI prefix (the operator's Helm values)"
             )
         # The defaults a table gets when it says nothing must be within what a table may ask for.
-        if problems := self.over_limits(self.driver, self.executor):
+        if problems := self.over_limits(self.driver, self.executor, ttl_seconds=self.ttl_seconds):
             raise ValueError(f"JobDefaults: the default job is over jobs.limits: {'; '.join(problems)}")
         return self
 
-    def over_limits(self, driver: Resources, executor: Resources) -> list[str]:
-        """Each way the driver or executors exceed the admins' largest (jobs.limits)."""
+    def over_limits(
+        self,
+        driver: Resources,
+        executor: Resources,
+        spark_conf: Mapping[str, str] | None = None,
+        ttl_seconds: int | None = None,
+    ) -> list[str]:
+        """Each way the driver or executors (their pods' memory as Spark sizes it with ``spark_conf``
+        over the admins' own settings), or the time finished jobs are kept, exceed the admins' limits."""
         problems = []
-        for where, asked, largest in (
-            ("driver", driver, self.max_driver),
-            ("executor", executor, self.max_executor),
+        conf = {**self.spark_conf, **(spark_conf or {})}
+        for role, asked, largest in (
+            (Role.DRIVER, driver, self.max_driver),
+            (Role.EXECUTOR, executor, self.max_executor),
         ):
+            where = role.value
             if asked.cores is not None and largest.cores is not None and asked.cores > largest.cores:
                 problems.append(f"spec.spark.{where}.cores {asked.cores} is over {largest.cores}")
-            size = spark_bytes(asked.memory or "0", MIB)
+            pod = pod_memory(role, asked.memory or "0", conf)
             limit = spark_bytes(largest.memory or "0", MIB)
-            if size is not None and limit is not None and size > limit:
-                problems.append(f"spec.spark.{where}.memory {asked.memory} is over {largest.memory}")
+            if pod is not None and limit is not None and pod.total > limit:
+                problems.append(
+                    f"spec.spark.{where}.memory {asked.memory} is over {largest.memory} with what Spark adds "
+                    f"to its pod: {_said(pod)}"
+                )
             if (
                 asked.instances is not None
                 and largest.instances is not None
                 and asked.instances > largest.instances
             ):
                 problems.append(f"spec.spark.{where}.instances {asked.instances} is over {largest.instances}")
+        if ttl_seconds is not None and ttl_seconds > self.max_ttl_seconds:
+            problems.append(f"spec.spark.ttlSeconds {ttl_seconds} is over {self.max_ttl_seconds}")
         return problems
+
+    @property
+    def min_interval_seconds(self) -> int:
+        return duration_seconds(self.min_interval)
+
+
+def _said(pod: PodMemory) -> str:
+    parts = [
+        ("heap", pod.heap),
+        ("overhead", pod.overhead),
+        ("off-heap", pod.off_heap),
+        ("Python", pod.python),
+    ]
+    shown = " + ".join(f"{format_size(size)} {part}" for part, size in parts if size)
+    return f"{shown} = {format_size(pod.total)}"

@@ -9,9 +9,12 @@ values: ``job_defaults.JobDefaults`` for jobs, ``writer_policy.WriterPolicy`` fo
 - an image: the default one, or one the image allowlist admits (``image_allowed``);
 - a ServiceAccount: the default job account, or one the admins list;
 - Spark and Hadoop settings: the tuning a rescale needs (spark_conf.py, each key with the values it
-  takes), and what the admins add (exact keys, or prefixes ending in '.'); no ``${`` in any value;
+  takes), and what the admins add (exact keys, or prefixes ending in '.', which admit only the vetted
+  ``PREFIX_ADMITS``); no ``${`` in any value;
 - Secrets as the jobs' environment: only those the admins list for its namespace;
-- resources within the admins' largest driver and executor;
+- pods within the admins' largest driver and executor, their memory as Spark sizes them (heap, overhead,
+  off-heap, Python), and finished jobs kept no longer than the admins allow;
+- schedules (verify, re-planning) no more often than the admins allow;
 - writers of kinds the admins declared, if they let the operator pause writers at all (writers.py).
 
 Anything else is refused before a job exists: ``decide`` checks this before anything else (``admit``),
@@ -31,6 +34,7 @@ from dataclasses import dataclass, field
 from hudi_bucket_operator.errors import (
     ImageNotAllowedError,
     ResourcesNotAllowedError,
+    ScheduleNotAllowedError,
     SecretNotAllowedError,
     ServiceAccountNotAllowedError,
     SettingNotAllowedError,
@@ -46,15 +50,13 @@ from hudi_bucket_operator.policy.writer_policy import WriterPolicy
 from hudi_bucket_operator.resource import images
 from hudi_bucket_operator.resource.spark_conf import (
     HADOOP_CONF_ALLOWED,
-    MIB,
     OWNED_SPARK_CONF,
+    PREFIX_ADMITS,
     SETTING_NAME,
     SPARK_CONF_ALLOWED,
-    Role,
     Setting,
     first,
     reason_refused,
-    spark_bytes,
 )
 from hudi_bucket_operator.resource.spec import TableSpec
 from hudi_bucket_operator.resource.spec.spark import Resources, SparkSection
@@ -63,6 +65,7 @@ from hudi_bucket_operator.resource.writers import WritersSpec
 __all__ = [  # the lists, declared in spark_conf.py, as callers know them
     "HADOOP_CONF_ALLOWED",
     "OWNED_SPARK_CONF",
+    "PREFIX_ADMITS",
     "SPARK_CONF_ALLOWED",
 ]
 
@@ -71,12 +74,13 @@ _NOT_A_KEY = "is no setting's name (printable ASCII without '=' or spaces): Spar
 _SUBSTITUTION = (
     "holds '${', which Spark and Hadoop replace with the job's environment (its Secrets) or another setting"
 )
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
 _CONTROL_CHARACTERS = "holds control characters (a line break, a tab, ...)"
 
 # Keys whose values are credentials: they belong in a Secret, not in a manifest, whoever allows what.
 _CREDENTIAL_KEY = re.compile(
-    r"secret|password|passwd|access\.key|session\.token|account\.key|private\.key|sas\.token",
+    r"secret|password|passwd|access\.key|session\.token|account\.key|private\.key|sas\.token|encryption\.key",
     re.IGNORECASE,
 )
 _HADOOP_IN_SPARK = "spark.hadoop."  # Spark hands these to Hadoop without the prefix
@@ -118,9 +122,13 @@ class Admitted:
 def admit(spec: TableSpec, namespace: str, policy: Policy) -> Admitted:
     """What this spec's jobs run with and its writers, or the first refusal: a table URI outside the
     allowed locations (TableUriNotAllowedError), then whatever ``job_settings`` refuses, then a Secret not
-    allowed in the namespace (SecretNotAllowedError), then writers the admins do not let it pause
-    (WriterNotAllowedError)."""
+    allowed in the namespace (SecretNotAllowedError), then schedules more frequent than the admins allow
+    (ScheduleNotAllowedError), then writers the admins do not let it pause (WriterNotAllowedError)."""
     settings = _job_settings_in(spec, namespace, policy.jobs)
+    if problems := schedule_problems(spec, policy.jobs.min_interval_seconds):
+        raise ScheduleNotAllowedError(
+            f"{'; '.join(problems)}: the admins allow a table's jobs at most every {policy.jobs.min_interval}"
+        )
     if problems := policy.writers.problems(spec.writer_refs):
         raise WriterNotAllowedError("; ".join(problems))
     return Admitted(settings, policy.writers.resolve(spec.writer_refs))
@@ -140,11 +148,22 @@ def _job_settings_in(spec: TableSpec, namespace: str, defaults: JobDefaults) -> 
     return settings
 
 
+def schedule_problems(spec: TableSpec, shortest: int) -> list[str]:
+    """Each schedule of ``spec`` that starts jobs less than ``shortest`` seconds apart."""
+    problems = []
+    if spec.verify_schedule is not None and spec.verify_schedule.shortest_interval() < shortest:
+        every = spec.verify_schedule.shortest_interval()
+        problems.append(f"spec.verify.schedule {spec.verify_schedule.text!r} runs a job every {every}s")
+    if spec.replan_every is not None and spec.replan_every < shortest:
+        problems.append(f"spec.buckets.sizing.replanEvery runs a job every {spec.replan_every}s")
+    return problems
+
+
 def job_settings(spark: SparkSection, defaults: JobDefaults) -> JobSettings:
     """The settings a job of this spec runs with, or the first of these that refuses it: an image off
     the allowlist (ImageNotAllowedError), a ServiceAccount not allowed (ServiceAccountNotAllowedError),
     Spark or Hadoop settings or values not allowed (SettingNotAllowedError, naming each key and why),
-    resources over the admins' limits (ResourcesNotAllowedError)."""
+    pods or a time to keep finished jobs over the admins' limits (ResourcesNotAllowedError)."""
     image = spark.image or defaults.image
     if not image_allowed(image, defaults):
         malformed = "" if images.reference(image) else " (not a lower-case image reference)"
@@ -165,11 +184,11 @@ def job_settings(spark: SparkSection, defaults: JobDefaults) -> JobSettings:
         raise SettingNotAllowedError(f"spec.spark sets what a table may not: {'; '.join(refused)}")
     driver = spark.driver.resources().over(defaults.driver)
     executor = spark.executor.resources().over(defaults.executor)
-    if problems := defaults.over_limits(driver, executor):
+    ttl = defaults.ttl_seconds if spark.ttl_seconds is None else spark.ttl_seconds
+    if problems := defaults.over_limits(driver, executor, spark.spark_conf, ttl):
         raise ResourcesNotAllowedError(
             f"spec.spark asks for more than the admins allow: {'; '.join(problems)}"
         )
-    ttl = defaults.ttl_seconds if spark.ttl_seconds is None else spark.ttl_seconds
     return JobSettings(image, account, driver, executor, ttl)
 
 
@@ -179,12 +198,12 @@ def refused_settings(spark: SparkSection, defaults: JobDefaults) -> list[str]:
     refused = [
         f"sparkConf[{key!r}] {why}"
         for key, value in sorted(spark.spark_conf.items())
-        if (why := spark_conf_refusal(key, defaults) or _value_refusal(key, value, defaults))
+        if (why := spark_conf_refusal(key, defaults) or _value_refusal(key, value))
     ]
     return refused + [
         f"hadoopConf[{key!r}] {why}"
         for key, value in sorted(spark.hadoop_conf.items())
-        if (why := hadoop_conf_refusal(key, defaults) or _value_refusal(key, value, defaults, hadoop=True))
+        if (why := hadoop_conf_refusal(key, defaults) or _value_refusal(key, value, hadoop=True))
     ]
 
 
@@ -202,7 +221,7 @@ def spark_conf_refusal(key: str, defaults: JobDefaults) -> str:
         return _CREDENTIAL
     if _admin_allows(defaults.allowed_spark_conf, key) or first(SPARK_CONF_ALLOWED, key):
         return ""
-    return _refusal(key)
+    return _refusal(key, defaults.allowed_spark_conf)
 
 
 def hadoop_conf_refusal(key: str, defaults: JobDefaults) -> str:
@@ -213,29 +232,23 @@ def hadoop_conf_refusal(key: str, defaults: JobDefaults) -> str:
         return _CREDENTIAL
     if _admin_allows(defaults.allowed_hadoop_conf, key) or first(HADOOP_CONF_ALLOWED, key):
         return ""
-    return _refusal(key)
+    return _refusal(key, defaults.allowed_hadoop_conf)
 
 
-def _value_refusal(key: str, value: str, defaults: JobDefaults, *, hadoop: bool = False) -> str:
-    """Why a table may not give ``key`` (allowed) this value ("" when it may). Never says the value."""
+def _value_refusal(key: str, value: str, *, hadoop: bool = False) -> str:
+    """Why a table may not give ``key`` (allowed) this value ("" when it may). Never says the value. What
+    memory it adds to a pod is for ``JobDefaults.over_limits`` to sum."""
     if "${" in value:
         return _SUBSTITUTION
     if _CONTROL.search(value):
         return _CONTROL_CHARACTERS
     if not hadoop and key.startswith(_HADOOP_IN_SPARK):
         key, hadoop = key.removeprefix(_HADOOP_IN_SPARK), True
-    setting = first(HADOOP_CONF_ALLOWED if hadoop else SPARK_CONF_ALLOWED, key)
+    setting = first((*(HADOOP_CONF_ALLOWED if hadoop else SPARK_CONF_ALLOWED), *PREFIX_ADMITS), key)
     expected = None if setting is None else setting.value
-    if expected is None:  # an admin's key: its values are theirs to vouch for
+    if expected is None:  # an admin's exact key: its values are theirs to vouch for
         return ""
-    if not expected.matches(value.strip()):
-        return f"must be {expected.text}"
-    if expected.memory_of is not None:
-        largest = (defaults.max_driver if expected.memory_of is Role.DRIVER else defaults.max_executor).memory
-        size, limit = spark_bytes(value.strip(), expected.default_shift), spark_bytes(largest or "0", MIB)
-        if size is not None and limit is not None and size > limit:
-            return f"must be no larger than {largest}, the largest {expected.memory_of} memory allowed"
-    return ""
+    return "" if expected.matches(value.strip()) else f"must be {expected.text}"
 
 
 _CREDENTIAL = (
@@ -245,17 +258,25 @@ _CREDENTIAL = (
 
 
 def _admin_allows(entries: tuple[str, ...], key: str) -> bool:
-    """An admin's exact key admits it; a prefix admits it only if the built-in lists refuse it for no
-    reason of their own (a mount, code, the pods, an endpoint, credentials need the exact key)."""
-    if key in entries:
-        return True
-    return not reason_refused(key) and any(
-        Setting(entry).covers(key) for entry in entries if entry.endswith(".")
+    """An admin's exact key admits it; a prefix admits only a key of ``PREFIX_ADMITS`` (vetted tuning)."""
+    return key in entries or (
+        first(PREFIX_ADMITS, key) is not None and bool(_prefixes_covering(entries, key))
     )
 
 
-def _refusal(key: str) -> str:
-    return reason_refused(key) or _NOT_TUNING
+def _prefixes_covering(entries: tuple[str, ...], key: str) -> list[str]:
+    return [entry for entry in entries if entry.endswith(".") and Setting(entry).covers(key)]
+
+
+def _refusal(key: str, entries: tuple[str, ...]) -> str:
+    if reason := reason_refused(key):
+        return reason
+    if covering := _prefixes_covering(entries, key):
+        return (
+            f"is not vetted tuning, the only kind the admins' prefix {covering[0]!r} admits (spark_conf.py's "
+            "PREFIX_ADMITS): they may list its exact name"
+        )
+    return _NOT_TUNING
 
 
 def allowed_in(by_namespace: Mapping[str, tuple[str, ...]], namespace: str) -> tuple[str, ...]:
@@ -272,14 +293,23 @@ def uri_refusal(uri: str, prefixes: tuple[str, ...]) -> str:
     ``s3a://lake/team-ab``)."""
     if not TABLE_URI.fullmatch(uri):
         return "is not a path or URI Hadoop reads (whitespace, a backslash or a control character)"
-    rest = uri.partition("://")[2]
-    segments = (rest if rest else uri).split("/")
-    if any(segment in (".", "..") for segment in segments):
+    if "${" in uri:
+        return _SUBSTITUTION
+    # Every segment, the authority's too: a '://' further in is part of a path, not a second scheme.
+    if any(segment in (".", "..") for segment in uri.split("/")):
         return "holds a '.' or '..' segment: give the table's path as it is"
-    if rest and "@" in segments[0]:
+    scheme = _SCHEME.match(uri)
+    if scheme is not None and "@" in uri[scheme.end() :].partition("/")[0]:
         return "holds credentials before its host: put them in a Secret (spec.spark.envFromSecrets)"
     for prefix in prefixes:
         if uri.startswith(prefix if prefix.endswith("/") else prefix + "/") or uri == prefix:
             return ""
-    where = f"under {list(prefixes)}" if prefixes else "nowhere (no location is allowed)"
-    return f"{uri!r} is not where tables of this namespace may be: the admins allow them {where}"
+    if not prefixes:
+        return (
+            f"{uri!r} is not where tables of this namespace may be: the admins allow them nowhere yet (no "
+            "table is allowed until they name where each namespace's tables are: Helm values "
+            "jobs.allowedTableUris, HBO_ALLOWED_TABLE_URIS)"
+        )
+    return (
+        f"{uri!r} is not where tables of this namespace may be: the admins allow them under {list(prefixes)}"
+    )

@@ -10,9 +10,11 @@ fields (minute, hour, day of month, month, day of week) of numbers or names (``J
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from functools import lru_cache
 
 from cronsim import CronSim, CronSimError
 
@@ -37,6 +39,10 @@ MACROS = {
 }
 _FIELDS = 5
 _ANY_TIME = datetime(2000, 1, 1, tzinfo=UTC)
+# How far a cron expression is read for its shortest interval: every gap of a day's times shows in its
+# first day (at most 1,440 firings), and of its days within a year (a leap year's, from 2000).
+_GAPS_READ = 1500
+_A_YEAR = timedelta(days=366)
 
 
 def parse_duration(text: str) -> int | None:
@@ -76,3 +82,15 @@ class Schedule:
             return next(CronSim(self.cron, last.astimezone(UTC)))
         except (CronSimError, StopIteration) as err:
             raise ScheduleError(f"{self.text!r} names no date") from err
+
+    def shortest_interval(self) -> int:
+        """Seconds between two runs, at the closest: the interval itself, or a cron expression's shortest
+        gap between consecutive times."""
+        return self.every if self.every is not None else _shortest_gap(self.cron)
+
+
+@lru_cache(maxsize=1024)  # judged on every pass of every table; the expressions in use are few
+def _shortest_gap(cron: str) -> int:
+    times = itertools.takewhile(lambda t: t <= _ANY_TIME + _A_YEAR, CronSim(cron, _ANY_TIME))
+    gaps = (int((b - a).total_seconds()) for a, b in itertools.pairwise(itertools.islice(times, _GAPS_READ)))
+    return min(gaps, default=int(_A_YEAR.total_seconds()))

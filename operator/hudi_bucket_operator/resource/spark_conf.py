@@ -6,11 +6,17 @@ a class name, a path) and has a type: a value outside it is refused naming the k
 never the value, which might be a credential pasted by mistake. No value of any key may hold ``${``:
 Spark replaces ``${env:NAME}`` and Hadoop ``${env.NAME}`` with the job's environment, which holds the
 Secrets named in spec.spark.envFromSecrets, and a value that fails to parse is echoed in the job's error.
+Values are read as Spark reads them, in ASCII only: Java lower-cases the KELVIN SIGN to 'k', so a size
+such as ``40000000\u212a`` that a Unicode-aware check skips would be 38 GiB to Spark.
+
+An admin's prefix (Helm values jobs.allowedSparkConf, jobs.allowedHadoopConf) admits only the keys of
+``PREFIX_ADMITS``, tuning vetted one by one; any other key needs its exact name in the admins' list.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -38,7 +44,7 @@ MIB = 20  # the default unit of Spark's memory settings (spark.driver.memory, ..
 
 
 class Role(StrEnum):
-    """Whose memory a size adds to: its pod's, bounded by the admins' largest driver or executor."""
+    """Whose pod a memory setting adds to, bounded by the admins' largest driver or executor."""
 
     DRIVER = "driver"
     EXECUTOR = "executor"
@@ -46,19 +52,18 @@ class Role(StrEnum):
 
 @dataclass(frozen=True)
 class Value:
-    """What a setting's value must be: ``pattern`` (whole, case-insensitive), said as ``text``; a number
-    within ``low``..``high``; a size no larger than the admins' largest ``memory_of`` that role."""
+    """What a setting's value must be: ``pattern`` (whole, case-insensitive, ASCII), said as ``text``; a
+    number within ``low``..``high``."""
 
     text: str
     pattern: str
     example: str
     low: float | None = None
     high: float | None = None
-    memory_of: Role | None = None
-    default_shift: int = 0  # a memory size's unit when it has none (MiB for Spark's memory settings)
 
     def matches(self, value: str) -> bool:
-        if re.fullmatch(self.pattern, value, re.IGNORECASE) is None:
+        # ASCII only, as Spark and Hadoop read it: under re.IGNORECASE alone 'k' would match U+212A.
+        if not value.isascii() or re.fullmatch(self.pattern, value, re.IGNORECASE | re.ASCII) is None:
             return False
         if self.low is None and self.high is None:
             return True
@@ -79,10 +84,64 @@ def one_of(*values: str) -> Value:
     return Value(f"one of {', '.join(values)}", "|".join(re.escape(v) for v in values), values[-1])
 
 
-def memory(role: Role, default_shift: int = MIB) -> Value:
-    """A size that adds to the pod's memory, in Spark's format (a bare number in 2**default_shift bytes)."""
-    text = f"a size in Spark's format (e.g. 512m or 2g), no larger than the largest {role} memory allowed"
-    return Value(text, SPARK_SIZE.pattern, "512m", memory_of=role, default_shift=default_shift)
+def memory(role: Role) -> Value:
+    """A size that adds to a pod's memory, which ``pod_memory`` sums."""
+    text = f"a size in Spark's format (e.g. 512m or 2g), its {role} pod within the largest allowed"
+    return Value(text, SPARK_SIZE.pattern, "512m")
+
+
+# How Spark 3.5 sizes a job's pods on Kubernetes (BasicDriverFeatureStep, BasicExecutorFeatureStep and
+# ResourceProfile.getResourcesForClusterManager): the heap; an overhead, its own setting or else a factor
+# of the heap and at least 384 MiB (the factor 0.4 for a non-JVM job, as the jobs are PySpark, unless
+# set); for an executor, its off-heap memory when enabled and its Python workers' memory.
+_OVERHEAD_MIN = 384 << MIB
+_DECIMAL = re.compile(r"[0-9]{1,9}(\.[0-9]{0,9})?|\.[0-9]{1,9}")
+_PYTHON_OVERHEAD_FACTOR = 0.4
+
+
+@dataclass(frozen=True)
+class PodMemory:
+    """The memory of a driver's or executor's pod, in bytes, as Spark asks Kubernetes for it."""
+
+    heap: int
+    overhead: int
+    off_heap: int = 0
+    python: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.heap + self.overhead + self.off_heap + self.python
+
+
+def pod_memory(role: Role, heap: str, conf: Mapping[str, str]) -> PodMemory | None:
+    """The pod a driver or executor of ``heap`` (spark.<role>.memory) gets with the Spark settings
+    ``conf``, or None when ``heap`` is no size. A setting that does not parse counts as unset (a table's
+    are checked before; Spark would refuse it)."""
+    heap_bytes = spark_bytes(heap, MIB)
+    if heap_bytes is None:
+        return None
+
+    def size(key: str, default_shift: int = MIB) -> int | None:
+        text = conf.get(key)
+        return None if text is None else spark_bytes(text.strip(), default_shift)
+
+    def factor(key: str) -> float | None:
+        text = conf.get(key, "").strip()
+        return float(text) if _DECIMAL.fullmatch(text) else None
+
+    overhead = size(f"spark.{role}.memoryOverhead")
+    if overhead is None:
+        factors = (
+            factor(f"spark.{role}.memoryOverheadFactor"),
+            factor("spark.kubernetes.memoryOverheadFactor"),
+        )
+        chosen = next((f for f in factors if f is not None), _PYTHON_OVERHEAD_FACTOR)
+        overhead = max(int(chosen * (heap_bytes >> MIB)) << MIB, _OVERHEAD_MIN)
+    if role is Role.DRIVER:
+        return PodMemory(heap_bytes, overhead)
+    off_heap_on = conf.get("spark.memory.offHeap.enabled", "").strip().lower() == "true"
+    off_heap = (size("spark.memory.offHeap.size", 0) or 0) if off_heap_on else 0
+    return PodMemory(heap_bytes, overhead, off_heap, size("spark.executor.pyspark.memory") or 0)
 
 
 BOOLEAN = Value("true or false", "true|false", "true")
@@ -129,19 +188,24 @@ def first(settings: tuple[Setting, ...], key: str) -> Setting | None:
 # A key whose value names a class (or a script) for Spark or Hadoop to load: fs.s3a.impl,
 # fs.s3a.s3.client.factory.impl, spark.sql.sources.commitProtocolClass, parquet.*.class, a signer, ...
 CLASS_KEY = re.compile(
-    r"(?i)(\.impl|class|classes|factory|provider|providers|codecs?|signers?|listeners?|plugins?|"
-    r"extensions|registrator|script)$|\.impl\."
+    r"(?i)(\.impl|class|classes|classname|factory|provider|providers|codecs?|signers?|listeners?|plugins?|"
+    r"extensions|registrator|script|module|serializer|handlers)$|\.impl\."
 )
 LOADS_CODE = "names a class or a program for the job to load (it loads code into the job)"
+# A key whose value is an address the job would reach: spark.repl.class.uri, spark.ui.reverseProxyUrl, ...
+ADDRESS_KEY = re.compile(r"(?i)(uri|url|urls|address|host)$")
+REACHES_OUT = "names an address the job would reach (a remote server, or code or data fetched from it)"
 
 
 def reason_refused(key: str) -> str:
     """Why the built-in lists refuse ``key`` for a reason of their own ("" when only for not being
-    tuning): what an admin's prefix never admits."""
+    tuning): for the message, as no admin's prefix admits a key off ``PREFIX_ADMITS`` anyway."""
     known = first(REFUSED_BECAUSE, key)
     if known is not None:
         return known.why
-    return LOADS_CODE if CLASS_KEY.search(key) else ""
+    if CLASS_KEY.search(key):
+        return LOADS_CODE
+    return REACHES_OUT if ADDRESS_KEY.search(key) else ""
 
 
 # What a table may set in spec.spark.sparkConf.
@@ -200,7 +264,7 @@ SPARK_CONF_ALLOWED: tuple[Setting, ...] = (
         ("spark.memory.fraction", FRACTION),
         ("spark.memory.storageFraction", FRACTION),
         ("spark.memory.offHeap.enabled", BOOLEAN),
-        ("spark.memory.offHeap.size", memory(Role.EXECUTOR, default_shift=0)),  # a bare number: bytes
+        ("spark.memory.offHeap.size", memory(Role.EXECUTOR)),  # a bare number: bytes (pod_memory)
         ("spark.driver.maxResultSize", SIZE),
     ),
     *_group(
@@ -262,6 +326,73 @@ HADOOP_CONF_ALLOWED: tuple[Setting, ...] = (
         ("parquet.page.size", HADOOP_INT),
         ("parquet.dictionary.page.size", HADOOP_INT),
         ("parquet.enable.dictionary", BOOLEAN),
+    ),
+)
+
+# What an admin's prefix admits beyond the built-in lists (an exact key in their list admits any key but
+# the owned ones): tuning vetted one by one, with the values it takes. Nothing here loads code, reaches an
+# address, sizes the pods, chooses credentials, keys, sinks or redaction, or changes which rows a read
+# returns (spark.sql.files.ignoreCorruptFiles would drop them unseen): that is what a prefix such as
+# "spark." must never let through, whatever Spark adds under it later.
+PREFIX_ADMITS: tuple[Setting, ...] = (
+    *_group(
+        "scheduling and retries of the job's tasks",
+        ("spark.locality.wait", DURATION),
+        ("spark.locality.wait.process", DURATION),
+        ("spark.locality.wait.node", DURATION),
+        ("spark.locality.wait.rack", DURATION),
+        ("spark.scheduler.mode", one_of("FIFO", "FAIR")),
+        ("spark.stage.maxConsecutiveAttempts", integer(1, 100)),
+        ("spark.excludeOnFailure.enabled", BOOLEAN),
+        ("spark.task.cpus", integer(1, 256)),
+    ),
+    *_group(
+        "shuffles, broadcasts and their network",
+        ("spark.reducer.maxSizeInFlight", SIZE),
+        ("spark.reducer.maxReqsInFlight", integer(1, 2**31 - 1)),
+        ("spark.shuffle.file.buffer", SIZE),
+        ("spark.shuffle.sort.bypassMergeThreshold", integer(0, 1_000_000)),
+        ("spark.rpc.askTimeout", DURATION),
+        ("spark.rpc.message.maxSize", integer(1, 2047)),
+        ("spark.kryoserializer.buffer", SIZE),
+        ("spark.kryoserializer.buffer.max", SIZE),
+        ("spark.broadcast.blockSize", SIZE),
+        ("spark.broadcast.compress", BOOLEAN),
+        ("spark.storage.memoryMapThreshold", SIZE),
+    ),
+    *_group(
+        "how Spark SQL plans and runs the job's queries",
+        ("spark.sql.codegen.wholeStage", BOOLEAN),
+        ("spark.sql.codegen.maxFields", COUNT),
+        ("spark.sql.execution.arrow.pyspark.enabled", BOOLEAN),
+        ("spark.sql.execution.arrow.maxRecordsPerBatch", COUNT),
+        ("spark.sql.sources.parallelPartitionDiscovery.threshold", COUNT),
+        ("spark.sql.sources.parallelPartitionDiscovery.parallelism", COUNT),
+        ("spark.sql.inMemoryColumnarStorage.batchSize", COUNT),
+        ("spark.sql.inMemoryColumnarStorage.compressed", BOOLEAN),
+    ),
+    *_group(
+        "the job's Python workers, UI and event log switch (its folder is a sink: not by prefix)",
+        ("spark.python.worker.reuse", BOOLEAN),
+        ("spark.ui.enabled", BOOLEAN),
+        ("spark.ui.showConsoleProgress", BOOLEAN),
+        ("spark.ui.retainedJobs", COUNT),
+        ("spark.ui.retainedStages", COUNT),
+        ("spark.ui.retainedTasks", COUNT),
+        ("spark.eventLog.enabled", BOOLEAN),
+        ("spark.eventLog.compress", BOOLEAN),
+    ),
+    *_group(
+        "S3A's deletes and checksums",
+        ("fs.s3a.multiobjectdelete.enable", BOOLEAN),
+        ("fs.s3a.bulk.delete.page.size", integer(1, 1000)),
+        ("fs.s3a.etag.checksum.enabled", BOOLEAN),
+    ),
+    *_group(
+        "Parquet's padding and page checksums",
+        ("parquet.writer.max-padding", HADOOP_INT),
+        ("parquet.page.write-checksum.enabled", BOOLEAN),
+        ("parquet.page.verify-checksum.enabled", BOOLEAN),
     ),
 )
 
@@ -352,6 +483,46 @@ REFUSED_BECAUSE: tuple[Setting, ...] = (
         "io.compression.codecs",
     ),
     *_settings(
+        "loads code into the job (a class from an address, a class path order, a Python module)",
+        "spark.repl.class.",
+        "spark.driver.userClassPathFirst",
+        "spark.executor.userClassPathFirst",
+        "spark.plugins.",
+        "spark.sql.cache.serializer",
+        "spark.sql.sources.default",
+        "spark.python.daemon.module",
+        "spark.python.worker.module",
+        "fs.s3a.audit.",
+    ),
+    Setting("fs.defaultFS", "chooses the file system the job's paths without a scheme are on"),
+    *_settings(
+        "sizes the job's pods, which spec.spark.driver and spec.spark.executor say within the admins' limits",
+        "spark.driver.memory",
+        "spark.driver.cores",
+        "spark.executor.memory",
+        "spark.executor.cores",
+        "spark.executor.instances",
+        "spark.cores.max",
+        "spark.dynamicAllocation.",
+    ),
+    Setting(
+        "spark.speculation",
+        "races duplicate attempts of a task in a table rewrite (the operator pins it off)",
+    ),
+    *_settings(
+        "chooses what is redacted from the job's logs and UI (its Secrets would show)",
+        "spark.redaction.",
+        "spark.sql.redaction.",
+    ),
+    *_settings(
+        "sends the job's events, logs or metrics to a sink (the admins choose sinks)",
+        "spark.eventLog.dir",
+        "spark.metrics.",
+        "spark.history.",
+        "spark.driver.log.",
+        "spark.ui.reverseProxy",
+    ),
+    *_settings(
         "passes options to the job's JVMs (an agent, system properties)",
         "spark.driver.extraJavaOptions",
         "spark.executor.extraJavaOptions",
@@ -368,7 +539,17 @@ REFUSED_BECAUSE: tuple[Setting, ...] = (
         "chooses whose credentials the job uses",
         "fs.s3a.aws.credentials.provider",
         "fs.s3a.assumed.role.",
+        "fs.s3a.delegation.",
+        "fs.s3a.security.credential.provider.path",
         "hadoop.security.",
+    ),
+    *_settings(
+        "chooses how what the job writes is encrypted, signed or shared (keys, signers, ACLs, who pays)",
+        "fs.s3a.encryption.",
+        "fs.s3a.server-side-encryption",
+        "fs.s3a.signing-algorithm",
+        "fs.s3a.acl.",
+        "fs.s3a.requester.pays.",
     ),
     Setting(
         "fs.s3a.bucket.",
