@@ -14,10 +14,12 @@ import yaml
 from hudi_bucket.contract.requests import HUDI_BUNDLE_ENV
 from hudi_bucket.core.engine import Engine
 from hudi_bucket.errors import HudiBucketError
+from hudi_bucket.release import VERSION
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="hudi-bucket-operator", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {VERSION}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     run = commands.add_parser("run", help="run the operator (Kopf) against the cluster")

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from hudi_bucket.release import VERSION
 from hudi_bucket_operator.errors import PluginError
 from hudi_bucket_operator.plugin.views import (
     Table,
@@ -35,6 +36,7 @@ FIELD_MANAGER = "kubectl-hbt"
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="kubectl hbt", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"kubectl-hbt {VERSION}")
     parser.add_argument("-n", "--namespace", help="the tables' namespace (default: the context's)")
     parser.add_argument("--context", help="the kubeconfig context to use")
     parser.add_argument("--kubeconfig", help="the kubeconfig file to use")

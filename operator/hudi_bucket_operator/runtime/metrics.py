@@ -12,6 +12,7 @@ from typing import Generic, NamedTuple, TypeVar
 
 from prometheus_client import Counter, Gauge, Histogram, start_http_server
 
+from hudi_bucket.release import VERSION
 from hudi_bucket_operator.resource import conditions
 from hudi_bucket_operator.resource.conditions import Reason
 from hudi_bucket_operator.resource.schedule import Schedule
@@ -33,6 +34,8 @@ LAYOUT_VIOLATIONS = Counter(
     "hbo_layout_violations_found_total", "Bucket layout violations found by verify jobs (spec.verify)"
 )
 LEADER = Gauge("hbo_leader", "1 while this replica holds the leader Lease and reconciles, else 0")
+BUILD_INFO = Gauge("hbo_build_info", "1, labelled with the operator's release", ["version"])
+BUILD_INFO.labels(version=VERSION).set(1)
 PARTITIONS_REPAIRED = Counter(
     "hbo_partitions_repaired_total", "Partitions apply jobs rewrote to repair their bucket layout"
 )
@@ -135,7 +138,7 @@ TABLE_GAUGES = PerTable(
 
 METRICS = (
     RECONCILES, JOBS_SUBMITTED, JOBS_FINISHED, RESCALE_SECONDS, ROWS_REWRITTEN, LAYOUT_VIOLATIONS,
-    PARTITIONS_REPAIRED, LEADER, TABLE_PHASE, *TABLE_GAUGES,
+    PARTITIONS_REPAIRED, LEADER, BUILD_INFO, TABLE_PHASE, *TABLE_GAUGES,
 )  # fmt: skip
 
 
