@@ -12,7 +12,9 @@ from kubernetes.aio import config as aio_config
 
 from control_plane import ControlPlane
 from hudi_bucket_operator.errors import KubeConflictError, KubeError, KubeNotFoundError
+from hudi_bucket_operator.resource.api import GROUP, PLURAL, VERSION
 from hudi_bucket_operator.runtime import kube
+from lib.paths import REPO
 
 
 def test_the_operators_client_creates_reads_deletes_and_says_what_the_api_said(
@@ -54,7 +56,51 @@ def test_the_operators_client_creates_reads_deletes_and_says_what_the_api_said(
             with pytest.raises(KubeNotFoundError, match='configmaps "report" not found'):
                 await api.config_map_data(namespace, "report")
             with pytest.raises(KubeError, match=r"403.*cannot patch resource"):
-                await api.patch_status(kube.SPARK_APPLICATIONS, namespace, "app", {"phase": "x"})
+                await api.patch_status(kube.SPARK_APPLICATIONS, namespace, "app", {"phase": "x"}, "1")
+        finally:
+            await api.close()
+
+    asyncio.run(calls())
+
+
+def test_a_status_write_applies_only_onto_the_version_read(
+    control_plane: ControlPlane, namespace: str
+) -> None:
+    """What the operator's passes rely on (handlers.Memory.versions): a status or finalizers write onto
+    the version of the table it read, refused with a conflict once anything changed it since."""
+    control_plane.kubectl("apply", "--server-side", "-f", str(REPO / "crds"))
+    control_plane.kubectl(
+        "wait", "--for=condition=Established", "--timeout=30s", f"crd/{PLURAL}.{GROUP}"
+    )  # fmt: skip
+    tables = kube.Resource(GROUP, VERSION, PLURAL)
+    table = {
+        "apiVersion": f"{GROUP}/{VERSION}",
+        "kind": "HudiBucketTable",
+        "metadata": {"name": "orders", "namespace": namespace},
+        "spec": {"table": {"uri": "s3a://lake/orders"}, "buckets": {"default": 2, "rules": [{"pattern": "x", "buckets": 4}]}},
+    }  # fmt: skip
+
+    async def calls() -> None:
+        configuration = aio_client.Configuration()
+        await aio_config.load_kube_config(
+            str(control_plane.kubeconfig_path), client_configuration=configuration
+        )
+        api = kube.KubeClient()
+        await api.log_in(configuration)
+        try:
+            await api.create(tables, table)
+            read = (await api.get(tables, namespace, "orders"))["metadata"]["resourceVersion"]
+            written = await api.patch_status(tables, namespace, "orders", {"phase": "Planning"}, read)
+            assert written != read
+            with pytest.raises(KubeConflictError, match="the object has been modified"):
+                await api.patch_status(tables, namespace, "orders", {"phase": "Stalled"}, read)
+            after = await api.set_finalizers(tables, namespace, "orders", [], ["x/y"])
+            assert after != written
+            with pytest.raises(KubeConflictError):
+                await api.patch_status(tables, namespace, "orders", {"phase": "Stalled"}, written)
+            stored = await api.get(tables, namespace, "orders")
+            assert (stored["status"], stored["metadata"]["resourceVersion"]) == ({"phase": "Planning"}, after)
+            await api.set_finalizers(tables, namespace, "orders", ["x/y"], [])
         finally:
             await api.close()
 

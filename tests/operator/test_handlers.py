@@ -4,6 +4,7 @@ status is written only when it changed, a job just created counts as there befor
 from __future__ import annotations
 
 import asyncio
+import copy
 from collections.abc import AsyncIterator
 from dataclasses import replace
 from typing import Any
@@ -15,7 +16,7 @@ from prometheus_client import REGISTRY
 
 from hudi_bucket.contract.requests import JobKind
 from hudi_bucket_operator.decide.decisions import JobPhase, ObservedJob, SubmitJob
-from hudi_bucket_operator.errors import KubeError
+from hudi_bucket_operator.errors import KubeConflictError, KubeError
 from hudi_bucket_operator.policy.job_defaults import JobDefaults
 from hudi_bucket_operator.policy.job_policy import Policy
 from hudi_bucket_operator.resource import naming
@@ -71,14 +72,40 @@ class MemoryBackend:
 
 
 class RecordingKube:
-    """Records every status write."""
+    """The API server's side of the one table, as far as the handlers go: it holds the table at a
+    resourceVersion, serves it, and takes a status write only onto that version (else a 409), recording
+    each write it takes."""
 
     def __init__(self) -> None:
         self.writes: list[dict[str, Any]] = []
+        self.reads = 0
+        self.table = copy.deepcopy({**BODY, "metadata": {**BODY["metadata"], "resourceVersion": "1"}})
 
-    async def patch_status(self, resource: Any, namespace: str, name: str, status: dict) -> None:
+    @property
+    def version(self) -> str:
+        return str(self.table["metadata"]["resourceVersion"])
+
+    def write(self, status: dict[str, Any]) -> str:
+        """The table's status as someone wrote it: a new version."""
+        self.table["status"] = status
+        self.table["metadata"]["resourceVersion"] = str(int(self.version) + 1)
+        return self.version
+
+    async def get(self, resource: Any, namespace: str, name: str, subresource: str = "") -> dict[str, Any]:
         assert (resource, namespace, name) == (handlers.TABLES, "lake", "orders")
+        self.reads += 1
+        return copy.deepcopy(self.table)
+
+    async def patch_status(
+        self, resource: Any, namespace: str, name: str, status: dict[str, Any], resource_version: str
+    ) -> str:
+        assert (resource, namespace, name) == (handlers.TABLES, "lake", "orders")
+        if resource_version != self.version:
+            raise KubeConflictError(
+                409, "the object has been modified; please apply your changes to the latest version"
+            )
         self.writes.append(status)
+        return self.write(status)
 
 
 @pytest_asyncio.fixture
@@ -118,7 +145,14 @@ def app_of(job: ObservedJob) -> dict[str, Any]:
 
 
 async def table_event(memo: Memory, body: dict[str, Any] = BODY, kind: str = "MODIFIED") -> None:
-    await handlers.changed(event={"type": kind}, body=body, memo=kopf.Memo(memory=memo), job_index=memo.jobs)
+    """The watch shows ``body``, at the version the API server holds unless it names its own."""
+    meta = {"resourceVersion": memo.kube.version, **body["metadata"]}
+    await handlers.changed(
+        event={"type": kind},
+        body={**body, "metadata": meta},
+        memo=kopf.Memo(memory=memo),
+        job_index=memo.jobs,
+    )
 
 
 async def test_a_burst_of_events_submits_one_job_and_writes_one_status(memo: Memory) -> None:
@@ -220,3 +254,43 @@ async def test_the_echo_of_our_own_status_write_queues_no_pass_but_a_change_does
     assert len(memo.queue) == 0
     await table_event(memo, {**echo, "metadata": {**BODY["metadata"], "annotations": {"a": "b"}}})
     assert len(memo.queue) == 1
+
+
+async def test_a_status_is_written_only_onto_the_table_the_pass_decided_on(memo: Memory) -> None:
+    """Another replica wrote since the watch showed the table (an upgrade's old leader, say): the write
+    is refused, the table is read as the API server holds it, and decided on again."""
+    await table_event(memo)
+    await settled(memo)
+    (ours,) = memo.kube.writes
+    theirs = {**ours, "phase": "Stalled", "observedGeneration": 1}
+    memo.kube.write(theirs)  # the watch has not shown it yet
+    reads = memo.kube.reads
+    index_shows_created_jobs(memo, JobPhase.RUNNING)  # a pass that would write: the job runs
+    memo.queue.add(UID)
+    await settled(memo)
+    assert memo.kube.reads > reads  # read again, after its write was refused
+    assert memo.statuses[UID] == memo.kube.table["status"]  # what it knows is what the API server holds
+    assert memo.versions[UID] == memo.kube.version
+
+
+async def test_a_replica_that_begins_to_lead_reads_each_table_before_deciding(memo: Memory) -> None:
+    """The watch may not show yet what the last leader wrote: the first pass of each table in a term
+    decides on the table the API server holds, and writes nothing a stale view would have."""
+    memo.election = leadership.Election(memo.kube, "ops", "hudi-bucket-operator", "b_2")  # not campaigning
+    old_leader = Memory(OperatorConfig.from_env(), memo.kube, memo.backend, election=None)
+    old_leader.jobs = {}
+    await handlers.changed(
+        event={"type": "MODIFIED"}, body=memo.kube.table, memo=kopf.Memo(memory=old_leader), job_index={}
+    )
+    await handlers._reconcile(UID, old_leader)  # it submitted the plan job and wrote so
+    assert (memo.backend.submits, len(memo.kube.writes)) == (1, 1)
+    reads = memo.kube.reads
+    stale = {**BODY, "metadata": {**BODY["metadata"], "resourceVersion": "1"}}  # before that write
+    await table_event(memo, stale)
+    index_shows_created_jobs(memo)  # Kopf fills the job index before any handler runs
+    handlers._won(memo)
+    memo.election.leading.set()
+    await settled(memo)
+    assert memo.backend.submits == 1  # no second job
+    assert memo.statuses[UID]["lastJob"] == memo.kube.writes[0]["lastJob"]
+    assert memo.kube.reads == reads + 1

@@ -7,6 +7,11 @@ An event of either only adds the table's uid to a de-duplicating work queue; a b
 reconciles: the pure ``decide`` on what the watches show, one report read when a finished job's result
 is recorded, the one action, and a status PATCH only when the status changed. A slow resync re-queues
 every table from memory, with no API call unless something is to be done.
+A replica acts only on what the API server holds: each status PATCH applies only onto the version of
+the table the pass decided on (``Memory.versions``), and a table's first pass after this replica began to
+lead reads it from the API server rather than the watch, which may not show yet what the last leader
+wrote. A write onto a table changed since is refused, and the pass is made again on the table as it is:
+writers are paused or resumed only once their state is written, so never on a view gone stale.
 Every replica watches and keeps its memory warm; only the holder of the leader Lease reconciles (see
 leadership.py): the workers of the others wait for it, and a standby that takes the Lease finds every
 table queued already.
@@ -66,6 +71,9 @@ class Memory:
     election: leadership.Election | None
     tables: dict[str, Table] = field(default_factory=dict)  # uid -> the table as last seen
     statuses: dict[str, dict[str, Any]] = field(default_factory=dict)  # uid -> the status written last
+    # uid -> the resourceVersion the next status write must find: our last write's, or the API server's
+    # when read (absent: read the table first; a watch event showing our status moves it on)
+    versions: dict[str, str] = field(default_factory=dict)
     jobs: JobIndex | None = None  # Kopf's index of our SparkApplications, as last handed to a handler
     # uid -> {name: job} submitted, but not in the index yet (its watch event is due)
     expected: dict[str, dict[str, ObservedJob]] = field(default_factory=dict)
@@ -99,9 +107,9 @@ async def startup(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) ->
     kept = memo.memory = Memory(config, client, _backend(config, client), election)
     kept.tasks.append(asyncio.create_task(_resync(kept)))
     if election is not None:
-        kept.tasks.append(asyncio.create_task(election.run(won=_won, lost=_lost)))
+        kept.tasks.append(asyncio.create_task(election.run(won=lambda: _won(kept), lost=_lost)))
     else:
-        _won()
+        _won(kept)
     metrics.serve(config.metrics.port)
 
 
@@ -130,7 +138,9 @@ def _election(chosen: LeaderElection, client: kube.KubeClient) -> leadership.Ele
     return leadership.Election(client, namespace, chosen.lease_name or naming.OPERATOR, me, timing)
 
 
-def _won() -> None:
+def _won(memo: Memory) -> None:
+    # What the watch shows may not be what the last leader wrote: each table is read again first.
+    memo.versions.clear()
     metrics.LEADER.set(1)
 
 
@@ -174,10 +184,14 @@ async def changed(
         metrics.forget_table(meta.get("namespace", ""), meta.get("name", ""))
         kept.tables.pop(uid, None)
         kept.statuses.pop(uid, None)
+        kept.versions.pop(uid, None)
         kept.expected.pop(uid, None)
         kept.queue.forget(uid)
         return
     table = _plain(body)
+    if uid in kept.versions and table["status"] == kept.statuses.get(uid):
+        # The table with the status we know, at this version or later: the next pass may build on it.
+        kept.versions[uid] = meta.get("resourceVersion", "")
     if not _echo_of_our_write(kept, uid, table):
         _queue(kept).add(uid)
     if table["status"] == kept.statuses.get(uid):
@@ -213,9 +227,12 @@ async def _reconcile(uid: str, memo: Memory) -> None:
     if memo.election is not None:
         await memo.election.leading.wait()
     table = memo.tables.get(uid)
+    if table is not None and uid not in memo.versions:
+        table = await _read(memo, uid, table)
     if table is None:  # deleted since it was queued
         return
     meta = table["metadata"]
+    version = memo.versions[uid]  # what the table is at as this pass sees it: its write applies onto it
     # The watch may still show a status older than the one we wrote last: while this process lives, its
     # own last status is the truth (after a restart, the stored one is).
     written = memo.statuses.get(uid, table["status"])
@@ -229,8 +246,15 @@ async def _reconcile(uid: str, memo: Memory) -> None:
     status = decision.status.to_api()
     if status != written:
         try:
-            await memo.kube.patch_status(TABLES, namespace, meta["name"], status)
+            memo.versions[uid] = await memo.kube.patch_status(
+                TABLES, namespace, meta["name"], status, version
+            )
         except KubeNotFoundError:  # deleted meanwhile: nothing left to report on
+            return
+        except KubeConflictError as err:  # decided on a table since changed: decide again on it as it is
+            logging.getLogger(__name__).info("%s; looking again", err)
+            memo.versions.pop(uid, None)
+            memo.queue.add_after(uid, 0.0)
             return
     memo.statuses[uid] = status
     if uid in memo.tables:  # not deleted meanwhile, its series removed
@@ -254,6 +278,23 @@ async def _reconcile(uid: str, memo: Memory) -> None:
         kopf.event(_reference(table), type=kind, reason=reason, message=message)
 
 
+async def _read(memo: Memory, uid: str, table: Table) -> Table | None:
+    """The table as the API server holds it now (None if it is gone, or another table has its name), kept
+    as what the watch shows and what the next status write must find."""
+    meta = table["metadata"]
+    try:
+        body = await memo.kube.get(TABLES, meta["namespace"], meta["name"])
+    except KubeNotFoundError:
+        return None
+    if body.get("metadata", {}).get("uid") != uid or uid not in memo.tables:  # another, or deleted meanwhile
+        return None
+    fresh = _plain(cast(kopf.Body, body))
+    memo.tables[uid] = fresh
+    memo.statuses[uid] = fresh["status"]
+    memo.versions[uid] = str(body["metadata"]["resourceVersion"])
+    return fresh
+
+
 async def _hold_while_writers_paused(memo: Memory, table: Table, holding: bool) -> bool:
     """The table carries WRITERS_FINALIZER exactly while the operator may hold its writers paused, put
     on before the first is paused: deleting the table then waits until they are resumed (a table being
@@ -266,13 +307,15 @@ async def _hold_while_writers_paused(memo: Memory, table: Table, holding: bool) 
         return True
     after = [*before, WRITERS_FINALIZER] if holding else [f for f in before if f != WRITERS_FINALIZER]
     try:
-        await memo.kube.set_finalizers(TABLES, meta["namespace"], meta["name"], before, after)
+        version = await memo.kube.set_finalizers(TABLES, meta["namespace"], meta["name"], before, after)
     except KubeNotFoundError:  # deleted meanwhile: it holds nothing any more
         return True
     except KubeConflictError as err:
         logging.getLogger(__name__).info("%s; looking again", err)
         return False
     meta["finalizers"] = after  # as its watch event will show
+    if meta["uid"] in memo.versions:  # the next status write builds on this one
+        memo.versions[meta["uid"]] = version
     return True
 
 

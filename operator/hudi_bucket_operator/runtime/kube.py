@@ -159,13 +159,21 @@ class KubeClient:
             await self._call("DELETE", resource.path(namespace, name))
 
     async def patch_status(
-        self, resource: Resource, namespace: str, name: str, status: dict[str, Any]
-    ) -> None:
-        """The status subresource replaced by ``status``: a JSON patch, since a merge patch would keep every
-        key ``status`` no longer has (a finished step's state under status.writers, say)."""
-        replaced = [{"op": "add", "path": "/status", "value": status}]
+        self, resource: Resource, namespace: str, name: str, status: dict[str, Any], resource_version: str
+    ) -> str:
+        """The status subresource replaced by ``status``, onto the object at ``resource_version`` only:
+        KubeConflictError if it changed since (the API server's 409, as for any write that names the
+        version it read). A JSON patch, since a merge patch would keep every key ``status`` no longer has
+        (a finished step's state under status.writers, say). Returns the version the write made."""
+        patch = [
+            {"op": "replace", "path": "/metadata/resourceVersion", "value": resource_version},
+            {"op": "add", "path": "/status", "value": status},
+        ]
         with _errors(f"patch {resource.plural}/status {namespace}/{name}"):
-            await self._call("PATCH", resource.path(namespace, name, "status"), replaced, _JSON_PATCH)
+            written = await self._call(
+                "PATCH", resource.path(namespace, name, "status"), patch, _JSON_PATCH, answer=True
+            )
+        return str(written["metadata"]["resourceVersion"])
 
     async def get(
         self, resource: Resource, namespace: str, name: str, subresource: str = ""
@@ -183,21 +191,25 @@ class KubeClient:
 
     async def set_finalizers(
         self, resource: Resource, namespace: str, name: str, before: list[str], after: list[str]
-    ) -> None:
+    ) -> str:
         """An object's finalizers changed from ``before`` (as last seen) to ``after``; KubeConflictError
-        if they changed since (the JSON patch's test fails: the API server's 422)."""
+        if they changed since (the JSON patch's test fails: the API server's 422). Returns the version
+        the write made."""
         path = "/metadata/finalizers"
         patch = [{"op": "test", "path": path, "value": before}] if before else []
         patch.append({"op": "add", "path": path, "value": after})
         try:
             with _errors(f"patch {resource.plural} {namespace}/{name}"):
-                await self._call("PATCH", resource.path(namespace, name), patch, _JSON_PATCH)
+                written = await self._call(
+                    "PATCH", resource.path(namespace, name), patch, _JSON_PATCH, answer=True
+                )
         except KubeError as err:
             if err.status == 422 and before:
                 raise KubeConflictError(
                     err.status, f"{name}'s finalizers changed since read: {err}"
                 ) from None
             raise
+        return str(written["metadata"]["resourceVersion"])
 
     async def count_pods(self, namespace: str, selector: str) -> int:
         """The pods a label selector finds, terminating ones included."""
