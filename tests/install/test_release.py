@@ -7,8 +7,10 @@ names for it), so that what changed since is read without the repository's histo
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator, Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -16,9 +18,16 @@ import yaml
 
 from hudi_bucket.release import VERSION
 from hudi_bucket_operator import cli
+from hudi_bucket_operator.decide.decisions import Observed
+from hudi_bucket_operator.decide.reconcile import decide
 from hudi_bucket_operator.plugin import main as plugin
+from hudi_bucket_operator.policy.job_defaults import JobDefaults
+from hudi_bucket_operator.policy.job_policy import Policy
 from hudi_bucket_operator.resource.api import GROUP, PLURAL
 from hudi_bucket_operator.resource.api import VERSION as API_VERSION
+from hudi_bucket_operator.resource.table_status import TableStatus
+from lib.hbt_admission import ADMISSION, SMALL, with_spec
+from lib.hbt_resources import ANYWHERE
 from lib.paths import REPO
 
 CHANGELOG = (REPO / "CHANGELOG.md").read_text()
@@ -159,3 +168,35 @@ def test_the_narrowing_check_sees_what_narrows() -> None:
     ]
     assert list(_narrowed(old, {"properties": {"a": {"type": "string"}}}, "spec")) == ["spec.b removed"]
     assert list(_narrowed(old, old, "spec")) == []
+
+
+# --- what the last release wrote ---------------------------------------------------------------------------
+
+# Statuses release 0.1.0 wrote, made by that commit's own code (its decide, its tests' scenarios): planning,
+# awaiting approval, applying, Ready after an apply, Stalled, and writers held paused during an apply.
+LAST_STATUSES: dict[str, dict[str, Any]] = json.loads((RELEASES / "0.1.0" / "statuses.json").read_text())
+NOW = datetime(2026, 11, 29, tzinfo=UTC)
+
+
+def _within(old: Any, new: Any) -> bool:
+    """Whether everything ``old`` says, ``new`` says too (``new`` may say more)."""
+    if isinstance(old, dict):
+        return isinstance(new, dict) and all(k in new and _within(v, new[k]) for k, v in old.items())
+    if isinstance(old, list):
+        return isinstance(new, list) and len(old) == len(new) and all(map(_within, old, new))
+    return bool(old == new)
+
+
+@pytest.mark.parametrize("stage", sorted(LAST_STATUSES))
+def test_a_status_the_last_release_wrote_is_stored_read_and_decided_on(stage: str) -> None:
+    """Stored under the new CRD as it was, read by the new operator without losing a word, and its table
+    decided on again: no refusal of the old status, no stalled pass."""
+    old = LAST_STATUSES[stage]
+    assert ADMISSION.errors({**SMALL, "status": old}) == []
+    read = TableStatus.of(old)
+    assert _within(old, read.to_api())
+    spec = with_spec(SMALL, "apply.policy", "Automatic")["spec"]
+    admins = Policy(JobDefaults(allowed_table_uris=ANYWHERE))
+    decision = decide(Observed(spec, 1, {}, read, (), admins, name="customers", namespace="lake"), NOW)
+    stalled = next(c for c in decision.status.conditions or [] if c.type == "Stalled")
+    assert (stalled.status, stalled.reason) != ("True", "ReconcileError"), stalled.message
