@@ -28,6 +28,8 @@ OPERATOR_CALLS: frozenset[Permission] = frozenset(
         (GROUP, TABLES, "watch"),
         # Kopf removes the finalizer that earlier builds put on every table (a patch).
         (GROUP, TABLES, "patch"),
+        # A replica that begins to lead reads each table as the API server holds it (handlers._read).
+        (GROUP, TABLES, "get"),
         # Kopf patches the status through the status subresource (the CRD declares it).
         (GROUP, STATUS, "patch"),
         # Kopf posts events (handler logs at INFO and above, and kopf.event in the handlers).
