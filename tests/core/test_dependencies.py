@@ -5,6 +5,7 @@ pydantic brings pydantic-core): installed without an extra, they work."""
 from __future__ import annotations
 
 import ast
+import subprocess
 import sys
 import tomllib
 from importlib.metadata import packages_distributions, requires
@@ -51,3 +52,26 @@ def test_the_base_imports_only_the_base_dependencies() -> None:
         and not {d.lower() for d in distributions.get(module, [module])} & base
     }  # fmt: skip
     assert outside == {}
+
+
+def test_kubectl_hbt_runs_from_the_base_install() -> None:
+    """The plugin is a script of the base install (no extra): what importing it loads is the standard
+    library, the project, and the base dependencies (a fresh interpreter, as `kubectl hbt` starts one)."""
+    loaded = subprocess.run(
+        [sys.executable, "-c", "import sys, hudi_bucket_operator.plugin.main; print(*sys.modules)"],
+        capture_output=True, text=True, check=True,
+    ).stdout.split()  # fmt: skip
+    declared = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
+    base = {Requirement(line).name.lower() for line in declared}
+    base |= {Requirement(line).name.lower() for name in set(base) for line in requires(name) or []
+             if Requirement(line).marker is None}  # fmt: skip
+    distributions = packages_distributions()
+    outside = sorted(
+        top
+        for top in {name.split(".")[0] for name in loaded}
+        if top not in sys.stdlib_module_names and not top.startswith("_")
+        and top not in ("hudi_bucket", "hudi_bucket_operator")
+        and not {d.lower().replace("_", "-") for d in distributions.get(top, [top])}
+        & {b.replace("_", "-") for b in base}
+    )  # fmt: skip
+    assert outside == []

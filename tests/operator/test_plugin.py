@@ -355,6 +355,24 @@ def test_verify_asks_for_a_layout_check_now(kubectl: Path, capsys: pytest.Captur
     assert abs((datetime.fromisoformat(asked) - datetime.now(UTC)).total_seconds()) < 60
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["-n", "lake", "--context", "prod", "plan", "orders"],
+        ["plan", "orders", "-n", "lake", "--context", "prod"],  # as kubectl's users write them
+        ["--context", "prod", "plan", "-n", "lake", "orders"],
+        ["-n", "sales", "plan", "orders", "--namespace", "lake", "--context", "prod"],  # the later one wins
+    ],
+)
+def test_kubectls_flags_are_taken_before_or_after_the_verb(
+    kubectl: Path, capsys: pytest.CaptureFixture[str], argv: list[str]
+) -> None:
+    answer(kubectl, AWAITING)
+    assert plugin.main(argv) == 0
+    assert calls(kubectl)[-1].startswith("--namespace=lake --context=prod get hudibuckettables")
+    assert f"Plan {PLAN.id}" in capsys.readouterr().out
+
+
 def test_list_reads_every_namespace_when_asked(kubectl: Path, capsys: pytest.CaptureFixture[str]) -> None:
     answer(kubectl, {"items": [AWAITING, READY]})
     assert plugin.main(["list", "-A"]) == 0

@@ -34,14 +34,31 @@ RESOURCE = f"{PLURAL}.{GROUP}"
 FIELD_MANAGER = "kubectl-hbt"
 
 
+def _kubectl_flags(default: object) -> argparse.ArgumentParser:
+    """kubectl's own flags, which its users put before or after the verb (``kubectl hbt list -n lake``):
+    the main parser's default None, each verb's SUPPRESS, so that one given after the verb wins and one
+    not given there leaves the other."""
+    flags = argparse.ArgumentParser(add_help=False)
+    flags.add_argument(
+        "-n", "--namespace", default=default, help="the tables' namespace (default: the context's)"
+    )
+    flags.add_argument("--context", default=default, help="the kubeconfig context to use")
+    flags.add_argument("--kubeconfig", default=default, help="the kubeconfig file to use")
+    return flags
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="kubectl hbt", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="kubectl hbt", description=__doc__.splitlines()[0], parents=[_kubectl_flags(None)]
+    )
     parser.add_argument("--version", action="version", version=f"kubectl-hbt {VERSION}")
-    parser.add_argument("-n", "--namespace", help="the tables' namespace (default: the context's)")
-    parser.add_argument("--context", help="the kubeconfig context to use")
-    parser.add_argument("--kubeconfig", help="the kubeconfig file to use")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    listing = commands.add_parser("list", help="every table: phase, config, plan, wait, verify, writers")
+    after_the_verb = _kubectl_flags(argparse.SUPPRESS)
+
+    def verb(name: str, text: str) -> argparse.ArgumentParser:
+        return commands.add_parser(name, help=text, parents=[after_the_verb])
+
+    listing = verb("list", "every table: phase, config, plan, wait, verify, writers")
     listing.add_argument("-A", "--all-namespaces", action="store_true", help="tables of every namespace")
     for name, text in (
         ("plan", "the plan as a diff of bucket counts, with rows, bytes and file sizes"),
@@ -50,12 +67,12 @@ def build_parser() -> argparse.ArgumentParser:
         ("pause", "start no new job for the table (a running one finishes)"),
         ("resume", "let the table's jobs start again"),
     ):
-        commands.add_parser(name, help=text).add_argument("table")
+        verb(name, text).add_argument("table")
     for name, text in (
         ("approve", "approve the table's plan: it is applied, and the history says who and why"),
         ("deny", "deny the table's plan: it is not applied, and the table stalls saying who and why"),
     ):
-        decide = commands.add_parser(name, help=text)
+        decide = verb(name, text)
         decide.add_argument("table")
         decide.add_argument("--reason", default="", help="why, recorded in status.history")
         if name == "approve":
