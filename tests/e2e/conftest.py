@@ -10,6 +10,7 @@ only they start one, and they get our images built by images/build.sh.
 from __future__ import annotations
 
 import os
+import shutil
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,6 +20,8 @@ import pytest
 from control_plane import ControlPlane, ensure_binaries
 from node import Node, install_tools, missing_tools
 from node.images import build_our_images
+from registry.release import PushedRelease, make_release, push_release
+from registry.server import Registry, ensure_crane
 
 E2E_DIR = Path(__file__).parent
 _our_images: dict[str, str] = {}
@@ -91,6 +94,22 @@ def node(control_plane: ControlPlane, tmp_path_factory: pytest.TempPathFactory) 
 def our_images() -> dict[str, str]:
     """Both images as OCI layouts, {name: 'LAYOUT:TAG'} (built before the first test)."""
     return _our_images or build_our_images()
+
+
+@pytest.fixture(scope="session")
+def released(our_images: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[PushedRelease]:
+    """This commit's release (release/make.py) pushed to a registry on loopback, as a platform team
+    installs one: the chart from its OCI reference, the images pulled by the digests it pins."""
+    release = tmp_path_factory.mktemp("release") / "release"
+    make_release(release, our_images)
+    registry = Registry(ensure_crane())
+    registry.start()
+    try:
+        pushed = push_release(release, registry)
+        shutil.rmtree(release)  # the registry holds it now: a gigabyte less on the disk
+        yield pushed
+    finally:
+        registry.stop()
 
 
 @pytest.fixture

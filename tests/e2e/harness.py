@@ -10,7 +10,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, TypeVar
@@ -68,14 +68,19 @@ class Cluster:
         self.kubectl("apply", "--server-side", "-f", str(REPO / "crds"))
 
     def install_chart(
-        self, release: str, namespace: str, values: Mapping[str, Any], upgrade: bool = False
+        self,
+        release: str,
+        namespace: str,
+        values: Mapping[str, Any],
+        upgrade: bool = False,
+        chart: Sequence[str] = (str(helm_chart.CHART),),
     ) -> None:
+        """``chart``: the chart's folder (this checkout's), or a reference and its arguments (``oci://...``,
+        ``--version``, ``--plain-http``)."""
         values_file = self.control_plane.work_dir / f"values-{release}.json"
         values_file.write_text(json.dumps(values))
         verb = ("upgrade",) if upgrade else ("install", "--create-namespace")
-        self.helm(
-            *verb, release, str(helm_chart.CHART), "--namespace", namespace, "--values", str(values_file)
-        )
+        self.helm(*verb, release, *chart, "--namespace", namespace, "--values", str(values_file))
 
     # --- tables -------------------------------------------------------------------------------------------
 

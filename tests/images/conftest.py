@@ -36,9 +36,14 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 
 @pytest.fixture(scope="session")
-def images() -> dict[str, containers.Image]:
+def built_images() -> dict[str, str]:
+    """Both images as images/build.sh leaves them: {name: 'oci:LAYOUT:TAG'}."""
     lacking = containers.missing()
     if lacking:
         pytest.skip(lacking)
-    built = _built or containers.build()
-    return {name: containers.Image(reference).unpack() for name, reference in built.items()}
+    return _built or containers.build()
+
+
+@pytest.fixture(scope="session")
+def images(built_images: dict[str, str]) -> dict[str, containers.Image]:
+    return {name: containers.Image(reference).unpack() for name, reference in built_images.items()}

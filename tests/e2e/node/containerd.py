@@ -1,6 +1,6 @@
 """The node's container runtime: Debian's containerd 1.6 with runc and the CNI bridge plugin, every
 folder it would take by default (/var/run/containerd, /opt/containerd, /etc/cni/net.d, /var/run/netns)
-moved into the run folder, and images loaded from OCI layouts (no registry).
+moved into the run folder; images loaded from OCI layouts, or pulled from a registry on loopback.
 
 Its root (/var/lib/containerd: the images, a minute to load ours) is a cache that outlives the run,
 kept only when the node stopped cleanly: it then holds no container (``remove_containers``), and a next
@@ -42,6 +42,7 @@ class Containerd:
         self.socket = self.dir / "containerd.sock"
         self.config_path = self.dir / "config.toml"
         self.cni_conf_dir = self.dir / "cni-conf"
+        self.registries = self.dir / "registries"
         self.sandbox_image = sandbox_image
 
     @property
@@ -85,6 +86,8 @@ disabled_plugins = [{disabled}]
   disable_apparmor = true
   stream_server_address = "127.0.0.1"
   stream_server_port = "0"
+[{cri}.registry]
+  config_path = "{self.registries}"  # a hosts.toml per registry (trust_plain_http), read at each pull
 [{cri}.cni]
   bin_dir = "{CNI_PLUGINS}"
   conf_dir = "{self.cni_conf_dir}"
@@ -118,6 +121,14 @@ disabled_plugins = [{disabled}]
                 }
             ],
         }
+
+    def trust_plain_http(self, host: str) -> None:
+        """Pulls from the registry at ``host`` (HOST:PORT) over plain HTTP: the tests' registry on loopback."""
+        folder = self.registries / host
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "hosts.toml").write_text(
+            f'server = "http://{host}"\n[host."http://{host}"]\n  capabilities = ["pull", "resolve"]\n'
+        )
 
     def ctr(self, *args: str, timeout: float = 300, check: bool = True) -> str:
         result = subprocess.run(

@@ -84,6 +84,11 @@ class Node:
         """An image from an OCI layout (``LAYOUT:TAG``) into the node; returns the name pods use."""
         return self.containerd.load(layout_and_tag, f"{IMAGE_PREFIX}{repository}")
 
+    def trust_registry(self, host: str) -> None:
+        """Pods may name images at ``host`` (a plain-HTTP registry on loopback); kubelet has containerd
+        pull them as a cluster's nodes pull from any registry."""
+        self.containerd.trust_plain_http(host)
+
     def container_log(self, namespace: str, pod: str, container: str) -> str:
         """What a container wrote, from kubelet's log files (CRI format: time, stream, tag, text)."""
         lines = []

@@ -30,7 +30,8 @@ def restricted_container(name: str, image: str, args: list[str]) -> client.V1Con
     return client.V1Container(
         name=name,
         image=image,
-        image_pull_policy="Never",  # loaded into the node: there is no registry
+        # Pulled from the tests' registry when named by digest, else loaded into the node beforehand.
+        image_pull_policy="IfNotPresent" if "@sha256:" in image else "Never",
         args=args,
         security_context=client.V1SecurityContext(
             run_as_non_root=True,
