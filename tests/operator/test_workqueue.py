@@ -135,3 +135,29 @@ async def test_forgetting_a_key_cancels_its_retry(queue_of: Any) -> None:
     queue.forget("gone")
     await asyncio.sleep(0.15)
     assert work.calls == ["gone"]
+
+
+async def test_an_expected_failure_is_logged_in_one_line_any_other_with_its_traceback(
+    queue_of: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An API server's answer (a new CRD its admission plugins do not know yet, a 403) is the cluster's
+    state: one line naming it, then a retry; a failure of the code itself keeps its traceback."""
+
+    class AnsweredError(RuntimeError):
+        pass
+
+    async def work(key: str) -> None:
+        if len([r for r in caplog.records if key in r.getMessage()]) < 1:
+            raise (AnsweredError if key == "api" else KeyError)(f"{key}: no RESTMapping yet")
+
+    queue = queue_of(work, base_delay=0.001, expected=(AnsweredError,))
+    caplog.set_level("ERROR")
+    queue.add("api")
+    queue.add("bug")
+    await drained(queue)
+    [api] = [r for r in caplog.records if "api" in r.getMessage()]
+    [bug] = [r for r in caplog.records if "bug" in r.getMessage()]
+    assert "failed (1 in a row): api: no RESTMapping yet; retrying in" in api.getMessage()
+    assert api.exc_info is None
+    assert bug.exc_info is not None
+    assert bug.exc_info[0] is KeyError

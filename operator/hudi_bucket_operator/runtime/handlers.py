@@ -35,7 +35,7 @@ import kopf
 
 from hudi_bucket_operator.decide import maintenance
 from hudi_bucket_operator.decide.decisions import JobPhase, ObservedJob
-from hudi_bucket_operator.errors import KubeConflictError, KubeNotFoundError
+from hudi_bucket_operator.errors import KubeConflictError, KubeError, KubeNotFoundError
 from hudi_bucket_operator.resource import naming
 from hudi_bucket_operator.resource.api import (
     API_VERSION,
@@ -83,7 +83,9 @@ class Memory:
     def __post_init__(self) -> None:
         # Its workers start with the first event (see `_queue`), inside the context Kopf gives handlers:
         # kopf.event needs that context, which tasks started here would not have.
-        self.queue = WorkQueue(lambda uid: _reconcile(uid, self), workers=self.config.watching.workers)
+        self.queue = WorkQueue(
+            lambda uid: _reconcile(uid, self), workers=self.config.watching.workers, expected=(KubeError,)
+        )
 
 
 def memory(memo: kopf.Memo) -> Memory:

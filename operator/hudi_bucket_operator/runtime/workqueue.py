@@ -25,11 +25,15 @@ class WorkQueue(Generic[K]):
         workers: int = 8,
         base_delay: float = 0.005,
         max_delay: float = 300.0,
+        expected: tuple[type[Exception], ...] = (),
     ) -> None:
         # controller-runtime's per-item base: events and resyncs add a failing key too, and each of those
         # passes counts, so a cause that clears in a second or two (an admission plugin that does not know
         # a new CRD yet) has often failed eight times by then; from 5 ms that is a 0.6 s wait, not a minute.
         self._work = work
+        # Failures that are the world's state, not a fault of the code (an API server's answer): logged in
+        # one line, their message, without a traceback; any other failure is logged with its traceback.
+        self._expected = expected
         self._workers = workers
         self._base_delay = base_delay
         self._max_delay = max_delay
@@ -94,13 +98,22 @@ class WorkQueue(Generic[K]):
                 await self._work(key)
             except asyncio.CancelledError:
                 raise
-            except Exception:
+            except Exception as err:
                 failures = self._failures.get(key, 0) + 1
                 self._failures[key] = failures
                 delay = min(self._base_delay * 2 ** (failures - 1), self._max_delay)
-                logger.exception(
-                    "reconciling %s failed (%d in a row); retrying in %.1f s", key, failures, delay
-                )
+                if isinstance(err, self._expected):
+                    logger.error(
+                        "reconciling %s failed (%d in a row): %s; retrying in %.1f s",
+                        key,
+                        failures,
+                        err,
+                        delay,
+                    )
+                else:
+                    logger.exception(
+                        "reconciling %s failed (%d in a row); retrying in %.1f s", key, failures, delay
+                    )
                 self.add_after(key, delay)
             else:
                 self._failures.pop(key, None)
