@@ -68,7 +68,9 @@ Words = Annotated[tuple[str, ...], BeforeValidator(_words), Expect("a comma-sepa
 ByNamespace = Annotated[
     dict[str, tuple[str, ...]],
     BeforeValidator(json_text),
-    Expect('a JSON object from namespaces ("*": every namespace) to lists, such as {"lake": ["lake-s3"]}'),
+    Expect(
+        'a JSON object from namespaces ("*": every namespace) to lists of strings, such as {"lake": ["a", "b"], "*": ["c"]}'
+    ),
 ]
 Seconds = Annotated[
     int, BeforeValidator(_duration), Field(gt=0), Expect("a duration such as 15m, 6h or 1d"), Shown(_text)
