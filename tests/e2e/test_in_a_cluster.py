@@ -230,6 +230,12 @@ def test_a_manual_plan_waits_for_approval_then_applies(world: World) -> None:
         "->",
         "6",
     ]
+    # kubectl's habits: its flags after the verb, its output formats.
+    assert kubectl_hbt(reader, "list", "-n", LAKE, "-o", "name").stdout.split() == [
+        "hudibuckettable.hudi.bucketops.io/orders"
+    ]
+    as_json = kubectl_hbt(reader, "plan", "orders", "-o", "json", "-n", LAKE).stdout
+    assert json.loads(as_json)["id"] == plan_id
     refused = kubectl_hbt(reader, "approve", "orders", check=False)
     assert refused.returncode == 1
     assert 'cannot patch resource "hudibuckettables"' in refused.stderr
@@ -267,6 +273,18 @@ def test_a_manual_plan_waits_for_approval_then_applies(world: World) -> None:
     )
     assert decided == set()
     cluster.kubectl("annotate", "hbt", "orders", "-n", LAKE, f"{ARGO_TRACKING}-")
+
+    # A decision is of the plan its author read: one naming another plan is refused, and a write naming
+    # a version the table has since left (the plugin's, when the plan changes between its read and its
+    # write) is refused by the API server, in the words the plugin recognises.
+    other = kubectl_hbt(author, "approve", "orders", "--plan", "e" * 12, check=False)
+    assert other.returncode == 1
+    assert f"plan is now {plan_id}, not the plan {'e' * 12} you named: nothing was decided" in other.stderr
+    stale = {"metadata": {"resourceVersion": "1", "annotations": {APPROVE: plan_id, DECIDED_BY: "author"}}}
+    late = kubectl_as(author, "patch", "hbt", "orders", "--type=merge", f"--patch={json.dumps(stale)}")
+    assert late.returncode == 1
+    assert "the object has been modified" in late.stderr
+    show("kubectl hbt approve orders --plan eeeeeeeeeeee", other.stderr)
 
     # Denied by its author: the table stalls saying who (as the API server knows them) and why, and
     # applies nothing.

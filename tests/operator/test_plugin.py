@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from hudi_bucket.contract.reports import JobReport
 from hudi_bucket_operator.plugin import main as plugin
@@ -251,7 +252,8 @@ def kubectl(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         "#!/bin/sh\n"
         f'printf "%s\\n" "$*" >> {tmp_path}/calls\n'
         'case "$*" in *" get "*|get\\ *) cat ' + f"{tmp_path}/answer.json;; "
-        '*"auth whoami"*) printf alice;; esac\n'
+        '*"auth whoami"*) printf alice;; '
+        f'*" patch "*|patch\\ *) if [ -f {tmp_path}/conflict ]; then cat {tmp_path}/conflict >&2; exit 1; fi;; esac\n'
     )
     script.chmod(script.stat().st_mode | stat.S_IEXEC)
     monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
@@ -278,6 +280,45 @@ def test_approve_annotates_the_plan_with_who_and_why_through_the_users_own_kubec
     assert "--field-manager=kubectl-hbt" in patch
     annotations = {APPROVE: PLAN.id, DENY: None, DECIDED_BY: "alice", REASON: "CHG-1"}
     assert json.dumps({"metadata": {"annotations": annotations}}) in patch
+
+
+def test_approve_applies_to_the_table_as_read_and_to_the_plan_named(
+    kubectl: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    answer(kubectl, {**AWAITING, "metadata": {**AWAITING["metadata"], "resourceVersion": "4711"}})
+    short = PLAN.id.removeprefix("sha256:")[:12]  # as the list shows it
+    assert plugin.main(["approve", "orders", "--plan", short]) == 0
+    assert capsys.readouterr().out == f"lake/orders: plan {PLAN.id} approved\n"
+    annotations = {APPROVE: PLAN.id, DENY: None, DECIDED_BY: "alice", REASON: None}
+    patch = {"metadata": {"annotations": annotations, "resourceVersion": "4711"}}
+    assert json.dumps(patch) in calls(kubectl)[-1]
+
+
+@pytest.mark.parametrize("named", ["sha256:" + "e" * 64, "eeeeeeeeeeee", PLAN.id[:15]])
+def test_approve_refuses_when_the_plan_is_not_the_one_named(
+    kubectl: Path, capsys: pytest.CaptureFixture[str], named: str
+) -> None:
+    """Another plan, or too little of this one's id to be sure (fewer than the 12 digits shown)."""
+    answer(kubectl, AWAITING)
+    assert plugin.main(["approve", "orders", "--plan", named]) == 1
+    said = capsys.readouterr().err
+    assert f"lake/orders's plan is now {PLAN.id}, not the plan {named} you named: nothing was decided" in said
+    assert not any(" patch " in call for call in calls(kubectl))
+
+
+def test_a_plan_replaced_between_the_read_and_the_decision_is_not_decided(
+    kubectl: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    answer(kubectl, {**AWAITING, "metadata": {**AWAITING["metadata"], "resourceVersion": "4711"}})
+    (kubectl / "conflict").write_text(
+        "Error from server (Conflict): Operation cannot be fulfilled on hudibuckettables.hudi.bucketops.io "
+        '"orders": the object has been modified; please apply your changes to the latest version and try again'
+    )
+    assert plugin.main(["deny", "orders"]) == 1
+    assert capsys.readouterr().err == (
+        f"kubectl hbt: lake/orders changed since its plan {PLAN.id} was read: nothing was decided; read it "
+        "again (kubectl hbt plan orders)\n"
+    )
 
 
 def test_deny_annotates_the_plan_and_withdraws_an_approval(
@@ -401,3 +442,44 @@ def test_the_commands_print_a_tables_text_and_kubectls_errors_with_their_termina
     (kubectl / "kubectl").write_text("#!/bin/sh\nprintf 'Error: \"a\\033[2J\"\\nsee above\\n' >&2\nexit 1\n")
     assert plugin.main(["plan", "orders"]) == 1
     assert capsys.readouterr().err == 'kubectl hbt: Error: "a\\x1b[2J"\nsee above\n'
+
+
+def test_list_prints_what_kubectl_would_with_its_output_flags(
+    kubectl: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    found = {"apiVersion": "v1", "kind": "List", "items": [AWAITING, READY]}
+    answer(kubectl, found)
+    assert plugin.main(["list", "-o", "json", "-n", "lake"]) == 0
+    assert json.loads(capsys.readouterr().out) == found
+    assert plugin.main(["list", "-o", "yaml"]) == 0
+    assert yaml.safe_load(capsys.readouterr().out) == found
+    assert plugin.main(["list", "-o", "name"]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "hudibuckettable.hudi.bucketops.io/orders",
+        "hudibuckettable.hudi.bucketops.io/customers",
+    ]
+    assert plugin.main(["list", "--no-headers"]) == 0
+    rows = capsys.readouterr().out.splitlines()
+    assert [row.split()[:3] for row in rows] == [
+        ["lake", "customers", "Ready"],
+        ["lake", "orders", "AwaitingApproval"],
+    ]
+
+
+def test_plan_and_history_print_the_status_they_show_as_json_or_yaml(
+    kubectl: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    answer(kubectl, AWAITING)
+    assert plugin.main(["plan", "orders", "-o", "json"]) == 0
+    assert json.loads(capsys.readouterr().out) == AWAITING["status"]["plan"]
+    answer(kubectl, READY)
+    assert plugin.main(["history", "customers", "-o", "yaml"]) == 0
+    assert yaml.safe_load(capsys.readouterr().out) == READY["status"]["history"]
+
+
+def test_json_and_yaml_output_write_out_what_a_terminal_obeys() -> None:
+    table = {**AWAITING, "metadata": {**AWAITING["metadata"], "annotations": {REASON: "ok \x1b[2J \u202e"}}}
+    for output in ("json", "yaml"):
+        printed = plugin._printed(table, output)
+        assert "\x1b" not in printed
+        assert "\u202e" not in printed

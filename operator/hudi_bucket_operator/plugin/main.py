@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+import yaml
+
 from hudi_bucket.release import VERSION
 from hudi_bucket_operator.errors import PluginError
 from hudi_bucket_operator.plugin.views import (
@@ -27,10 +29,21 @@ from hudi_bucket_operator.plugin.views import (
     table_list,
     terminal_safe,
 )
-from hudi_bucket_operator.resource.api import APPROVE, DECIDED_BY, DENY, GROUP, PAUSED, PLURAL, REASON, VERIFY
+from hudi_bucket_operator.resource.api import (
+    APPROVE,
+    DECIDED_BY,
+    DENY,
+    GROUP,
+    KIND,
+    PAUSED,
+    PLURAL,
+    REASON,
+    VERIFY,
+)
 from hudi_bucket_operator.resource.conditions import stamp
 
 RESOURCE = f"{PLURAL}.{GROUP}"
+KIND_NAME = f"{KIND.lower()}.{GROUP}"  # as kubectl get -o name names one
 FIELD_MANAGER = "kubectl-hbt"
 
 
@@ -60,9 +73,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     listing = verb("list", "every table: phase, config, plan, wait, verify, writers")
     listing.add_argument("-A", "--all-namespaces", action="store_true", help="tables of every namespace")
+    listing.add_argument("--no-headers", action="store_true", help="no header line")
+    _output(listing, "the tables as kubectl prints them (a List), or their names", ("json", "yaml", "name"))
+    for name, text, shown in (
+        ("plan", "the plan as a diff of bucket counts, with rows, bytes and file sizes", "status.plan"),
+        ("history", "the applies that rewrote the table, newest first", "status.history"),
+    ):
+        read = verb(name, text)
+        read.add_argument("table")
+        _output(read, f"the table's {shown} as it is", ("json", "yaml"))
     for name, text in (
-        ("plan", "the plan as a diff of bucket counts, with rows, bytes and file sizes"),
-        ("history", "the applies that rewrote the table, newest first"),
         ("verify", "check the table's layout now (once it is Ready), whatever spec.verify says"),
         ("pause", "start no new job for the table (a running one finishes)"),
         ("resume", "let the table's jobs start again"),
@@ -75,11 +95,28 @@ def build_parser() -> argparse.ArgumentParser:
         decide = verb(name, text)
         decide.add_argument("table")
         decide.add_argument("--reason", default="", help="why, recorded in status.history")
+        decide.add_argument(
+            "--plan",
+            default="",
+            help="the plan you read (its id, or the 12 characters the list shows): refused if the plan changed",
+        )
         if name == "approve":
             decide.add_argument(
                 "--git", action="store_true", help="only print what to commit where the manifest lives"
             )
     return parser
+
+
+def _output(parser: argparse.ArgumentParser, text: str, formats: tuple[str, ...]) -> None:
+    parser.add_argument("-o", "--output", choices=formats, help=f"{'|'.join(formats)}: {text}")
+
+
+def _printed(found: Any, output: str) -> str:
+    """What kubectl's -o json|yaml prints of ``found``: keys in order, non-ASCII escaped (so nothing a
+    terminal obeys reaches it)."""
+    if output == "json":
+        return json.dumps(found, indent=4)
+    return str(yaml.safe_dump(found, sort_keys=False)).rstrip("\n")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -104,8 +141,15 @@ def _safe_lines(text: str) -> str:
 def run(args: argparse.Namespace, kubectl: Kubectl) -> str:
     if args.command == "list":
         found = kubectl.json("get", RESOURCE, *(["--all-namespaces"] if args.all_namespaces else []))
-        return table_list(Table.of(item) for item in found.get("items", []))
-    table = Table.of(kubectl.json("get", RESOURCE, args.table))
+        if args.output == "name":
+            return "\n".join(f"{KIND_NAME}/{item['metadata']['name']}" for item in found.get("items", []))
+        if args.output:
+            return _printed(found, args.output)
+        return table_list((Table.of(item) for item in found.get("items", [])), headers=not args.no_headers)
+    resource = kubectl.json("get", RESOURCE, args.table)
+    table = Table.of(resource)
+    if args.command in ("plan", "history") and args.output:
+        return _printed((resource.get("status") or {}).get(args.command), args.output)
     if args.command == "plan":
         return plan_view(table)
     if args.command == "history":
@@ -119,13 +163,17 @@ def run(args: argparse.Namespace, kubectl: Kubectl) -> str:
         kubectl.patch(args.table, {"metadata": {"annotations": {PAUSED: value}}})
         return f"{table.shown_name} {args.command}d"
     approve = args.command == "approve"
-    return _decide(table, kubectl, approve=approve, reason=args.reason, git=approve and args.git)
+    return _decide(
+        table, kubectl, approve=approve, reason=args.reason, git=approve and args.git, named=args.plan
+    )
 
 
-def _decide(table: Table, kubectl: Kubectl, *, approve: bool, reason: str, git: bool) -> str:
-    """Approve or deny the table's plan by annotation, as its user: the operator records who and why."""
+def _decide(table: Table, kubectl: Kubectl, *, approve: bool, reason: str, git: bool, named: str) -> str:
+    """Approve or deny the table's plan by annotation, as its user: the operator records who and why. The
+    decision is of the plan read here (and the one ``named``, when given): the patch names the version
+    read, so a plan replaced meanwhile makes the API server refuse it."""
     try:
-        plan_id = plan_to_approve(table)
+        plan_id = plan_to_approve(table, named)
     except ValueError as err:
         raise PluginError(str(err)) from None
     if git:
@@ -145,7 +193,18 @@ def _decide(table: Table, kubectl: Kubectl, *, approve: bool, reason: str, git: 
         )
     decided, undone = (APPROVE, DENY) if approve else (DENY, APPROVE)
     annotations = {decided: plan_id, undone: None, DECIDED_BY: kubectl.whoami(), REASON: reason or None}
-    kubectl.patch(table.name, {"metadata": {"annotations": annotations}})
+    metadata: dict[str, Any] = {"annotations": annotations}
+    if table.resource_version:
+        metadata["resourceVersion"] = table.resource_version
+    try:
+        kubectl.patch(table.name, {"metadata": metadata})
+    except PluginError as err:
+        if "the object has been modified" not in str(err):  # the API server's 409 for a stale version
+            raise
+        raise PluginError(
+            f"{table.shown_name} changed since its plan {terminal_safe(plan_id)} was read: nothing was "
+            f"decided; read it again (kubectl hbt plan {terminal_safe(table.name)})"
+        ) from None
     return f"{table.shown_name}: plan {terminal_safe(plan_id)} {'approved' if approve else 'denied'}"
 
 

@@ -24,6 +24,7 @@ from hudi_bucket_operator.resource.table_status import PlanSummary, TableStatus
 from hudi_bucket_operator.resource.writers_state import ApplySteps, Step
 
 NOTHING = "-"
+SHORT_PLAN_ID = 12  # hex digits of a plan's hash that people read (the list shows them)
 # File-size bands of the plan's chart: the powers of four from 1 MiB to 4 GiB, each a row.
 _BANDS = tuple(4**power * 2**20 for power in range(7))
 _BAR = 30  # characters of the longest bar
@@ -50,6 +51,7 @@ class Table:
     approved_plan: str = ""  # spec.apply.approvedPlan
     annotations: Mapping[str, str] = field(default_factory=dict)
     managed_by: str = ""  # a GitOps tool keeping the manifest in step with Git, if one does
+    resource_version: str = ""  # the version read: a decision applies to the table as it was shown
 
     @classmethod
     def of(cls, resource: Mapping[str, Any]) -> Table:
@@ -62,6 +64,7 @@ class Table:
             approved_plan=str(apply.get("approvedPlan") or ""),
             annotations=dict(metadata.get("annotations") or {}),
             managed_by=gitops_manager(metadata),
+            resource_version=str(metadata.get("resourceVersion") or ""),
         )
 
     @property
@@ -166,11 +169,11 @@ def _writers(status: TableStatus, now: datetime) -> str:
 
 
 def short_id(plan_id: str) -> str:
-    """A plan id as people read it: its first 12 hex digits (``kubectl hbt approve`` takes the whole)."""
-    return plan_id.removeprefix("sha256:")[:12]
+    """A plan id as people read it: its first 12 hex digits (``kubectl hbt approve --plan`` takes them)."""
+    return plan_id.removeprefix("sha256:")[:SHORT_PLAN_ID]
 
 
-def table_list(tables: Iterable[Table], now: datetime | None = None) -> str:
+def table_list(tables: Iterable[Table], now: datetime | None = None, headers: bool = True) -> str:
     """``kubectl hbt list``: each table's phase, config, plan, wait, last verify, skew and writers."""
     now = now or datetime.now(UTC)
     header = ("NAMESPACE", "NAME", "PHASE", "CONFIG", "PLAN", "WAITING", "VERIFIED", "SKEW", "WRITERS")
@@ -188,7 +191,9 @@ def table_list(tables: Iterable[Table], now: datetime | None = None) -> str:
         )
         for table in sorted(tables, key=lambda t: (t.namespace, t.name))
     ]
-    return _columns(rows) if len(rows) > 1 else "No HudiBucketTables found."
+    if len(rows) == 1:
+        return "No HudiBucketTables found."
+    return _columns(rows) if headers else _columns(rows).split("\n", 1)[1]
 
 
 def plan_view(table: Table) -> str:
@@ -318,12 +323,24 @@ def history_view(table: Table) -> str:
     return _columns(rows)
 
 
-def plan_to_approve(table: Table) -> str:
-    """The id of the plan there is to approve; ValueError when there is none."""
+def plan_to_approve(table: Table, named: str = "") -> str:
+    """The id of the plan there is to approve; ValueError when there is none, or when it is not the plan
+    ``named`` (its id, or the start of it that the list and the plan show) says the person read."""
     plan = table.plan
     if plan is None or not plan.id or plan.noop:
         raise ValueError(f"{table.shown_name} has no plan to approve")
+    if named and not _names_plan(named, plan.id):
+        raise ValueError(
+            f"{table.shown_name}'s plan is now {terminal_safe(plan.id)}, not the plan {terminal_safe(named)} "
+            f"you named: nothing was decided; read it again (kubectl hbt plan {terminal_safe(table.name)})"
+        )
     return plan.id
+
+
+def _names_plan(named: str, plan_id: str) -> bool:
+    """The full id, or at least the 12 characters of its hash that the list shows."""
+    digest = named.removeprefix("sha256:")
+    return len(digest) >= SHORT_PLAN_ID and plan_id.removeprefix("sha256:").startswith(digest)
 
 
 def approval_line(plan_id: str) -> str:
