@@ -119,6 +119,50 @@ def flux_status(obj: dict[str, Any], exprs: dict[str, str]) -> str:
     return "InProgress"
 
 
+def kstatus_status(obj: dict[str, Any]) -> str:
+    """What plain kstatus (cli-utils' pkg/kstatus/status, checkGenericProperties, for a kind it has no
+    rules of its own for) makes of ``obj``: the deletion, the generation, then Reconciling and Stalled
+    True; Ready is not read, and anything else is Current."""
+    if obj["metadata"].get("deletionTimestamp"):
+        return "Terminating"
+    observed = (obj.get("status") or {}).get("observedGeneration")
+    if observed is not None and observed != obj["metadata"].get("generation"):
+        return "InProgress"
+    for condition in (obj.get("status") or {}).get("conditions") or []:
+        if condition["type"] == "Reconciling" and condition["status"] == "True":
+            return "InProgress"
+        if condition["type"] == "Stalled" and condition["status"] == "True":
+            return "Failed"
+    return "Current"
+
+
+# docs/install.md and gitops/flux/kustomization.yaml say this: plain kstatus counts every wait as Current
+# (a new table too, until its first status), where the example's healthCheckExprs are stricter.
+PLAIN_KSTATUS = {
+    "new": "Current",
+    "planning": "InProgress",
+    "applying": "InProgress",
+    "ready": "Current",
+    "spec-changed-since": "InProgress",
+    "stalled": "Failed",
+    "awaiting-approval": "Current",
+    "paused": "Current",
+}
+
+
+@pytest.mark.parametrize(("name", "obj", "health", "message", "flux"), SAMPLES, ids=ids)
+def test_plain_kstatus_reads_the_table_status_as_the_docs_say(
+    name: str, obj: dict[str, Any], health: str, message: str, flux: str
+) -> None:
+    assert kstatus_status(obj) == PLAIN_KSTATUS[name]
+
+
+def test_a_plan_waiting_for_its_window_is_current_to_kstatus_and_in_progress_to_the_example() -> None:
+    waiting = table(conditions.awaiting(seen(), NOW, "approved; waits for its window", "AwaitingWindow"))
+    assert kstatus_status(waiting) == "Current"
+    assert flux_status(waiting, flux_exprs()) == "InProgress"
+
+
 def flux_exprs() -> dict[str, str]:
     kustomization = yaml.safe_load((GITOPS / "flux" / "kustomization.yaml").read_text())
     (check,) = kustomization["spec"]["healthCheckExprs"]
