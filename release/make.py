@@ -1,6 +1,6 @@
 """A release of this commit, as a platform team pins it (``./dev release`` runs this):
 
-    python release/make.py [OUT] --helm HELM --image NAME=LAYOUT:TAG ...
+    python release/make.py [OUT] --helm HELM --image NAME=LAYOUT:TAG ... [--source CHECKOUT]
 
 writes into OUT (new; dist/hudi-bucket-operator-VERSION unless named):
 
@@ -10,6 +10,9 @@ writes into OUT (new; dist/hudi-bucket-operator-VERSION unless named):
     hudi_bucket_operator-<version>-py3-none-any.whl   the package: the plugin (kubectl hbt) and both CLIs
     release.json                         what it is: version, commit, digests, each file's sha256
     SHA256SUMS                           the same checksums, as ``sha256sum --check`` reads them
+
+``--source`` makes it of another checkout (a git work tree of an earlier release's commit, its images
+built by its own images/build.sh): its chart, CRDs and package, as the tests install the last release.
 
 Made twice from the same commit and the same images, every file is the same bytes: the archives hold
 no times nor owners, the chart's and the wheel's files carry the commit's time. The images' digests are what the build cache holds: images/build.sh rebuilt from an
@@ -36,8 +39,8 @@ from typing import IO
 import yaml
 
 REPO = Path(__file__).resolve().parents[1]
-CHART = REPO / "charts" / "hudi-bucket-operator"
-CRDS = REPO / "crds"
+CHART = Path("charts") / "hudi-bucket-operator"  # in the source tree
+CRDS = Path("crds")
 REF_NAME = "org.opencontainers.image.ref.name"  # an OCI index's tag of a manifest
 # Where each image's digest goes in the chart's values (values.yaml's `digest: ""` lines).
 DIGEST_VALUES = {"operator": ("image",), "job": ("jobs", "image")}
@@ -57,21 +60,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--image", action="append", default=[], help="NAME=LAYOUT:TAG, once per image (operator, job)"
     )
+    parser.add_argument(
+        "--source", type=Path, default=REPO, help="the git work tree to release (default: this one)"
+    )
     args = parser.parse_args(argv)
     images = dict(item.split("=", 1) for item in args.image)
     if set(images) != set(DIGEST_VALUES):
         parser.error(f"images: give exactly {sorted(DIGEST_VALUES)}, as NAME=LAYOUT:TAG")
     if args.out is None:
-        args.out = REPO / "dist" / f"hudi-bucket-operator-{chart_versions()[0]}"
+        args.out = REPO / "dist" / f"hudi-bucket-operator-{chart_versions(args.source)[0]}"
     if args.out.exists():
         parser.error(f"{args.out} exists: a release is written into a new folder")
-    manifest = make_release(args.out, Path(args.helm), images)
+    manifest = make_release(args.out, Path(args.helm), images, args.source.resolve())
     print(json.dumps({"version": manifest["version"], "images": manifest["images"]}, indent=2))
     return 0
 
 
-def make_release(out: Path, helm: Path, images: dict[str, str]) -> dict[str, object]:
-    version, app_version = chart_versions()
+def make_release(out: Path, helm: Path, images: dict[str, str], source: Path = REPO) -> dict[str, object]:
+    version, app_version = chart_versions(source)
     out.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=".release-", dir=out.parent))
     try:
@@ -81,15 +87,15 @@ def make_release(out: Path, helm: Path, images: dict[str, str]) -> dict[str, obj
             layout, tag = layout_and_tag.rsplit(":", 1)
             with (work / "images" / f"{name}.oci.tar").open("wb") as archive:
                 digests[name] = write_oci_archive(Path(layout), tag, archive)
-        package_chart(helm, digests, work)
-        shutil.copytree(CRDS, work / "crds")
-        build_wheel(work)
+        package_chart(helm, digests, source, work)
+        shutil.copytree(source / CRDS, work / "crds")
+        build_wheel(source, work)
         files = {path: sha256_of(work / path) for path in sorted(files_under(work))}
         manifest: dict[str, object] = {
             "name": "hudi-bucket-operator",
             "version": version,
-            "commit": git("rev-parse", "HEAD"),
-            "source": source_state(),
+            "commit": git(source, "rev-parse", "HEAD"),
+            "source": source_state(source),
             "chart": {"file": f"hudi-bucket-operator-{version}.tgz", "appVersion": app_version},
             "images": {
                 name: {"digest": digests[name], "archive": f"images/{name}.oci.tar"}
@@ -106,8 +112,8 @@ def make_release(out: Path, helm: Path, images: dict[str, str]) -> dict[str, obj
     return manifest
 
 
-def chart_versions() -> tuple[str, str]:
-    chart = yaml.safe_load((CHART / "Chart.yaml").read_text())
+def chart_versions(source: Path = REPO) -> tuple[str, str]:
+    chart = yaml.safe_load((source / CHART / "Chart.yaml").read_text())
     return str(chart["version"]), str(chart["appVersion"])
 
 
@@ -147,12 +153,12 @@ def add(tar: tarfile.TarFile, name: str, size: int, content: IO[bytes]) -> None:
     tar.addfile(info, content)
 
 
-def package_chart(helm: Path, digests: dict[str, str], out: Path) -> None:
+def package_chart(helm: Path, digests: dict[str, str], source: Path, out: Path) -> None:
     """helm package of a copy of the chart whose values pin each image to its digest (the comments
     kept: the values file is the chart's documentation)."""
     with tempfile.TemporaryDirectory() as folder:
         chart = Path(folder) / CHART.name
-        shutil.copytree(CHART, chart)
+        shutil.copytree(source / CHART, chart)
         values = chart / "values.yaml"
         text = values.read_text()
         for name, path in DIGEST_VALUES.items():
@@ -169,19 +175,20 @@ def package_chart(helm: Path, digests: dict[str, str], out: Path) -> None:
             if node["digest"] != digests[name]:
                 raise SystemExit(f"{values}: {'.'.join(path)}.digest is not where its line was")
         values.write_text(text)
-        epoch = int(git("log", "-1", "--format=%ct"))
+        epoch = int(git(source, "log", "-1", "--format=%ct"))
         for path in (chart, *chart.rglob("*")):  # helm's archive carries each file's time
             os.utime(path, (epoch, epoch))
         subprocess.run([str(helm), "package", str(chart), "--destination", str(out)], check=True,
                        stdout=subprocess.DEVNULL)  # fmt: skip
 
 
-def build_wheel(out: Path) -> None:
+def build_wheel(source: Path, out: Path) -> None:
     """The package as a wheel, its files' times the commit's (zip entries carry times)."""
-    epoch = git("log", "-1", "--format=%ct")
+    epoch = git(source, "log", "-1", "--format=%ct")
     with tempfile.TemporaryDirectory() as folder:
+        pip = [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir", folder]
         subprocess.run(
-            [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir", folder, str(REPO)],
+            [*pip, str(source)],
             check=True,
             env={**os.environ, "SOURCE_DATE_EPOCH": epoch},
         )
@@ -189,13 +196,13 @@ def build_wheel(out: Path) -> None:
         shutil.copy(wheel, out / wheel.name)
 
 
-def source_state() -> str:
-    changed = [line for line in git("status", "--porcelain").splitlines() if line]
+def source_state(source: Path) -> str:
+    changed = [line for line in git(source, "status", "--porcelain").splitlines() if line]
     return "clean" if not changed else f"modified: git status lists {len(changed)} paths"
 
 
-def git(*args: str) -> str:
-    return subprocess.run(["git", "-C", str(REPO), *args], capture_output=True, text=True,
+def git(source: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(source), *args], capture_output=True, text=True,
                           check=True).stdout.strip()  # fmt: skip
 
 

@@ -21,6 +21,8 @@ from lib.written_tables import WrittenTables
 if TYPE_CHECKING:
     from object_store.server import S3Server
 
+    from registry.server import Registry
+
 # Property tests check what holds, not how fast: an example's deadline measures the machine's load (one
 # took 302 ms against Hypothesis's 200 ms default on a CI machine running two suites).
 settings.register_profile("hudi-bucket-operator", deadline=None)
@@ -200,6 +202,20 @@ def s3_server() -> Iterator[S3Server]:
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="session")
+def registry() -> Iterator[Registry]:
+    """A real OCI registry on loopback (tests/registry), started on first use: the releases are pushed
+    there, and the test node pulls from it."""
+    from registry.server import Registry, ensure_crane
+
+    started = Registry(ensure_crane())
+    started.start()
+    try:
+        yield started
+    finally:
+        started.stop()
 
 
 @pytest.fixture(scope="session")

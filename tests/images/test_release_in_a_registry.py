@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,7 +16,7 @@ from hudi_bucket.release import VERSION
 from lib.helm_chart import helm
 from lib.paths import REPO
 from registry.release import make_release, push_release
-from registry.server import Registry, ensure_crane
+from registry.server import Registry
 
 
 @pytest.fixture(scope="module")
@@ -25,16 +24,6 @@ def release(tmp_path_factory: pytest.TempPathFactory, built_images: dict[str, st
     out = tmp_path_factory.mktemp("release") / f"hudi-bucket-operator-{VERSION}"
     make_release(out, built_images)
     return out
-
-
-@pytest.fixture(scope="module")
-def registry() -> Iterator[Registry]:
-    started = Registry(ensure_crane())
-    started.start()
-    try:
-        yield started
-    finally:
-        started.stop()
 
 
 def rendered_images(chart: str, *args: str) -> list[str]:

