@@ -65,7 +65,8 @@ class Cluster:
 
     def install_crds(self) -> None:
         self.kubectl("apply", "--server-side", "-f", str(SPARK_APPLICATION_CRD))
-        self.kubectl("apply", "--server-side", "-f", str(REPO / "crds"))
+        # Forced: an upgrade test leaves the last release's CRD applied by helm, and puts this one back.
+        self.kubectl("apply", "--server-side", "--force-conflicts", "-f", str(REPO / "crds"))
 
     def install_chart(
         self,
@@ -226,16 +227,16 @@ def manifest(name: str, namespace: str, spec: Mapping[str, Any]) -> str:
     )  # fmt: skip
 
 
-def write_orders_table(spark: Any, root: Path, rows: int = 60) -> None:
+def write_orders_table(spark: Any, root: Path, rows: int = 60, expressions: str = "") -> None:
     """The scenarios' table, written by our writer: orders (key ``order_id``) in two day partitions, two
-    thirds of them on 2025-11-11, bucket-indexed with 2 buckets."""
+    thirds of them on 2025-11-11, bucket-indexed with 2 buckets (and ``expressions``' rules, if any)."""
     data = spark.createDataFrame(
         [(f"O-{i}", "2025-11-11" if i % 3 else "2025-11-10", float(i)) for i in range(rows)],
         "order_id string, day string, amount double",
     )
     request = WriteOptions(
         source="", record_key=("order_id",), partition_fields=("day",), create=True, hive_style=True,
-        default_buckets=2,
+        default_buckets=2, expressions=expressions,
     )  # fmt: skip
     write(spark, str(root), request, rows=data)
 
