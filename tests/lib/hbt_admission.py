@@ -217,7 +217,7 @@ BAD_MANIFESTS = [
     ),
     pytest.param(
         with_spec(SIZED, "buckets.sizing.replanEvery", "1 day"),
-        "spec.buckets.sizing.replanEvery must be a duration in minutes, hours or days",
+        "spec.buckets.sizing.replanEvery must be a duration such as 30s, 90m, 1h30m",
         id="sizing-replan-every-words",
     ),
     pytest.param(

@@ -1,5 +1,5 @@
-"""A verify schedule is an interval after the last check, or the next minute a cron expression names, as
-cron and Kubernetes CronJobs read it."""
+"""A verify schedule is an interval after the last check (a duration as Kubernetes writes one, or in days),
+or the next minute a cron expression names, as cron and Kubernetes CronJobs read it."""
 
 from __future__ import annotations
 
@@ -18,6 +18,10 @@ LAST = datetime(2026, 11, 23, 12, 30, 15, tzinfo=UTC)  # a Monday
     [
         ("6h", datetime(2026, 11, 23, 18, 30, 15, tzinfo=UTC)),
         ("90m", datetime(2026, 11, 23, 14, 0, 15, tzinfo=UTC)),
+        ("1h30m", datetime(2026, 11, 23, 14, 0, 15, tzinfo=UTC)),  # as Kubernetes writes durations
+        ("1h0m0s", datetime(2026, 11, 23, 13, 30, 15, tzinfo=UTC)),  # as Go prints one
+        ("45s", datetime(2026, 11, 23, 12, 31, 0, tzinfo=UTC)),
+        ("1d12h", datetime(2026, 11, 25, 0, 30, 15, tzinfo=UTC)),
         ("0 3 * * *", datetime(2026, 11, 24, 3, 0, tzinfo=UTC)),
         ("*/20 * * * *", datetime(2026, 11, 23, 12, 40, tzinfo=UTC)),
         ("30 12 * * *", datetime(2026, 11, 24, 12, 30, tzinfo=UTC)),  # the minute of the check is past
@@ -51,6 +55,12 @@ def test_the_next_check_is_due(text: str, due: datetime) -> None:
         "",
         "6",
         "0h",
+        "0h30m",  # the largest unit is not zero
+        "30m1h",  # the largest first
+        "1h1h",
+        "1.5h",  # whole numbers
+        "500ms",
+        "2w",
         "6 h",
         "* * * *",
         "60 * * * *",

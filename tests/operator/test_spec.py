@@ -240,7 +240,7 @@ def test_a_table_may_have_its_layout_checked_on_a_schedule() -> None:
 @pytest.mark.parametrize("schedule", ["daily", "0 3 * *", "61 * * * *", 6])
 def test_a_schedule_that_is_neither_interval_nor_cron_is_refused(schedule: object) -> None:
     message = refusal(with_spec(SMALL, "verify", {"schedule": schedule})["spec"])
-    assert "spec.verify.schedule must be an interval in minutes, hours or days" in message
+    assert "spec.verify.schedule must be an interval (a duration such as 30s, 90m, 1h30m or 7d)" in message
 
 
 def test_a_repair_plan_and_its_apply_read_every_record() -> None:
@@ -516,8 +516,8 @@ _PARSE_SPEC_SAYS = {
     "Kubernetes quantity such as 512Mi or 1Gi, above 0, not '512MB'",
     "sizing-target-zero": "spec.buckets.sizing.targetFileSize must be a size in bytes or a Kubernetes "
     "quantity such as 512Mi or 1Gi, above 0, not 0",
-    "sizing-replan-every-words": "spec.buckets.sizing.replanEvery must be a duration in minutes, hours or "
-    "days, such as 90m, 24h or 7d (at most 999999m, 9999h or 999d), not '1 day'",
+    "sizing-replan-every-words": "spec.buckets.sizing.replanEvery must be a duration such as 30s, 90m, "
+    "1h30m, 6h or 7d (s, m, h, d: each once, the largest first), not '1 day'",
     "sizing-min-above-max": "spec.buckets.sizing.minBuckets 64 must not be above maxBuckets 8",
     "sizing-tolerance-one": "spec.buckets.sizing.tolerance must be a factor above 1 and at most 100 (e.g. 2), not 1",
     "writer-kind-lower-case": "spec.writers.workloads[0].kind must be a kind such as Deployment",

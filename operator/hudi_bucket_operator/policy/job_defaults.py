@@ -15,6 +15,7 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fie
 from hudi_bucket.core.sizing import format_size
 from hudi_bucket_operator.policy.placement import PodPlacement
 from hudi_bucket_operator.resource import images
+from hudi_bucket_operator.resource.schedule import DURATION_FORMAT
 from hudi_bucket_operator.resource.setting import (
     ByNamespace,
     Cores,
@@ -203,7 +204,7 @@ class JobDefaults(BaseModel):
             "spec.buckets.sizing.replanEvery; each run is a Spark job",
         ),
         AfterValidator(check_duration),
-        Expect("a duration in minutes, hours or days, such as 15m, 1h or 1d"),
+        Expect(DURATION_FORMAT),
         Helm("jobs.limits.minInterval"),
     ] = "1h"
     max_driver_cores: Annotated[

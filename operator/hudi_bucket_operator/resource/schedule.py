@@ -1,6 +1,6 @@
 """When a scheduled check is due (pure: no I/O, no clock of its own).
 
-A schedule is an interval (``90m``, ``6h``, ``7d``: due that long after the last check) or a cron
+A schedule is an interval (``90m``, ``1h30m``, ``7d``: due that long after the last check) or a cron
 expression in UTC, read as Debian's cron and Kubernetes CronJobs read it, by the cronsim library: five
 fields (minute, hour, day of month, month, day of week) of numbers or names (``JAN``, ``MON``, in any case),
 ``*`` or ``?``, ranges, steps and lists, or a macro (``@hourly``, ``@daily``, ``@weekly``, ``@monthly``,
@@ -20,10 +20,32 @@ from cronsim import CronSim, CronSimError
 
 from hudi_bucket_operator.errors import ScheduleError
 
-DURATION = re.compile(r"([1-9][0-9]{0,5})m|([1-9][0-9]{0,3})h|([1-9][0-9]{0,2})d")
-DURATION_UNITS = (60, 3600, 86400)  # seconds in one unit of each of the pattern's three groups
+# A duration as Kubernetes writes one (metav1.Duration: 30s, 90m, 1h30m, 1h0m0s), and in days too (7d):
+# whole numbers, each unit once and the largest first, the first not zero; at most 999d, 9999h, 999999m
+# and 999999s. Each unit: its letter, its seconds, its digits at most.
+_UNITS = (("d", 86400, 3), ("h", 3600, 4), ("m", 60, 6), ("s", 1, 6))
+_SECONDS = {letter: seconds for letter, seconds, _ in _UNITS}
+
+
+def _duration_pattern() -> str:
+    """One alternative per largest unit: it, not zero, then each smaller unit or none (no lookahead:
+    the API server's and Helm's regular expressions are RE2)."""
+
+    def part(letter: str, digits: int, first: bool) -> str:
+        number = f"[1-9][0-9]{{0,{digits - 1}}}"
+        return f"{number}{letter}" if first else f"(?:(?:0|{number}){letter})?"
+
+    return "|".join(
+        part(letter, digits, True)
+        + "".join(part(smaller, most, False) for smaller, _, most in _UNITS[i + 1 :])
+        for i, (letter, _, digits) in enumerate(_UNITS)
+    )
+
+
+DURATION = re.compile(_duration_pattern())
+DURATION_FORMAT = "a duration such as 30s, 90m, 1h30m, 6h or 7d (s, m, h, d: each once, the largest first)"
 FORMAT = (
-    "an interval in minutes, hours or days such as 90m, 6h or 7d, or a cron expression of five fields "
+    "an interval (a duration such as 30s, 90m, 1h30m or 7d), or a cron expression of five fields "
     "such as '0 3 * * *' or 'MON-FRI' names (minute, hour, day of month, month, day of week; UTC), or "
     "@hourly, @daily, @weekly, @monthly or @yearly"
 )
@@ -46,11 +68,10 @@ _A_YEAR = timedelta(days=366)
 
 
 def parse_duration(text: str) -> int | None:
-    """Seconds of ``90m``, ``24h`` or ``7d`` (one number, one unit), or None if it is not one."""
-    match = DURATION.fullmatch(text)
-    if match is None:
+    """Seconds of ``90m``, ``1h30m`` or ``7d``, or None if it is not a duration."""
+    if DURATION.fullmatch(text) is None:
         return None
-    return next(int(n) * unit for n, unit in zip(match.groups(), DURATION_UNITS, strict=True) if n)
+    return sum(int(number) * _SECONDS[letter] for number, letter in re.findall(r"([0-9]+)([dhms])", text))
 
 
 @dataclass(frozen=True)

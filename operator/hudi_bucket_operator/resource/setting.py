@@ -15,7 +15,7 @@ from typing import Annotated, Any
 
 from pydantic import BeforeValidator, Field
 
-from hudi_bucket_operator.resource.schedule import parse_duration
+from hudi_bucket_operator.resource.schedule import DURATION_FORMAT, parse_duration
 from hudi_bucket_operator.resource.spec.fields import DnsName
 from hudi_bucket_operator.resource.spec.problems import Expect
 from hudi_bucket_operator.resource.spec.spark import MAX_CORES, MAX_EXECUTORS
@@ -58,7 +58,7 @@ def _duration(value: object) -> object:
 
 def _text(seconds: int) -> str:
     """Seconds as the largest whole unit of a duration: 3600 is 1h."""
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60), ("s", 1)):
         if seconds % size == 0:
             return f"{seconds // size}{unit}"
     raise ValueError(seconds)
@@ -72,9 +72,7 @@ ByNamespace = Annotated[
         'a JSON object from namespaces ("*": every namespace) to lists of strings, such as {"lake": ["a", "b"], "*": ["c"]}'
     ),
 ]
-Seconds = Annotated[
-    int, BeforeValidator(_duration), Field(gt=0), Expect("a duration such as 15m, 6h or 1d"), Shown(_text)
-]
+Seconds = Annotated[int, BeforeValidator(_duration), Field(gt=0), Expect(DURATION_FORMAT), Shown(_text)]
 Name = Annotated[str, Field(min_length=1), Expect("a non-empty string")]
 ObjectName = Annotated[DnsName, Expect("a Kubernetes object name (lowercase letters, digits, '-' and '.')")]
 # As a table's spec bounds them (the CRD): a default or a limit beyond could never be a table's own.

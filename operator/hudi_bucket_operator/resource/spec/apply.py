@@ -11,10 +11,11 @@ from pydantic import AfterValidator, Field
 from pydantic_core import PydanticCustomError
 
 from hudi_bucket_operator.resource.crd_schema import FILLED, MatchedByCel
-from hudi_bucket_operator.resource.schedule import parse_duration
+from hudi_bucket_operator.resource.schedule import DURATION_FORMAT, parse_duration
 from hudi_bucket_operator.resource.spec.fields import (
     CRON_SHAPE,
     DURATION_PATTERN,
+    MAX_DURATION_LENGTH,
     MAX_SCHEDULE_LENGTH,
     DnsName,
     check_duration,
@@ -28,8 +29,6 @@ _PLAN_ID = r"^(sha256:[0-9a-f]{64})?$"
 _PLAN_ID_FORMAT = (
     "a plan id as shown in status.plan.id (sha256: followed by 64 lowercase hex digits), or empty"
 )
-_MAX_DURATION_LENGTH = 8
-WAIT_FORMAT = "a duration in minutes, hours or days, such as 15m, 3h or 1d"
 WINDOW_SCHEDULE_FORMAT = (
     "a cron expression in UTC as spec.verify.schedule takes one (no interval): five fields such as "
     "'0 1 * * *' or '0 1 * * SAT,SUN', or @hourly, @daily, @weekly, @monthly or @yearly"
@@ -49,9 +48,9 @@ def _window_schedule(text: str) -> str:
 
 WaitDuration = Annotated[
     str,
-    Field(max_length=_MAX_DURATION_LENGTH, pattern=DURATION_PATTERN),
+    Field(max_length=MAX_DURATION_LENGTH, pattern=DURATION_PATTERN),
     AfterValidator(check_duration),
-    Expect(WAIT_FORMAT),
+    Expect(DURATION_FORMAT),
 ]
 
 
@@ -68,7 +67,7 @@ class WindowSection(Section):
     ('0 1 * * *', '0 1 * * SAT,SUN') or a macro (@hourly, @daily, @weekly, @monthly, @yearly).
     """
     duration: WaitDuration
-    """How long each window lasts (90m, 3h, 1d)."""
+    """How long each window lasts (90m, 1h30m, 3h, 1d)."""
 
 
 class ApplySection(Section):

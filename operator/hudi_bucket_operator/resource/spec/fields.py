@@ -15,6 +15,7 @@ from hudi_bucket_operator.resource.spec.problems import problem
 # The CRD's patterns: durations, the shape of a cron expression (the operator checks each field and says
 # what is wrong), Kubernetes names.
 DURATION_PATTERN = f"^({DURATION.pattern})$"
+MAX_DURATION_LENGTH = 23  # 999d9999h999999m999999s
 CRON_SHAPE = r"@[A-Za-z]+|[0-9A-Za-z*?/,#-]+( +[0-9A-Za-z*?/,#-]+){4}"
 MAX_SCHEDULE_LENGTH = 100
 DNS_SUBDOMAIN = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"

@@ -37,13 +37,17 @@ from hudi_bucket_operator.resource.crd_schema import (
     cel_string,
     extra,
 )
-from hudi_bucket_operator.resource.spec.fields import DURATION_PATTERN, check_duration, plain_text
+from hudi_bucket_operator.resource.schedule import DURATION_FORMAT
+from hudi_bucket_operator.resource.spec.fields import (
+    DURATION_PATTERN,
+    MAX_DURATION_LENGTH,
+    check_duration,
+    plain_text,
+)
 from hudi_bucket_operator.resource.spec.problems import Expect, Section, problem
 
-# spec.buckets.sizing.replanEvery: one number and one unit, as the CRD's CEL rule reads it.
-REPLAN_FORMAT = (
-    "a duration in minutes, hours or days, such as 90m, 24h or 7d (at most 999999m, 9999h or 999d)"
-)
+# spec.buckets.sizing.replanEvery, as the CRD's CEL rule reads it.
+REPLAN_FORMAT = DURATION_FORMAT
 
 
 def _is_int(value: object) -> TypeGuard[int]:
@@ -223,14 +227,14 @@ class SizingSection(Section):
     replan_every: (
         Annotated[
             str,
-            Field(max_length=7, pattern=DURATION_PATTERN),
+            Field(max_length=MAX_DURATION_LENGTH, pattern=DURATION_PATTERN),
             MatchedByCel(f"spec.buckets.sizing.replanEvery must be {REPLAN_FORMAT}"),
             AfterValidator(check_duration),
             Expect(REPLAN_FORMAT),
         ]
         | None
     ) = None
-    """Plan again this often (a duration: 90m, 24h, 7d) once the table is Ready, so the counts follow the data
+    """Plan again this often (a duration: 90m, 1h30m, 24h, 7d) once the table is Ready, so the counts follow the data
     as it grows; the plan is approved like any other. Default: plan only when the spec changes.
     """
     tolerance: Annotated[
