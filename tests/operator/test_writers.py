@@ -104,6 +104,40 @@ def test_writers_and_a_window_are_read_from_the_spec() -> None:
     assert spec.window.start_of(datetime(2026, 11, 24, 4, 0, tzinfo=UTC)) is None  # the end is out
 
 
+def test_a_window_in_a_time_zone_opens_on_its_clocks_as_cron_runs_across_a_change_of_them() -> None:
+    """2:30 in Berlin: 1:30 UTC in winter, 0:30 in summer; on the night the clocks skip it, at the first
+    minute after (3:00, summer time); on the night they pass it twice, once."""
+    window = parse_spec(
+        {
+            **SPEC,
+            "apply": {"window": {"schedule": "30 2 * * *", "duration": "1h", "timeZone": "Europe/Berlin"}},
+        }
+    ).window
+    assert window is not None
+    assert window.text == "30 2 * * * for 1h (Europe/Berlin)"
+
+    def starts(after: datetime) -> list[datetime]:
+        found = [window.next_start(after)]
+        while len(found) < 3:
+            found.append(window.next_start(found[-1]))
+        return found
+
+    assert starts(datetime(2026, 3, 27, 12, tzinfo=UTC)) == [
+        datetime(2026, 3, 28, 1, 30, tzinfo=UTC),
+        datetime(2026, 3, 29, 1, 0, tzinfo=UTC),  # 3:00 CEST: 2:30 never came
+        datetime(2026, 3, 30, 0, 30, tzinfo=UTC),
+    ]
+    assert starts(datetime(2026, 10, 23, 12, tzinfo=UTC)) == [
+        datetime(2026, 10, 24, 0, 30, tzinfo=UTC),
+        datetime(2026, 10, 25, 0, 30, tzinfo=UTC),  # the first 2:30 (CEST), not the second too
+        datetime(2026, 10, 26, 1, 30, tzinfo=UTC),
+    ]
+    assert window.start_of(datetime(2026, 11, 24, 2, 29, tzinfo=UTC)) == datetime(
+        2026, 11, 24, 1, 30, tzinfo=UTC
+    )
+    assert window.start_of(datetime(2026, 11, 24, 2, 30, tzinfo=UTC)) is None
+
+
 @pytest.mark.parametrize(
     ("writers", "window", "says"),
     [
@@ -113,6 +147,8 @@ def test_writers_and_a_window_are_read_from_the_spec() -> None:
         ({"quiesceTimeout": "15"}, None, "spec.writers.quiesceTimeout must be a duration"),
         (None, {"schedule": "6h", "duration": "1h"}, "spec.apply.window.schedule must be a cron expression"),
         (None, {"schedule": "0 1 * * *"}, "spec.apply.window.duration is required"),
+        (None, {**WINDOW, "timeZone": "Mars/Olympus_Mons"}, "spec.apply.window.timeZone must be a time zone"),
+        (None, {**WINDOW, "timeZone": "Europe/../etc"}, "spec.apply.window.timeZone must be a time zone"),
     ],
 )  # fmt: skip
 def test_a_bad_writer_or_window_is_refused_naming_its_field(

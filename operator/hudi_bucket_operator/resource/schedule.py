@@ -13,7 +13,7 @@ from __future__ import annotations
 import itertools
 import re
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, tzinfo
 from functools import lru_cache
 
 from cronsim import CronSim, CronSimError
@@ -95,12 +95,13 @@ class Schedule:
             raise ScheduleError(f"{text} ({err})") from None
         return cls(text, cron=cron)
 
-    def next_after(self, last: datetime) -> datetime:
-        """The first time due after ``last``."""
+    def next_after(self, last: datetime, zone: tzinfo = UTC) -> datetime:
+        """The first time due after ``last`` (in UTC), a cron expression read on the clocks of ``zone``
+        (across a change of the clocks as Debian's cron runs it, as cronsim reads it)."""
         if self.every is not None:
             return last + timedelta(seconds=self.every)
         try:
-            return next(CronSim(self.cron, last.astimezone(UTC)))
+            return next(CronSim(self.cron, last.astimezone(zone))).astimezone(UTC)
         except (CronSimError, StopIteration) as err:
             raise ScheduleError(f"{self.text!r} names no date") from err
 

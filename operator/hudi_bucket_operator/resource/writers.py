@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta, tzinfo
 from enum import StrEnum
 from typing import Any
 
@@ -81,20 +81,21 @@ class Writer:
 
 @dataclass(frozen=True)
 class Window:
-    """When data may move: from each time ``schedule`` names, for ``seconds``."""
+    """When data may move: from each time ``schedule`` names on the clocks of ``zone``, for ``seconds``."""
 
     schedule: Schedule
     seconds: int
     text: str
+    zone: tzinfo = UTC
 
     def start_of(self, now: datetime) -> datetime | None:
         """The start of the window ``now`` is in, or None outside every window."""
         # The first start after now - duration: a window that began then or earlier is over.
-        start = self.schedule.next_after(now - timedelta(seconds=self.seconds))
+        start = self.schedule.next_after(now - timedelta(seconds=self.seconds), self.zone)
         return start if start <= now < start + timedelta(seconds=self.seconds) else None
 
     def next_start(self, now: datetime) -> datetime:
-        return self.schedule.next_after(now)
+        return self.schedule.next_after(now, self.zone)
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping
 from typing import Annotated, Any, ClassVar
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import AfterValidator, Field
 from pydantic_core import PydanticCustomError
@@ -29,8 +30,12 @@ _PLAN_ID = r"^(sha256:[0-9a-f]{64})?$"
 _PLAN_ID_FORMAT = (
     "a plan id as shown in status.plan.id (sha256: followed by 64 lowercase hex digits), or empty"
 )
+# A name of the IANA time zone database, as Kubernetes checks a CronJob's timeZone.
+TIME_ZONE_PATTERN = r"^[A-Za-z][A-Za-z0-9_+-]*(/[A-Za-z0-9_+-]+)*$"
+MAX_TIME_ZONE_LENGTH = 64
+TIME_ZONE_FORMAT = "a time zone of the IANA database, such as Europe/Berlin or America/New_York"
 WINDOW_SCHEDULE_FORMAT = (
-    "a cron expression in UTC as spec.verify.schedule takes one (no interval): five fields such as "
+    "a cron expression as spec.verify.schedule takes one (no interval): five fields such as "
     "'0 1 * * *' or '0 1 * * SAT,SUN', or @hourly, @daily, @weekly, @monthly or @yearly"
 )
 
@@ -38,6 +43,14 @@ WINDOW_SCHEDULE_FORMAT = (
 class ApplyPolicy(enum.StrEnum):
     AUTOMATIC = "Automatic"  # apply every plan as soon as it is made
     MANUAL = "Manual"  # apply a plan only once its id is copied into spec.apply.approvedPlan
+
+
+def _time_zone(name: str) -> str:
+    try:
+        ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ValueError("an unknown time zone") from None
+    return name
 
 
 def _window_schedule(text: str) -> str:
@@ -55,7 +68,7 @@ WaitDuration = Annotated[
 
 
 class WindowSection(Section):
-    expected: ClassVar[str] = "an object with schedule (cron, UTC) and duration"
+    expected: ClassVar[str] = "an object with schedule (cron), duration and optionally timeZone"
 
     schedule: Annotated[
         str,
@@ -63,11 +76,24 @@ class WindowSection(Section):
         AfterValidator(_window_schedule),
         Expect(WINDOW_SCHEDULE_FORMAT),
     ]
-    """A cron expression in UTC as Kubernetes CronJobs take it, read as spec.verify.schedule's: five fields
-    ('0 1 * * *', '0 1 * * SAT,SUN') or a macro (@hourly, @daily, @weekly, @monthly, @yearly).
+    """A cron expression as Kubernetes CronJobs take it, on the clocks of timeZone (UTC without one): five
+    fields ('0 1 * * *', '0 1 * * SAT,SUN') or a macro (@hourly, @daily, @weekly, @monthly, @yearly).
     """
     duration: WaitDuration
     """How long each window lasts (90m, 1h30m, 3h, 1d)."""
+    time_zone: (
+        Annotated[
+            str,
+            Field(max_length=MAX_TIME_ZONE_LENGTH, pattern=TIME_ZONE_PATTERN),
+            AfterValidator(_time_zone),
+            Expect(TIME_ZONE_FORMAT),
+        ]
+        | None
+    ) = None
+    """The time zone the schedule is read in, as a CronJob's timeZone: a name of the IANA time zone
+    database (Europe/Berlin, America/New_York). Default: UTC. Across a change of the clocks a start runs
+    as cron runs it: once, and a start the clocks skip at the first minute after.
+    """
 
 
 class ApplySection(Section):
@@ -86,8 +112,8 @@ class ApplySection(Section):
     its id differs and nothing is applied until you approve it.
     """
     window: WindowSection | None = None
-    """When a plan that rewrites partitions may start: from each time the cron schedule names (UTC), for the
-    duration. Outside it an approved plan waits (phase AwaitingWindow, the next start in
+    """When a plan that rewrites partitions may start: from each time the cron schedule names (on the clocks
+    of timeZone, UTC by default), for the duration. Outside it an approved plan waits (phase AwaitingWindow, the next start in
     status.writers.nextWindow); the annotation hudi.bucketops.io/apply-now set to a plan's id starts that
     plan at once. A plan that changes only the config (no partition rewritten) needs no window. Default:
     any time.

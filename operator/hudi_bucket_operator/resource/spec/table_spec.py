@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping
+from datetime import UTC
 from functools import cached_property
 from typing import Annotated, Any, ClassVar
+from zoneinfo import ZoneInfo
 
 from pydantic import AfterValidator, Field, ValidationError
 
@@ -157,8 +159,14 @@ class TableSpec(Section):
         window = self.apply.window
         if window is None:
             return None
-        text = f"{window.schedule} for {window.duration}"
-        return Window(Schedule.parse(window.schedule), duration_seconds(window.duration), text)
+        zone = window.time_zone
+        text = f"{window.schedule} for {window.duration}" + (f" ({zone})" if zone else "")
+        return Window(
+            Schedule.parse(window.schedule),
+            duration_seconds(window.duration),
+            text,
+            ZoneInfo(zone) if zone else UTC,
+        )
 
     def job_request(
         self, kind: JobKind, approved_plan: str = "", *, check_records: bool = False
