@@ -121,6 +121,27 @@ def test_the_list_shows_each_tables_phase_plan_wait_verify_skew_and_writers() ->
     assert table_list([], NOW) == "No HudiBucketTables found."
 
 
+def test_the_wide_list_adds_why_a_table_is_not_ready_and_when_its_window_opens() -> None:
+    stalled = {"type": "Ready", "status": "False", "reason": "JobFailed", "message": "the job failed",
+               "lastTransitionTime": "2026-11-24T11:00:00Z"}  # fmt: skip
+    broken = resource("broken", {"phase": "Stalled", "conditions": [stalled]})
+    night = resource(
+        "night",
+        {
+            "phase": "AwaitingWindow",
+            "writers": {"step": "AwaitingWindow", "planId": PLAN.id, "generation": 2, "retryToken": "",
+                        "checkRecords": False, "nextWindow": "2026-11-25T01:00:00Z"},
+        },
+    )  # fmt: skip
+    shown = table_list([Table.of(r) for r in (broken, night, READY)], NOW, wide=True).splitlines()
+    assert shown[0].split()[-2:] == ["REASON", "WINDOW"]
+    rows = {line.split()[1]: line.split() for line in shown[1:]}
+    assert rows["broken"][-2:] == ["JobFailed", "-"]
+    assert rows["night"][-3:] == ["-", "in", "13h"]  # NOW is noon
+    assert rows["customers"][-2:] == ["-", "-"]
+    assert table_list([Table.of(READY)], NOW).splitlines()[0].split()[-1] == "WRITERS"  # not wide
+
+
 def test_an_approved_plan_says_so_in_the_list() -> None:
     approved = {**AWAITING, "spec": {"apply": {"approvedPlan": PLAN.id}}}
     assert "3 partitions, approved" in table_list([Table.of(approved)], NOW)
@@ -464,6 +485,9 @@ def test_list_prints_what_kubectl_would_with_its_output_flags(
         ["lake", "customers", "Ready"],
         ["lake", "orders", "AwaitingApproval"],
     ]
+    assert plugin.main(["list", "-o", "wide", "--no-headers"]) == 0
+    wide = [row.split()[-2:] for row in capsys.readouterr().out.splitlines()]
+    assert wide == [["-", "-"], ["AwaitingApproval", "-"]]  # the Ready condition's reason
 
 
 def test_plan_and_history_print_the_status_they_show_as_json_or_yaml(

@@ -74,7 +74,12 @@ def build_parser() -> argparse.ArgumentParser:
     listing = verb("list", "every table: phase, config, plan, wait, verify, writers")
     listing.add_argument("-A", "--all-namespaces", action="store_true", help="tables of every namespace")
     listing.add_argument("--no-headers", action="store_true", help="no header line")
-    _output(listing, "the tables as kubectl prints them (a List), or their names", ("json", "yaml", "name"))
+    _output(
+        listing,
+        "the tables as kubectl prints them (a List), their names, or the list with why each is not Ready and "
+        "when its window opens",
+        ("json", "yaml", "name", "wide"),
+    )
     for name, text, shown in (
         ("plan", "the plan as a diff of bucket counts, with rows, bytes and file sizes", "status.plan"),
         ("history", "the applies that rewrote the table, newest first", "status.history"),
@@ -143,9 +148,10 @@ def run(args: argparse.Namespace, kubectl: Kubectl) -> str:
         found = kubectl.json("get", RESOURCE, *(["--all-namespaces"] if args.all_namespaces else []))
         if args.output == "name":
             return "\n".join(f"{KIND_NAME}/{item['metadata']['name']}" for item in found.get("items", []))
-        if args.output:
+        tables = (Table.of(item) for item in found.get("items", []))
+        if args.output in ("json", "yaml"):
             return _printed(found, args.output)
-        return table_list((Table.of(item) for item in found.get("items", [])), headers=not args.no_headers)
+        return table_list(tables, headers=not args.no_headers, wide=args.output == "wide")
     resource = kubectl.json("get", RESOURCE, args.table)
     table = Table.of(resource)
     if args.command in ("plan", "history") and args.output:

@@ -19,7 +19,7 @@ from typing import Any
 
 from hudi_bucket.core.sizing import format_size
 from hudi_bucket_operator.resource.api import APPROVE, DENY
-from hudi_bucket_operator.resource.conditions import awaiting_approval_since
+from hudi_bucket_operator.resource.conditions import READY, awaiting_approval_since, condition
 from hudi_bucket_operator.resource.table_status import PlanSummary, TableStatus
 from hudi_bucket_operator.resource.writers_state import ApplySteps, Step
 
@@ -173,11 +173,29 @@ def short_id(plan_id: str) -> str:
     return plan_id.removeprefix("sha256:")[:SHORT_PLAN_ID]
 
 
-def table_list(tables: Iterable[Table], now: datetime | None = None, headers: bool = True) -> str:
-    """``kubectl hbt list``: each table's phase, config, plan, wait, last verify, skew and writers."""
+def _reason(status: TableStatus) -> str:
+    """Why the table is not Ready, as its Ready condition says in one word."""
+    ready = condition(status, READY)
+    return NOTHING if ready is None or ready.status == "True" or not ready.reason else ready.reason
+
+
+def _next_window(status: TableStatus, now: datetime) -> str:
+    state = status.writers
+    if isinstance(state, ApplySteps) and state.step is Step.AWAITING_WINDOW and state.next_window:
+        opens = datetime.fromisoformat(state.next_window.replace("Z", "+00:00"))
+        return f"in {age(now.isoformat(), opens)}"  # from now until it opens
+    return NOTHING
+
+
+def table_list(
+    tables: Iterable[Table], now: datetime | None = None, headers: bool = True, wide: bool = False
+) -> str:
+    """``kubectl hbt list``: each table's phase, config, plan, wait, last verify, skew and writers; ``wide``
+    (``-o wide``) adds why it is not Ready and when its window opens."""
     now = now or datetime.now(UTC)
     header = ("NAMESPACE", "NAME", "PHASE", "CONFIG", "PLAN", "WAITING", "VERIFIED", "SKEW", "WRITERS")
-    rows = [header] + [
+    more = ("REASON", "WINDOW") if wide else ()
+    rows = [header + more] + [
         (
             table.namespace,
             table.name,
@@ -188,6 +206,7 @@ def table_list(tables: Iterable[Table], now: datetime | None = None, headers: bo
             _verify(table.status, now),
             _skew(table.status),
             _writers(table.status, now),
+            *((_reason(table.status), _next_window(table.status, now)) if wide else ()),
         )
         for table in sorted(tables, key=lambda t: (t.namespace, t.name))
     ]
