@@ -125,15 +125,9 @@ def test_the_wide_list_adds_why_a_table_is_not_ready_and_when_its_window_opens()
     stalled = {"type": "Ready", "status": "False", "reason": "JobFailed", "message": "the job failed",
                "lastTransitionTime": "2026-11-24T11:00:00Z"}  # fmt: skip
     broken = resource("broken", {"phase": "Stalled", "conditions": [stalled]})
-    night = resource(
-        "night",
-        {
-            "phase": "AwaitingWindow",
-            "writers": {"step": "AwaitingWindow", "planId": PLAN.id, "generation": 2, "retryToken": "",
-                        "checkRecords": False, "nextWindow": "2026-11-25T01:00:00Z"},
-        },
-    )  # fmt: skip
-    shown = table_list([Table.of(r) for r in (broken, night, READY)], NOW, wide=True).splitlines()
+    shown = table_list(
+        [Table.of(r) for r in (broken, WAITING_FOR_WINDOW, READY)], NOW, wide=True
+    ).splitlines()
     assert shown[0].split()[-2:] == ["REASON", "WINDOW"]
     rows = {line.split()[1]: line.split() for line in shown[1:]}
     assert rows["broken"][-2:] == ["JobFailed", "-"]
@@ -415,6 +409,47 @@ def test_verify_asks_for_a_layout_check_now(kubectl: Path, capsys: pytest.Captur
     patch = json.loads(calls(kubectl)[-1].split("--patch=", 1)[1])
     asked = patch["metadata"]["annotations"][VERIFY]
     assert abs((datetime.fromisoformat(asked) - datetime.now(UTC)).total_seconds()) < 60
+
+
+def test_retry_starts_a_new_round_with_a_retry_token_it_never_had(
+    kubectl: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    answer(kubectl, READY)
+    assert plugin.main(["retry", "customers", "-n", "lake"]) == 0
+    assert "lake/customers: retry asked for at 20" in capsys.readouterr().out
+    patch = json.loads(calls(kubectl)[-1].split("--patch=", 1)[1])
+    asked = patch["metadata"]["annotations"]["hudi.bucketops.io/retry"]
+    assert abs((datetime.fromisoformat(asked) - datetime.now(UTC)).total_seconds()) < 60
+
+
+WAITING_FOR_WINDOW = resource(
+    "night",
+    {
+        "phase": "AwaitingWindow",
+        "writers": {"step": "AwaitingWindow", "planId": PLAN.id, "generation": 2, "retryToken": "",
+                    "checkRecords": False, "nextWindow": "2026-11-25T01:00:00Z"},
+    },
+)  # fmt: skip
+
+
+def test_apply_now_starts_the_plan_waiting_for_its_window_the_one_named_on_the_table_read(
+    kubectl: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    answer(
+        kubectl,
+        {**WAITING_FOR_WINDOW, "metadata": {**WAITING_FOR_WINDOW["metadata"], "resourceVersion": "7"}},
+    )
+    assert plugin.main(["apply-now", "night", "--plan", PLAN.id.removeprefix("sha256:")[:12]]) == 0
+    assert f"lake/night: plan {PLAN.id} starts now, outside its window" in capsys.readouterr().out
+    patch = json.loads(calls(kubectl)[-1].split("--patch=", 1)[1])
+    assert patch == {
+        "metadata": {"annotations": {"hudi.bucketops.io/apply-now": PLAN.id}, "resourceVersion": "7"}
+    }
+    assert plugin.main(["apply-now", "night", "--plan", "0" * 12]) == 1
+    assert "nothing was started" in capsys.readouterr().err
+    answer(kubectl, READY)
+    assert plugin.main(["apply-now", "customers"]) == 1
+    assert "lake/customers has no approved plan waiting for its window" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(

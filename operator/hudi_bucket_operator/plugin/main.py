@@ -24,12 +24,14 @@ from hudi_bucket_operator.plugin.views import (
     approval_line,
     denial_lines,
     history_view,
+    plan_awaiting_window,
     plan_to_approve,
     plan_view,
     table_list,
     terminal_safe,
 )
 from hudi_bucket_operator.resource.api import (
+    APPLY_NOW,
     APPROVE,
     DECIDED_BY,
     DENY,
@@ -38,6 +40,7 @@ from hudi_bucket_operator.resource.api import (
     PAUSED,
     PLURAL,
     REASON,
+    RETRY,
     VERIFY,
 )
 from hudi_bucket_operator.resource.conditions import stamp
@@ -91,8 +94,12 @@ def build_parser() -> argparse.ArgumentParser:
         ("verify", "check the table's layout now (once it is Ready), whatever spec.verify says"),
         ("pause", "start no new job for the table (a running one finishes)"),
         ("resume", "let the table's jobs start again"),
+        ("retry", "start again after a failure, the spec unchanged: a new round from a plan job"),
     ):
         verb(name, text).add_argument("table")
+    now = verb("apply-now", "start the approved plan waiting for its window now, outside spec.apply.window")
+    now.add_argument("table")
+    now.add_argument("--plan", default="", help="the plan you mean (its id, or its first 12 hex digits)")
     for name, text in (
         ("approve", "approve the table's plan: it is applied, and the history says who and why"),
         ("deny", "deny the table's plan: it is not applied, and the table stalls saying who and why"),
@@ -164,6 +171,17 @@ def run(args: argparse.Namespace, kubectl: Kubectl) -> str:
         asked = stamp(datetime.now(UTC))
         kubectl.patch(args.table, {"metadata": {"annotations": {VERIFY: asked}}})
         return f"{table.shown_name}: layout check asked for at {asked} (it runs once the table is Ready)"
+    if args.command == "retry":
+        asked = stamp(datetime.now(UTC))
+        kubectl.patch(args.table, {"metadata": {"annotations": {RETRY: asked}}})
+        return f"{table.shown_name}: retry asked for at {asked} (a new round starts from a plan job)"
+    if args.command == "apply-now":
+        try:
+            plan_id = plan_awaiting_window(table, args.plan)
+        except ValueError as err:
+            raise PluginError(str(err)) from None
+        _patch_as_read(table, kubectl, {APPLY_NOW: plan_id}, f"its plan {terminal_safe(plan_id)}", "started")
+        return f"{table.shown_name}: plan {terminal_safe(plan_id)} starts now, outside its window"
     if args.command in ("pause", "resume"):
         value = "true" if args.command == "pause" else None
         kubectl.patch(args.table, {"metadata": {"annotations": {PAUSED: value}}})
@@ -199,6 +217,15 @@ def _decide(table: Table, kubectl: Kubectl, *, approve: bool, reason: str, git: 
         )
     decided, undone = (APPROVE, DENY) if approve else (DENY, APPROVE)
     annotations = {decided: plan_id, undone: None, DECIDED_BY: kubectl.whoami(), REASON: reason or None}
+    _patch_as_read(table, kubectl, annotations, f"its plan {terminal_safe(plan_id)}", "decided")
+    return f"{table.shown_name}: plan {terminal_safe(plan_id)} {'approved' if approve else 'denied'}"
+
+
+def _patch_as_read(
+    table: Table, kubectl: Kubectl, annotations: dict[str, str | None], read: str, done: str
+) -> None:
+    """The annotations, onto the version of the table that was read (``read`` says what of it): a table
+    changed meanwhile makes the API server refuse the patch, and nothing is ``done``."""
     metadata: dict[str, Any] = {"annotations": annotations}
     if table.resource_version:
         metadata["resourceVersion"] = table.resource_version
@@ -208,10 +235,9 @@ def _decide(table: Table, kubectl: Kubectl, *, approve: bool, reason: str, git: 
         if "the object has been modified" not in str(err):  # the API server's 409 for a stale version
             raise
         raise PluginError(
-            f"{table.shown_name} changed since its plan {terminal_safe(plan_id)} was read: nothing was "
-            f"decided; read it again (kubectl hbt plan {terminal_safe(table.name)})"
+            f"{table.shown_name} changed since {read} was read: nothing was {done}; read it again "
+            f"(kubectl hbt plan {terminal_safe(table.name)})"
         ) from None
-    return f"{table.shown_name}: plan {terminal_safe(plan_id)} {'approved' if approve else 'denied'}"
 
 
 class Kubectl:

@@ -356,6 +356,20 @@ def plan_to_approve(table: Table, named: str = "") -> str:
     return plan.id
 
 
+def plan_awaiting_window(table: Table, named: str = "") -> str:
+    """The id of the approved plan waiting for its window (which ``apply-now`` starts); ValueError when none
+    waits, or when it is not the plan ``named``."""
+    state = table.status.writers
+    if not isinstance(state, ApplySteps) or state.step is not Step.AWAITING_WINDOW:
+        raise ValueError(f"{table.shown_name} has no approved plan waiting for its window")
+    if named and not _names_plan(named, state.plan_id):
+        raise ValueError(
+            f"{table.shown_name}'s plan waiting for its window is {terminal_safe(state.plan_id)}, not the plan "
+            f"{terminal_safe(named)} you named: nothing was started"
+        )
+    return state.plan_id
+
+
 def _names_plan(named: str, plan_id: str) -> bool:
     """The full id, or at least the 12 characters of its hash that the list shows."""
     digest = named.removeprefix("sha256:")
