@@ -120,7 +120,7 @@ def test_a_ready_tables_gauges_show_its_last_check_its_skew_when_the_next_is_due
         skew=2.5,
         largest_file_group=300,
         median_file_group=120,
-        writers_paused=0.0,
+        writers_paused=None,
         writers_paused_since=None,
         writers_resume_deadline=None,
         writers_last_downtime=600.0,
@@ -148,8 +148,8 @@ def test_a_plan_awaits_approval_since_planning_ended_and_a_new_table_shows_only_
     assert metrics.table_values(READY, None).plan_waiting_since is None
     new = metrics.table_values(TableStatus(), Schedule.parse("24h"))
     assert new == metrics.PerTable(
-        0.0, None, None, None, None, None, None, None, 0.0, None, None, None, None, None, None
-    )
+        0.0, None, None, None, None, None, None, None, None, None, None, None, None, None, None
+    )  # its readiness only (and its phase)
 
 
 STEPS = {"planId": "sha256:1", "generation": 3, "retryToken": "", "checkRecords": False}
@@ -175,7 +175,7 @@ def test_paused_writers_show_since_when_and_until_when_the_quiesce_timeout_then_
     waiting = {**STEPS, "step": "AwaitingWindow"}  # nothing paused yet
     values = metrics.table_values(TableStatus.of({"phase": "AwaitingWindow", "writers": waiting}), None)
     assert (values.writers_paused, values.writers_paused_since, values.writers_resume_deadline) == (
-        0.0,
+        None,
         None,
         None,
     )
@@ -185,12 +185,27 @@ def test_a_tables_series_are_set_from_its_status_and_removed_when_it_goes() -> N
     table = {"namespace": "lake", "name": "events"}
     metrics.record_table("lake", "events", READY, None)
     assert REGISTRY.get_sample_value("hbo_table_phase", {**table, "phase": "Ready"}) == 1
-    assert REGISTRY.get_sample_value("hbo_table_phase", {**table, "phase": "Stalled"}) == 0
+    assert REGISTRY.get_sample_value("hbo_table_phase", {**table, "phase": "Stalled"}) is None  # one series
     assert REGISTRY.get_sample_value("hbo_table_last_rescale_rows", table) == 1000
     # What the status no longer says has no series (not a 0).
     metrics.record_table("lake", "events", TableStatus(phase="Stalled"), None)
     assert REGISTRY.get_sample_value("hbo_table_phase", {**table, "phase": "Stalled"}) == 1
+    assert REGISTRY.get_sample_value("hbo_table_phase", {**table, "phase": "Ready"}) is None
     assert REGISTRY.get_sample_value("hbo_table_last_rescale_rows", table) is None
     metrics.forget_table("lake", "events")
     assert REGISTRY.get_sample_value("hbo_table_phase", {**table, "phase": "Stalled"}) is None
     assert REGISTRY.get_sample_value("hbo_table_ready", table) is None
+
+
+def test_the_admins_may_leave_per_table_families_out() -> None:
+    table = {"namespace": "lake", "name": "quiet"}
+    metrics.serve(0, omit=("hbo_table_last_rescale_rows", "hbo_table_phase"))
+    try:
+        metrics.record_table("lake", "quiet", READY, None)
+        assert REGISTRY.get_sample_value("hbo_table_last_rescale_rows", table) is None
+        assert REGISTRY.get_sample_value("hbo_table_phase", {**table, "phase": "Ready"}) is None
+        assert REGISTRY.get_sample_value("hbo_table_ready", table) == 1
+    finally:
+        metrics.serve(0)
+        metrics.forget_table("lake", "quiet")
+    assert "hbo_table_last_rescale_rows" in metrics.table_families()

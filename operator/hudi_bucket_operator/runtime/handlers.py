@@ -112,7 +112,7 @@ async def startup(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) ->
         kept.tasks.append(asyncio.create_task(election.run(won=lambda: _won(kept), lost=_lost)))
     else:
         _won(kept)
-    metrics.serve(config.metrics.port)
+    metrics.serve(config.metrics.port, config.metrics.omit_table_metrics)
 
 
 @kopf.on.login()

@@ -1,12 +1,16 @@
 """Prometheus metrics: reconciles, jobs by kind and outcome, rescale durations and rows rewritten, layout
 violations found and partitions repaired; and per table (labelled by namespace and name, one series
-each, the phase a state set of them as kube-state-metrics' kube_pod_status_phase) what its status says:
-its phase and readiness, since when a plan awaits approval, its last layout check, its writers' pause
-and its last rescale. ``table_values`` reads those from a status (pure); ``record_table`` sets them.
+each, the phase as one series labelled with it) what its status says: its phase and readiness, since
+when a plan awaits approval, its last layout check, its writers' pause and its last rescale. A series
+is there only where the status says something of it (a fleet of 10,000 tables scrapes each one 10,000
+times), and the admins may leave whole per-table families out. ``table_values`` reads those from a
+status (pure); ``record_table`` sets them.
 """
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Collection
 from datetime import datetime
 from typing import Generic, NamedTuple, TypeVar
 
@@ -49,7 +53,9 @@ PHASES = (
 )  # fmt: skip
 T = TypeVar("T")
 TABLE_PHASE = Gauge(
-    "hbo_table_phase", "1 for the table's phase (status.phase), 0 for the others", [*TABLE, "phase"]
+    "hbo_table_phase",
+    "1, labelled with the table's phase (status.phase): one series a table",
+    [*TABLE, "phase"],
 )
 
 
@@ -109,7 +115,7 @@ TABLE_GAUGES = PerTable(
         TABLE,
     ),
     writers_paused=Gauge(
-        "hbo_table_writers_paused", "1 while the operator holds the table's writers paused, else 0", TABLE
+        "hbo_table_writers_paused", "1 while the operator holds the table's writers paused (else none)", TABLE
     ),
     writers_paused_since=Gauge(
         "hbo_table_writers_paused_since_timestamp_seconds",
@@ -193,7 +199,7 @@ def table_values(status: TableStatus, verify: Schedule | None) -> PerTable[float
         skew=layout.skew if layout else None,
         largest_file_group=layout.largest_file_group_bytes if layout else None,
         median_file_group=layout.median_file_group_bytes if layout else None,
-        writers_paused=float(paused_at is not None),
+        writers_paused=1.0 if paused_at is not None else None,
         writers_paused_since=_seconds(paused_at),
         writers_resume_deadline=_seconds(deadline),
         writers_last_downtime=last_pause.downtime_seconds if last_pause else None,
@@ -207,15 +213,33 @@ def _seconds(stamp: str | None) -> float | None:
     return datetime.fromisoformat(stamp).timestamp() if stamp else None
 
 
+# The per-table families the admins chose not to export (HBO_OMIT_TABLE_METRICS).
+_OMITTED: set[str] = set()
+
+
+def table_families() -> tuple[str, ...]:
+    """The names of the per-table families, as /metrics shows them."""
+    return tuple(gauge._name for gauge in (TABLE_PHASE, *TABLE_GAUGES))  # no public accessor
+
+
 def record_table(namespace: str, name: str, status: TableStatus, verify: Schedule | None) -> None:
-    """Set the table's gauges to what its status says."""
+    """Set the table's gauges to what its status says: one phase series, the phase's, and a gauge only
+    where the status says something of it."""
     for phase in PHASES:
-        TABLE_PHASE.labels(namespace, name, phase).set(float(status.phase == phase))
+        if phase == status.phase and TABLE_PHASE._name not in _OMITTED:
+            TABLE_PHASE.labels(namespace, name, phase).set(1)
+        else:
+            _remove(TABLE_PHASE, namespace, name, phase)
     for gauge, value in zip(TABLE_GAUGES, table_values(status, verify), strict=True):
-        if value is None:
-            gauge.remove(namespace, name)
+        if value is None or gauge._name in _OMITTED:
+            _remove(gauge, namespace, name)
         else:
             gauge.labels(namespace, name).set(value)
+
+
+def _remove(gauge: Gauge, *labels: str) -> None:
+    with contextlib.suppress(KeyError):  # never set, or removed already
+        gauge.remove(*labels)
 
 
 def forget_table(namespace: str, name: str) -> None:
@@ -224,7 +248,9 @@ def forget_table(namespace: str, name: str) -> None:
         gauge.remove_by_labels({"namespace": namespace, "name": name})
 
 
-def serve(port: int) -> None:
-    """Expose /metrics on ``port`` (0 disables it)."""
+def serve(port: int, omit: Collection[str] = ()) -> None:
+    """Expose /metrics on ``port`` (0 disables it), without the per-table families ``omit`` names."""
+    _OMITTED.clear()
+    _OMITTED.update(omit)
     if port:
         start_http_server(port)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 from pydantic.fields import FieldInfo
 
 from hudi_bucket_operator.errors import SettingsError
@@ -26,6 +26,7 @@ from hudi_bucket_operator.policy.job_policy import Policy
 from hudi_bucket_operator.policy.writer_policy import WriterPolicy
 from hudi_bucket_operator.resource.setting import Helm, Shown, Words
 from hudi_bucket_operator.resource.spec.problems import Expect
+from hudi_bucket_operator.runtime import metrics
 
 # Lax: every value arrives as a string ("64" is the integer 64). Built by name in tests and the CLI.
 _GROUP = ConfigDict(frozen=True, extra="forbid", populate_by_name=True, allow_inf_nan=False)
@@ -76,6 +77,15 @@ class Watching(BaseModel):
     ] = 64
 
 
+def _table_families(names: tuple[str, ...]) -> tuple[str, ...]:
+    unknown = sorted(set(names) - set(metrics.table_families()))
+    if unknown:
+        raise ValueError(
+            f"no per-table family {', '.join(unknown)} (they are {', '.join(metrics.table_families())})"
+        )
+    return names
+
+
 class Metrics(BaseModel):
     """Where the operator serves its metrics."""
 
@@ -87,6 +97,17 @@ class Metrics(BaseModel):
         Expect("a port number in 1..65535, or 0 for none"),
         Helm("metrics.port", narrower="1..65535: the chart's Service needs a port"),
     ] = 8080
+    omit_table_metrics: Annotated[
+        Words,
+        Field(
+            alias="HBO_OMIT_TABLE_METRICS",
+            description="per-table metric families not exported (each is a series a table; the chart's "
+            "alerts read hbo_table_phase, _ready, _plan_awaiting_approval_since_timestamp_seconds, "
+            "_layout_violations, _verify_due_timestamp_seconds, _writers_resume_deadline_timestamp_seconds)",
+        ),
+        AfterValidator(_table_families),
+        Helm("metrics.omitTableMetrics"),
+    ] = ()
 
 
 class LeaderElection(BaseModel):
