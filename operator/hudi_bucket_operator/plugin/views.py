@@ -348,12 +348,7 @@ def plan_to_approve(table: Table, named: str = "") -> str:
     plan = table.plan
     if plan is None or not plan.id or plan.noop:
         raise ValueError(f"{table.shown_name} has no plan to approve")
-    if named and not _names_plan(named, plan.id):
-        raise ValueError(
-            f"{table.shown_name}'s plan is now {terminal_safe(plan.id)}, not the plan {terminal_safe(named)} "
-            f"you named: nothing was decided; read it again (kubectl hbt plan {terminal_safe(table.name)})"
-        )
-    return plan.id
+    return _as_named(table, plan.id, named, "plan is now", "decided")
 
 
 def plan_awaiting_window(table: Table, named: str = "") -> str:
@@ -362,12 +357,17 @@ def plan_awaiting_window(table: Table, named: str = "") -> str:
     state = table.status.writers
     if not isinstance(state, ApplySteps) or state.step is not Step.AWAITING_WINDOW:
         raise ValueError(f"{table.shown_name} has no approved plan waiting for its window")
-    if named and not _names_plan(named, state.plan_id):
+    return _as_named(table, state.plan_id, named, "plan waiting for its window is", "started")
+
+
+def _as_named(table: Table, plan_id: str, named: str, which: str, undone: str) -> str:
+    """``plan_id``, when ``named`` (if given) names it; else ValueError saying which plan it is."""
+    if named and not _names_plan(named, plan_id):
         raise ValueError(
-            f"{table.shown_name}'s plan waiting for its window is {terminal_safe(state.plan_id)}, not the plan "
-            f"{terminal_safe(named)} you named: nothing was started"
+            f"{table.shown_name}'s {which} {terminal_safe(plan_id)}, not the plan {terminal_safe(named)} you "
+            f"named: nothing was {undone}; read it again (kubectl hbt plan {terminal_safe(table.name)})"
         )
-    return state.plan_id
+    return plan_id
 
 
 def _names_plan(named: str, plan_id: str) -> bool:
