@@ -9,11 +9,11 @@ only they start one, and they get our images built by images/build.sh.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
 import uuid
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -28,7 +28,11 @@ from registry.server import Registry
 
 E2E_DIR = Path(__file__).parent
 _our_images: dict[str, str] = {}
-_last_release_images: dict[str, str] = {}
+_last_release_build: list[Future[dict[str, str]]] = []  # started once the session's tests are known
+
+
+def _build_last_release() -> dict[str, str]:
+    return last_release.build_images(last_release.source(last_release.last_release()))
 
 
 def _bin_dir() -> Path:
@@ -58,13 +62,13 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     if os.geteuid() == 0 and any(item.get_closest_marker("node") for item in session.items):
         with capture.global_and_fixture_disabled():
             install_tools()
-            # The last release's first: its build.sh may drop builds of ours a day old (in a long-lived
-            # cache), which ours then finds gone and builds again, before anything names them.
-            if any("last_released" in item.fixturenames for item in session.items):  # type: ignore[attr-defined]
-                with contextlib.suppress(RuntimeError):  # said by the fixture, to the tests that need it
-                    tree = last_release.source(last_release.last_release())
-                    _last_release_images.update(last_release.build_images(tree))
             _our_images.update(build_our_images())
+    if os.geteuid() == 0 and any("last_released" in item.fixturenames for item in session.items):  # type: ignore[attr-defined]
+        # The last release's images, built while the tests before the upgrade run (about a minute of
+        # the machine, which they leave idle in part: they wait on pods, windows and Spark's one core);
+        # ours kept young, which its build.sh would drop once a day old.
+        last_release.keep_young(_our_images)
+        _last_release_build.append(ThreadPoolExecutor(1, "last-release").submit(_build_last_release))
 
 
 @pytest.fixture(scope="session")
@@ -119,9 +123,8 @@ def released(
 def last_released(registry: Registry, tmp_path_factory: pytest.TempPathFactory) -> PushedRelease:
     """The last release (CHANGELOG.md's newest released version), made from its commit as this one is
     made (its chart, CRDs and images built by its own images/build.sh), pushed to the same registry."""
-    tree = last_release.source(last_release.last_release())
-    images = _last_release_images or last_release.build_images(tree)
-    return _pushed(images, tree, registry, tmp_path_factory)
+    images = _last_release_build[0].result() if _last_release_build else _build_last_release()
+    return _pushed(images, last_release.source(last_release.last_release()), registry, tmp_path_factory)
 
 
 def _pushed(

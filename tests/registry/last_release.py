@@ -2,19 +2,15 @@
 commit it names, checked out from the repository's history into the cache once, its two images built
 by that commit's own images/build.sh (sharing buildah's layers with ours: only what changed since is
 built again, about a minute).
-
-    python3 tests/registry/last_release.py     # prints `NAME oci:LAYOUT:TAG` per image, as build.sh
-
-Standard library only: ./dev starts it in the background before the venv exists.
 """
 
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 from typing import NamedTuple
 
@@ -75,22 +71,34 @@ def source(release: Release) -> Path:
 
 def build_images(tree: Path) -> dict[str, str]:
     """The tree's images, built by its own images/build.sh into the shared cache: {name: 'LAYOUT:TAG'}.
-    Its progress goes to stderr."""
+    Its progress goes to a log in the cache, whose end a failure says."""
     script = tree / "images" / "build.sh"
-    result = subprocess.run(["bash", str(script)], stdout=subprocess.PIPE, text=True, check=False)
+    log = cache_dir() / "build.log"
+    with log.open("w") as written:
+        result = subprocess.run(
+            ["bash", str(script)], stdout=subprocess.PIPE, stderr=written, text=True, check=False
+        )
     if result.returncode != 0:
-        raise RuntimeError(f"{script} exited {result.returncode} (its messages are above)")
+        raise RuntimeError(
+            f"{script} exited {result.returncode}; the end of {log}:\n{log.read_text()[-3000:]}"
+        )
     built = dict(line.split(" ", 1) for line in result.stdout.strip().splitlines())
     return {name: reference.removeprefix("oci:") for name, reference in built.items()}
+
+
+def keep_young(images: dict[str, str]) -> None:
+    """Marks the images ({name: 'LAYOUT:TAG'}) as just built: a release's images/build.sh drops builds of an
+    image once their manifest is a day old, and these are in use."""
+    for reference in images.values():
+        layout, tag = reference.rsplit(":", 1)
+        index = json.loads(Path(layout, "index.json").read_text())
+        for manifest in index["manifests"]:
+            if (manifest.get("annotations") or {}).get("org.opencontainers.image.ref.name") == tag:
+                algorithm, digest = manifest["digest"].split(":", 1)
+                os.utime(Path(layout, "blobs", algorithm, digest))
 
 
 def _git(where: Path, *args: str, why: str = "") -> None:
     done = subprocess.run(["git", "-C", str(where), *args], capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise RuntimeError(why or f"git {' '.join(args)}: {done.stderr.strip()}")
-
-
-if __name__ == "__main__":
-    for name, image in build_images(source(last_release())).items():
-        print(f"{name} oci:{image}")
-    sys.exit(0)
