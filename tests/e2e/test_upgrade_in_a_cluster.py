@@ -140,7 +140,7 @@ def test_an_upgrade_from_the_last_release_finishes_what_it_started_and_a_rollbac
         cluster.helm("rollback", RELEASE, "1", "--namespace", namespace, "--wait", "--timeout", "180s")
         phases.mark(f"rolled back to {last_released.version}: its operator Ready")
         until(lambda: reconciled(cluster, namespace) >= len(TABLES), 120, "the tables reconciled again")
-        time.sleep(5)  # what a pass would start has been started by now
+        time.sleep(3)  # what a pass would start has been started by now
         assert phases.now() == settled
         assert {name: cluster.job_kinds(namespace, name) for name in TABLES} == jobs
         assert writer_replicas(cluster, namespace) == 1

@@ -521,7 +521,7 @@ _PARSE_SPEC_SAYS = {
     "sizing-min-above-max": "spec.buckets.sizing.minBuckets 64 must not be above maxBuckets 8",
     "sizing-tolerance-one": "spec.buckets.sizing.tolerance must be a factor above 1 and at most 100 (e.g. 2), not 1",
     "writer-kind-lower-case": "spec.writers.workloads[0].kind must be a kind such as Deployment",
-    "window-interval": "spec.apply.window.schedule must be a cron expression in UTC",
+    "window-interval": "spec.apply.window.schedule must be a cron expression as spec.verify.schedule takes one (no interval)",
 }
 _SHARED_REFUSALS = [
     pytest.param(*param.values, _PARSE_SPEC_SAYS[param.id], id=param.id)
